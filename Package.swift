@@ -1,0 +1,73 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "evcapture",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "EvcaptureKit", targets: ["Capture", "Evdev", "Udev", "V4L2", "Bridge"]),
+        .executable(name: "evcapture", targets: ["evcapture"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        // Debian's libevdev / libudev, imported through pkg-config.
+        .systemLibrary(
+            name: "CLibevdev", pkgConfig: "libevdev",
+            providers: [.apt(["libevdev-dev"])]),
+        .systemLibrary(
+            name: "CLibudev", pkgConfig: "libudev",
+            providers: [.apt(["libudev-dev"])]),
+        // What Swift cannot import: ioctl request macros, input_event time fields.
+        .target(name: "CLinuxShims"),
+
+        // One thread in epoll_wait for every fd the daemon watches.
+        .target(name: "IOLoop", dependencies: ["CLinuxShims"]),
+        // The only importer of CLibevdev: event types and names, devices, frames, grab, uinput.
+        .target(
+            name: "Evdev",
+            dependencies: ["CLibevdev", "CLinuxShims", "IOLoop", .product(name: "Logging", package: "swift-log")]),
+        // The only importer of CLibudev: enumerate-after-monitor, hotplug.
+        .target(
+            name: "Udev",
+            dependencies: ["CLibudev", "IOLoop", .product(name: "Logging", package: "swift-log")]),
+        // Camera controls over V4L2 ioctls.
+        .target(
+            name: "V4L2",
+            dependencies: ["CLinuxShims", "IOLoop", .product(name: "Logging", package: "swift-log")]),
+        // The pure core: roles, press lifecycle, gestures, slider deltas, controls, dispatcher.
+        .target(
+            name: "Capture",
+            dependencies: ["Evdev", .product(name: "DequeModule", package: "swift-collections")]),
+        // Wiring: device watcher, camera session, actions, config, JSON stream, replay.
+        .target(
+            name: "Bridge",
+            dependencies: [
+                "Capture", "Evdev", "Udev", "V4L2", "IOLoop",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]),
+        .executableTarget(
+            name: "evcapture",
+            dependencies: [
+                "Bridge", "Capture", "Evdev", "Udev", "V4L2",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+
+        .testTarget(name: "EvdevTests", dependencies: ["Evdev"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev"]),
+        .testTarget(name: "V4L2Tests", dependencies: ["V4L2"]),
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "Capture", "Evdev"]),
+        // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
+        .testTarget(name: "SystemTests", dependencies: ["Bridge", "Capture", "Evdev", "Udev", "V4L2", "IOLoop"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,17 @@
+#ifndef EVCAPTURE_EVDEV_SHIMS_H
+#define EVCAPTURE_EVDEV_SHIMS_H
+#include <linux/input.h>
+
+/// `input_event` time fields: `time.tv_sec` on 64-bit, `__sec` on 32-bit time_t ABIs.
+static inline long evc_input_event_sec(const struct input_event *e) { return (long)e->input_event_sec; }
+static inline long evc_input_event_usec(const struct input_event *e) { return (long)e->input_event_usec; }
+static inline void evc_input_event_set_time(struct input_event *e, long sec, long usec) {
+    e->input_event_sec = sec;
+    e->input_event_usec = usec;
+}
+
+static const unsigned long EVC_EVIOCGRAB = EVIOCGRAB;
+static const unsigned long EVC_EVIOCSREP = EVIOCSREP;
+static const unsigned long EVC_EVIOCSCLOCKID = EVIOCSCLOCKID;
+
+#endif

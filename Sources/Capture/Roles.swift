@@ -1,0 +1,70 @@
+import Evdev
+
+/// What one (device, event code) does for evcapture (spec §2).
+public enum Role: String, Sendable, Hashable, CaseIterable, Codable {
+    /// A capture button.
+    case primary
+    /// The second capture button.
+    case secondary
+    /// The control's press: shows and chooses controls.
+    case lightPress = "light-press"
+    /// Moves the active control.
+    case slider
+    /// Nothing.
+    case ignore
+}
+
+/// Where a role came from, in rising precedence.
+public enum RoleSource: String, Sendable, Hashable, Codable {
+    /// The device's capabilities.
+    case `default`
+    /// The udev property `EVCAPTURE_ROLE`.
+    case udev
+    /// The config file.
+    case config
+}
+
+/// One code's role and why.
+public struct RoleAssignment: Sendable, Hashable {
+    public var role: Role
+    public var source: RoleSource
+    /// A short human reason, e.g. "volume key", "AVRCP headset", "EVCAPTURE_ROLE=knob".
+    public var reason: String
+    /// For `slider` keys of a knob device: the step a press gives (+1 or −1). 0 otherwise.
+    public var step: Int
+
+    public init(role: Role, source: RoleSource, reason: String, step: Int = 0) {
+        self.role = role
+        self.source = source
+        self.reason = reason
+        self.step = step
+    }
+}
+
+/// A device together with the role of every code it can send: what the capture core and
+/// the controls core need to know about where a frame came from.
+public struct DeviceProfile: Sendable, Hashable {
+    public var description: DeviceDescription
+    /// The device node (`/dev/input/eventN`), or the recording's file name for replays.
+    public var node: String
+    /// Roles of the codes that do something; codes missing here are `ignore`.
+    public var roles: [EventCode: RoleAssignment]
+    /// A Bluetooth headset (BlueZ AVRCP): its presses play the shutter sound.
+    public var isHeadset: Bool
+    /// Dedicated to the rig (remote, headset, gpio-keys, knob): grabbed while the session
+    /// runs. Full keyboards never are unless configured.
+    public var isDedicated: Bool
+
+    public init(
+        description: DeviceDescription, node: String, roles: [EventCode: RoleAssignment],
+        isHeadset: Bool = false, isDedicated: Bool = false
+    ) {
+        self.description = description
+        self.node = node
+        self.roles = roles
+        self.isHeadset = isHeadset
+        self.isDedicated = isDedicated
+    }
+
+    public func role(of code: EventCode) -> Role { roles[code]?.role ?? .ignore }
+}

@@ -1,0 +1,258 @@
+import CLibevdev
+
+/// An evdev event type (`EV_*`).
+public struct EventType: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+    public init(_ rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// `EV_SYN`
+    public static let syn = EventType(0x00)
+    /// `EV_KEY`
+    public static let key = EventType(0x01)
+    /// `EV_REL`
+    public static let rel = EventType(0x02)
+    /// `EV_ABS`
+    public static let abs = EventType(0x03)
+    /// `EV_MSC`
+    public static let msc = EventType(0x04)
+    /// `EV_SW`
+    public static let sw = EventType(0x05)
+    /// `EV_LED`
+    public static let led = EventType(0x11)
+    /// `EV_SND`
+    public static let snd = EventType(0x12)
+    /// `EV_REP`
+    public static let rep = EventType(0x14)
+    /// `EV_FF`
+    public static let ff = EventType(0x15)
+    /// `EV_MAX`
+    public static let max = EventType(0x1f)
+
+    /// The kernel name, e.g. `EV_KEY`.
+    public var name: String {
+        guard let p = libevdev_event_type_get_name(UInt32(rawValue)) else { return String(format0x: rawValue) }
+        return String(cString: p)
+    }
+    public var description: String { name }
+    /// The largest code of this type (`KEY_MAX`, `REL_MAX`, ...), or -1 for an unknown type.
+    public var maxCode: Int { Int(libevdev_event_type_get_max(UInt32(rawValue))) }
+    public static func < (a: EventType, b: EventType) -> Bool { a.rawValue < b.rawValue }
+
+    /// Looks up a kernel name such as `EV_KEY`.
+    public init?(name: String) {
+        let v = libevdev_event_type_from_name(name)
+        guard v >= 0 else { return nil }
+        self.rawValue = UInt16(v)
+    }
+}
+
+/// An event code together with its type (`KEY_VOLUMEDOWN` is `EV_KEY`/114).
+public struct EventCode: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let type: EventType
+    public let code: UInt16
+    public init(_ type: EventType, _ code: UInt16) {
+        self.type = type
+        self.code = code
+    }
+
+    /// The kernel name, e.g. `KEY_VOLUMEDOWN`; for codes without a name, `EV_KEY:0x13f`.
+    public var name: String {
+        if let p = libevdev_event_code_get_name(UInt32(type.rawValue), UInt32(code)) {
+            return String(cString: p)
+        }
+        return "\(type.name):\(String(format0x: code))"
+    }
+    public var description: String { name }
+
+    /// Looks up a kernel name such as `KEY_VOLUMEDOWN`, `REL_DIAL` or `BTN_0`.
+    public init?(name: String) {
+        let type = libevdev_event_type_from_code_name(name)
+        let code = libevdev_event_code_from_code_name(name)
+        guard type >= 0, code >= 0 else { return nil }
+        self.init(EventType(UInt16(type)), UInt16(code))
+    }
+
+    public static func < (a: EventCode, b: EventCode) -> Bool {
+        (a.type.rawValue, a.code) < (b.type.rawValue, b.code)
+    }
+
+    public static func key(_ code: UInt16) -> EventCode { EventCode(.key, code) }
+    public static func rel(_ code: UInt16) -> EventCode { EventCode(.rel, code) }
+    public static func abs(_ code: UInt16) -> EventCode { EventCode(.abs, code) }
+
+    // Codes the product knows by name (values from linux/input-event-codes.h).
+    /// `SYN_REPORT`
+    public static let synReport = EventCode(.syn, 0)
+    /// `SYN_DROPPED`
+    public static let synDropped = EventCode(.syn, 3)
+    /// `KEY_ENTER`
+    public static let enter = key(28)
+    /// `KEY_MUTE`
+    public static let mute = key(113)
+    /// `KEY_VOLUMEDOWN`
+    public static let volumeDown = key(114)
+    /// `KEY_VOLUMEUP`
+    public static let volumeUp = key(115)
+    /// `KEY_POWER`
+    public static let power = key(116)
+    /// `KEY_PAGEUP`
+    public static let pageUp = key(104)
+    /// `KEY_PAGEDOWN`
+    public static let pageDown = key(109)
+    /// `KEY_NEXTSONG`
+    public static let nextSong = key(163)
+    /// `KEY_PLAYPAUSE`
+    public static let playPause = key(164)
+    /// `KEY_PREVIOUSSONG`
+    public static let previousSong = key(165)
+    /// `KEY_STOPCD`
+    public static let stopCD = key(166)
+    /// `KEY_PLAYCD`
+    public static let playCD = key(200)
+    /// `KEY_PAUSECD`
+    public static let pauseCD = key(201)
+    /// `KEY_CAMERA`
+    public static let camera = key(212)
+    /// `KEY_CAMERA_FOCUS`
+    public static let cameraFocus = key(0x210)
+    /// `BTN_0`
+    public static let btn0 = key(0x100)
+    /// `KEY_A`, the first letter key (a keyboard marker)
+    public static let keyA = key(30)
+    /// `REL_X`
+    public static let relX = rel(0x00)
+    /// `REL_Y`
+    public static let relY = rel(0x01)
+    /// `REL_HWHEEL`
+    public static let relHWheel = rel(0x06)
+    /// `REL_DIAL`
+    public static let relDial = rel(0x07)
+    /// `REL_WHEEL`
+    public static let relWheel = rel(0x08)
+    /// `REL_WHEEL_HI_RES`
+    public static let relWheelHiRes = rel(0x0b)
+    /// `REL_HWHEEL_HI_RES`
+    public static let relHWheelHiRes = rel(0x0c)
+}
+
+/// A kernel timestamp (`input_event.time`): seconds and microseconds.
+public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// Microseconds since the clock's epoch (CLOCK_MONOTONIC for live devices once set,
+    /// the recording's start for evemu files).
+    public var microseconds: Int64
+    public init(microseconds: Int64) { self.microseconds = microseconds }
+    public init(seconds: Int, microseconds usec: Int) { microseconds = Int64(seconds) * 1_000_000 + Int64(usec) }
+    public var seconds: Double { Double(microseconds) / 1_000_000 }
+    public static func < (a: Timestamp, b: Timestamp) -> Bool { a.microseconds < b.microseconds }
+    public static func + (a: Timestamp, d: Duration) -> Timestamp {
+        let (s, atto) = d.components
+        return Timestamp(microseconds: a.microseconds + s * 1_000_000 + atto / 1_000_000_000_000)
+    }
+    public static func - (a: Timestamp, b: Timestamp) -> Duration { .microseconds(a.microseconds - b.microseconds) }
+    public var description: String {
+        let s = microseconds / 1_000_000, us = Swift.abs(microseconds % 1_000_000)
+        let frac = String(us)
+        return "\(s).\(String(repeating: "0", count: 6 - frac.count))\(frac)"
+    }
+}
+
+/// One evdev event.
+public struct InputEvent: Hashable, Sendable {
+    public var time: Timestamp
+    public var type: EventType
+    public var code: UInt16
+    public var value: Int32
+    public init(time: Timestamp, type: EventType, code: UInt16, value: Int32) {
+        self.time = time
+        self.type = type
+        self.code = code
+        self.value = value
+    }
+    public init(time: Timestamp, _ code: EventCode, _ value: Int32) {
+        self.init(time: time, type: code.type, code: code.code, value: value)
+    }
+    public var eventCode: EventCode { EventCode(type, code) }
+    public var isSynReport: Bool { type == .syn && code == 0 }
+}
+
+/// The bus a device sits on (`BUS_*` from linux/input.h).
+public struct BusType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
+    public static let usb = BusType(rawValue: 0x03)
+    public static let bluetooth = BusType(rawValue: 0x05)
+    public static let virtual = BusType(rawValue: 0x06)
+    public static let host = BusType(rawValue: 0x19)
+    public var description: String {
+        switch self {
+        case .usb: "usb"
+        case .bluetooth: "bluetooth"
+        case .virtual: "virtual"
+        case .host: "host"
+        default: String(format0x: rawValue)
+        }
+    }
+}
+
+/// `input_absinfo` of one absolute axis.
+public struct AbsInfo: Hashable, Sendable {
+    public var value: Int32, minimum: Int32, maximum: Int32, fuzz: Int32, flat: Int32, resolution: Int32
+    public init(value: Int32 = 0, minimum: Int32, maximum: Int32, fuzz: Int32 = 0, flat: Int32 = 0, resolution: Int32 = 0) {
+        self.value = value
+        self.minimum = minimum
+        self.maximum = maximum
+        self.fuzz = fuzz
+        self.flat = flat
+        self.resolution = resolution
+    }
+}
+
+/// What a device is and what it can send: enough to decide its roles, whether it comes
+/// from a live node (libevdev) or from an evemu recording.
+public struct DeviceDescription: Hashable, Sendable {
+    public var name: String
+    public var bus: BusType
+    public var vendor: UInt16
+    public var product: UInt16
+    public var version: UInt16
+    /// The unique id (`uniq`, e.g. a Bluetooth address), if any.
+    public var uniq: String?
+    /// The physical path (`phys`), if any.
+    public var phys: String?
+    /// Every (type, code) the device declares, `EV_SYN` included.
+    public var codes: Set<EventCode>
+    /// Axis ranges for the `EV_ABS` codes.
+    public var absInfo: [UInt16: AbsInfo]
+    /// Input properties (`INPUT_PROP_*`).
+    public var properties: Set<UInt16>
+
+    public init(
+        name: String, bus: BusType, vendor: UInt16 = 0, product: UInt16 = 0, version: UInt16 = 0,
+        uniq: String? = nil, phys: String? = nil, codes: Set<EventCode> = [], absInfo: [UInt16: AbsInfo] = [:],
+        properties: Set<UInt16> = []
+    ) {
+        self.name = name
+        self.bus = bus
+        self.vendor = vendor
+        self.product = product
+        self.version = version
+        self.uniq = uniq
+        self.phys = phys
+        self.codes = codes
+        self.absInfo = absInfo
+        self.properties = properties
+    }
+
+    public func has(_ code: EventCode) -> Bool { codes.contains(code) }
+    public func has(_ type: EventType) -> Bool { codes.contains { $0.type == type } }
+    /// Whether the device asks for kernel autorepeat (`EV_REP`).
+    public var hasAutorepeat: Bool { has(.rep) }
+}
+
+extension String {
+    init(format0x v: UInt16) {
+        let hex = String(v, radix: 16)
+        self = "0x" + String(repeating: "0", count: Swift.max(0, 4 - hex.count)) + hex
+    }
+}

@@ -1,0 +1,192 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinuxShims
+import Synchronization
+
+/// What epoll reported for a watched file descriptor.
+public struct Readiness: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// EPOLLIN: data (or an error) is waiting.
+    public static let readable = Readiness(rawValue: UInt32(EPOLLIN.rawValue))
+    /// EPOLLPRI: V4L2 reports pending events this way.
+    public static let priority = Readiness(rawValue: UInt32(EPOLLPRI.rawValue))
+    /// EPOLLHUP: the other end is gone (an unplugged evdev node).
+    public static let hangup = Readiness(rawValue: UInt32(EPOLLHUP.rawValue))
+    /// EPOLLERR.
+    public static let error = Readiness(rawValue: UInt32(EPOLLERR.rawValue))
+}
+
+/// A registration handle returned by ``IOLoop/register(fd:interest:handler:onRemove:)``.
+public struct IOToken: Hashable, Sendable {
+    fileprivate let id: UInt64
+}
+
+/// An error from a system call, with what was being done.
+public struct IOLoopError: Error, CustomStringConvertible, Sendable {
+    public let errno: Int32
+    public let context: String
+    public var description: String { "\(context): \(String(cString: strerror(errno)))" }
+}
+
+/// One thread waiting in `epoll_wait` on every file descriptor the daemon watches, plus an
+/// eventfd that wakes it for commands and for ``stop()``.
+///
+/// Handlers run on that thread, one at a time, and must not block: they read what is
+/// ready and hand it on (to an `AsyncStream` continuation, typically). While nothing
+/// happens the thread sleeps in `epoll_wait` with no timeout: no periodic wakeups.
+///
+/// Removal happens on the I/O thread: ``remove(_:)`` queues the request, the thread drops
+/// the handler and then calls its `onRemove` (which closes the fd). So a handler never runs
+/// against a closed or reused descriptor.
+public final class IOLoop: Sendable {
+    private struct Entry {
+        var fd: Int32
+        var handler: @Sendable (Readiness) -> Void
+        var onRemove: @Sendable () -> Void
+    }
+    private struct State {
+        var entries: [UInt64: Entry] = [:]
+        var pendingRemovals: [UInt64] = []
+        var nextID: UInt64 = 1
+        var stopping = false
+    }
+
+    private let epfd: Int32
+    private let wakefd: Int32
+    private let state = Mutex(State())
+    // The thread handle; set once in init, joined in stop().
+    private let thread = Mutex<pthread_t?>(nil)
+    private let threadID = Atomic<UInt64>(0)
+
+    public init() throws(IOLoopError) {
+        let ep = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard ep >= 0 else { throw IOLoopError(errno: errno, context: "epoll_create1") }
+        let ev = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard ev >= 0 else {
+            let e = errno
+            close(ep)
+            throw IOLoopError(errno: e, context: "eventfd")
+        }
+        epfd = ep
+        wakefd = ev
+        var event = epoll_event()
+        event.events = EPOLLIN.rawValue
+        event.data.u64 = 0  // id 0 is the wake eventfd
+        guard epoll_ctl(epfd, EPOLL_CTL_ADD, wakefd, &event) == 0 else {
+            let e = errno
+            close(ep); close(ev)
+            throw IOLoopError(errno: e, context: "epoll_ctl(ADD eventfd)")
+        }
+        let box = Unmanaged.passRetained(self)
+        var tid = pthread_t()
+        let rc = pthread_create(&tid, nil, { raw in
+            let loop = Unmanaged<IOLoop>.fromOpaque(raw!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, box.toOpaque())
+        guard rc == 0 else {
+            box.release()
+            close(ep); close(ev)
+            throw IOLoopError(errno: rc, context: "pthread_create")
+        }
+        thread.withLock { $0 = tid }
+    }
+
+    deinit {
+        close(epfd)
+        close(wakefd)
+    }
+
+    /// True when called from the I/O thread (inside a handler).
+    public var isCurrent: Bool { threadID.load(ordering: .acquiring) == UInt64(pthread_self()) }
+
+    /// Watches `fd`. `handler` runs on the I/O thread whenever epoll reports `interest` (and
+    /// always on hangup/error). `onRemove` runs on the I/O thread after the last handler call,
+    /// when the registration is removed or the loop stops; it owns closing `fd`.
+    @discardableResult
+    public func register(
+        fd: Int32, interest: Readiness = .readable,
+        handler: @escaping @Sendable (Readiness) -> Void,
+        onRemove: @escaping @Sendable () -> Void = {}
+    ) throws(IOLoopError) -> IOToken {
+        let id: UInt64 = state.withLock { s in
+            defer { s.nextID += 1 }
+            s.entries[s.nextID] = Entry(fd: fd, handler: handler, onRemove: onRemove)
+            return s.nextID
+        }
+        var event = epoll_event()
+        event.events = interest.rawValue
+        event.data.u64 = id
+        if epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event) != 0 {
+            let e = errno
+            _ = state.withLock { $0.entries.removeValue(forKey: id) }
+            throw IOLoopError(errno: e, context: "epoll_ctl(ADD fd \(fd))")
+        }
+        return IOToken(id: id)
+    }
+
+    /// Stops watching; the handler is not called again, then `onRemove` runs on the I/O thread.
+    public func remove(_ token: IOToken) {
+        if isCurrent {
+            removeNow(token.id)
+        } else {
+            state.withLock { $0.pendingRemovals.append(token.id) }
+            wake()
+        }
+    }
+
+    /// Ends the thread: every registration's `onRemove` runs, then the thread exits.
+    /// Waits for it unless called from the I/O thread itself.
+    public func stop() {
+        state.withLock { $0.stopping = true }
+        wake()
+        if isCurrent { return }
+        if let tid = thread.withLock({ t -> pthread_t? in defer { t = nil }; return t }) {
+            pthread_join(tid, nil)
+        }
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = withUnsafeBytes(of: &one) { write(wakefd, $0.baseAddress, 8) }
+    }
+
+    private func removeNow(_ id: UInt64) {
+        guard let entry = state.withLock({ $0.entries.removeValue(forKey: id) }) else { return }
+        _ = epoll_ctl(epfd, EPOLL_CTL_DEL, entry.fd, nil)
+        entry.onRemove()
+    }
+
+    private func run() {
+        threadID.store(UInt64(pthread_self()), ordering: .releasing)
+        var events = [epoll_event](repeating: epoll_event(), count: 64)
+        while true {
+            let n = events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, 64, -1) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            for i in 0..<Int(n) {
+                let id = events[i].data.u64
+                if id == 0 {
+                    var value: UInt64 = 0
+                    _ = withUnsafeMutableBytes(of: &value) { read(wakefd, $0.baseAddress, 8) }
+                    continue
+                }
+                // Looked up per event: a handler earlier in this batch may have removed it.
+                guard let handler = state.withLock({ $0.entries[id]?.handler }) else { continue }
+                handler(Readiness(rawValue: events[i].events))
+            }
+            let (removals, stopping) = state.withLock { s -> ([UInt64], Bool) in
+                defer { s.pendingRemovals.removeAll() }
+                return (s.pendingRemovals, s.stopping)
+            }
+            for id in removals { removeNow(id) }
+            if stopping { break }
+        }
+        let all = state.withLock { s -> [UInt64] in Array(s.entries.keys) }
+        for id in all { removeNow(id) }
+    }
+}

@@ -1,0 +1,1 @@
+// The Udev module; see Package.swift for its job.

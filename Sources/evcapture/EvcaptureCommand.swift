@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct Evcapture: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "evcapture",
+        abstract: "Turn buttons and knobs into camera capture events and camera control changes.",
+        version: "0.1.0",
+        subcommands: [])
+}
