@@ -235,9 +235,9 @@ public func roundToStep(_ value: Int64, minimum: Int64, maximum: Int64, step: UI
     var rounded = lower
     if offset % step >= step - step / 2 {
         let (up, overflow) = lower.addingReportingOverflow(step)
-        rounded = overflow ? span : up
+        // Past the maximum: the last step inside the range instead.
+        rounded = overflow || up > span ? span - span % step : up
     }
-    if rounded > span { rounded = span - span % step }  // the last step inside the range
     return minimum &+ Int64(bitPattern: rounded)
 }
 
