@@ -96,7 +96,8 @@ public enum CameraDiscovery {
     /// identity is one, else the capture node whose bus info and card match.
     public static func reopen(identity: String) -> OpenedCamera? {
         if identity.hasPrefix("/dev/") {
-            guard let device = try? V4L2Device(path: identity), device.capabilities.canCapture,
+            // Opened as the node it points to, so the device path reads /dev/videoN.
+            guard let device = try? V4L2Device(path: resolvedNode(identity)), device.capabilities.canCapture,
                 let controls = try? device.controls()
             else { return nil }
             return OpenedCamera(device: device, controls: controls, identity: identity)

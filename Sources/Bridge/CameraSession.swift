@@ -90,12 +90,21 @@ public final class CameraSession: Sendable {
     /// without a camera still runs its capture events; it decides).
     public init(_ configuration: Configuration, loop: IOLoop, logger: Logger) throws(CameraDiscoveryError) {
         let opened = try CameraDiscovery.open(configuration.camera)
+        let bindings = CameraBindings(controls: opened.controls)
+        let camera = V4L2Camera(identity: opened.identity)
+        do {
+            // Usable at once, before run(): the controls may set values straight away.
+            try camera.attach(opened, follow: bindings.boundControls)
+        } catch {
+            throw CameraDiscoveryError(
+                reason: "cannot follow camera \(opened.device.path): \(error)", rejected: [], underlying: error)
+        }
         self.configuration = configuration
         self.loop = loop
         self.logger = logger
-        self.camera = V4L2Camera(identity: opened.identity)
+        self.camera = camera
         (events, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .unbounded)
-        state = Mutex(State(opened: opened, bindings: CameraBindings(controls: opened.controls)))
+        state = Mutex(State(opened: opened, bindings: bindings))
     }
 
     /// Which V4L2 controls the system sliders drive (refreshed at every (re)connection).
@@ -131,7 +140,7 @@ public final class CameraSession: Sendable {
         let bindings = CameraBindings(controls: opened.controls)
         let notifications: AsyncStream<DeviceNotification>
         do {
-            try camera.attach(opened, follow: bindings.boundControls)
+            if resumed { try camera.attach(opened, follow: bindings.boundControls) }
             notifications = try opened.device.notifications(on: loop)
         } catch {
             logger.warning(
