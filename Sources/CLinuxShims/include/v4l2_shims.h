@@ -27,4 +27,11 @@ static const unsigned long EVC_VIDIOC_S_PARM = VIDIOC_S_PARM;
 /// `v4l2_event.u.ctrl` (an anonymous union member Swift imports awkwardly).
 static inline const struct v4l2_event_ctrl *evc_v4l2_event_ctrl(const struct v4l2_event *e) { return &e->u.ctrl; }
 
+// ---- Frame streaming (Sources/V4L2/Streaming.swift) --------------------------------------
+// Pixel formats are function-like macros (v4l2_fourcc), so Swift cannot see them.
+static const unsigned int EVC_V4L2_PIX_FMT_MJPEG = V4L2_PIX_FMT_MJPEG;
+static const unsigned int EVC_V4L2_PIX_FMT_JPEG = V4L2_PIX_FMT_JPEG;
+static const unsigned int EVC_V4L2_PIX_FMT_YUYV = V4L2_PIX_FMT_YUYV;
+// ---- end of frame streaming block --------------------------------------------------------
+
 #endif
