@@ -42,10 +42,11 @@ public struct FileNamePattern: Sendable, Hashable, CustomStringConvertible {
 
     /// The name for a file made at `time` (seconds since 1970) for `press`.
     public func name(time: Double, press: UInt64, action: String, kind: String) -> String {
-        var seconds = time_t(time.rounded(.down))
+        let totalMillis = Int64((time * 1000).rounded())
+        var seconds = time_t(totalMillis / 1000)
         var parts = tm()
         localtime_r(&seconds, &parts)
-        let millis = min(999, Int(((time - time.rounded(.down)) * 1000).rounded(.down)))
+        let millis = Int(totalMillis % 1000)
         func pad(_ v: Int32, _ n: Int) -> String {
             let s = String(v)
             return String(repeating: "0", count: max(0, n - s.count)) + s
