@@ -69,7 +69,13 @@ struct ChildProcess {
             for p in cEnv { free(p) }
         }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, &attr, cArgv, cEnv)
+        var rc = posix_spawn(&pid, executable, &actions, &attr, cArgv, cEnv)
+        // ETXTBSY: the program is open for writing somewhere (just installed or edited, or the
+        // write descriptor leaked into another child); it clears within moments.
+        for _ in 0..<10 where rc == ETXTBSY {
+            usleep(20_000)
+            rc = posix_spawn(&pid, executable, &actions, &attr, cArgv, cEnv)
+        }
         close(fds[1])
         guard rc == 0 else {
             close(fds[0])
