@@ -16,5 +16,10 @@ static inline int evc_pipe_cloexec(int fds[2]) { return (int)syscall(SYS_pipe2, 
 static inline int evc_rename_noreplace(const char *from, const char *to) {
     return (int)syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 1u /* RENAME_NOREPLACE */);
 }
+#include <sys/socket.h>
+/// accept4(fd, SOCK_NONBLOCK | SOCK_CLOEXEC): a client socket no spawned child inherits.
+static inline int evc_accept_nonblock_cloexec(int fd) {
+    return (int)syscall(SYS_accept4, fd, (void *)0, (void *)0, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
 #endif
 // ---- end of actions block ----------------------------------------------------------------
