@@ -31,11 +31,14 @@ public enum ControlScale: Sendable, Hashable {
             var v = clamped(value)
             for _ in 0..<Swift.abs(detents) {
                 let up = detents > 0
-                var next = Swift.min(Swift.max(v + (up ? step : -step), range.lowerBound), range.upperBound)
+                let next = Swift.min(Swift.max(v + (up ? step : -step), range.lowerBound), range.upperBound)
                 // The first prominent value strictly past v and not beyond next, in the direction of travel.
                 let crossed = prominent.filter { up ? ($0 > v + Self.epsilon && $0 <= next + Self.epsilon) : ($0 < v - Self.epsilon && $0 >= next - Self.epsilon) }
-                if let p = up ? crossed.min() : crossed.max() { next = p }
-                v = Self.tidy(next)
+                if let p = up ? crossed.min() : crossed.max() {
+                    v = p  // settled: exactly the prominent value
+                } else {
+                    v = next == range.lowerBound || next == range.upperBound ? next : Self.tidy(next)
+                }
             }
             return v
         case .discrete(let values):
