@@ -95,7 +95,7 @@ public final class SimCamera: CameraBackend {
     public var setLog: [(id: CameraControlID, value: Int64)] { log.withLock { $0.map { (id: $0.0, value: $0.1) } } }
 
     /// uvcvideo's rule: clamp to [min, max], then round to the nearest step from the minimum.
-    static func clampedAndRounded(_ value: Int64, _ info: CameraControlInfo) -> Int64 {
+    public static func clampedAndRounded(_ value: Int64, _ info: CameraControlInfo) -> Int64 {
         let v = Swift.min(Swift.max(value, info.minimum), info.maximum)
         let step = Swift.max(1, info.step)
         var r = info.minimum + ((v - info.minimum) + step / 2) / step * step
