@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLinuxShims
 import Foundation
 
 /// systemd's readiness protocol (`sd_notify(3)`), without libsystemd: one datagram with
