@@ -161,4 +161,23 @@ struct ActionsCameraTests {
         let hookLines = try String(contentsOfFile: hookLog, encoding: .utf8).split(separator: "\n").sorted()
         #expect(hookLines.count == 2 && hookLines[0].hasPrefix("photo \(dir)/") && hookLines[1].hasPrefix("video \(dir)/"), "\(hookLines)")
     }
+
+    @Test func rapidClicksEachGetTheirOwnPhoto() async throws {
+        let dir = try scratchDirectory("burst")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let saved = Mutex<[String]>([])
+        let runner = ActionRunner(
+            configuration: ActionsConfiguration(capture: settings(dir), sound: .off), logger: systemLogger,
+            onOutcome: { if case .photoSaved(let p, _) = $0 { saved.withLock { $0.append(p.path) } } })
+        let start = ContinuousClock.now
+        for press in UInt64(10)...12 {
+            runner.handle(ActionTrigger(kind: .click, action: "primary", button: "KEY_CAMERA", deviceName: "cam", deviceNode: "/dev/input/event1", press: press, time: 0))
+        }
+        #expect(ContinuousClock.now - start < .milliseconds(50), "queued, not taken, on the caller's time")
+        await runner.shutdown()
+        let files = saved.withLock { $0 }.sorted()
+        #expect(files.count == 3 && Set(files).count == 3, "\(files)")
+        #expect(files.map { ($0 as NSString).lastPathComponent.suffix(11) } == ["press10.jpg", "press11.jpg", "press12.jpg"])
+        for f in files { #expect(try JPEG.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: f)))).warnings == 0) }
+    }
 }
