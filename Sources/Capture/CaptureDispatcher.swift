@@ -4,7 +4,7 @@ import Synchronization
 /// interaction: a primary handler and an optional secondary one.
 ///
 /// Without a secondary handler, secondary presses reach the primary handler reported as
-/// `primary` (configure the core with `CaptureSettings.hasSecondaryHandler =
+/// `primary` (configure the core with `CaptureCoreSettings.hasSecondaryHandler =
 /// interaction.hasSecondaryHandler`; the core makes that routing decision once per press).
 public final class CaptureEventInteraction: Sendable {
     public typealias Handler = @Sendable (CaptureEvent) async -> Void

@@ -86,7 +86,7 @@ func fmt(_ v: Double, _ digits: Int) -> String {
 
 /// Runs `frames` frames through the core and, if given, the dispatcher.
 func run(frames: Int, warmup: Int, dispatcher: CaptureDispatcher?) -> Result {
-    var core = CaptureCore(settings: CaptureSettings(hasSecondaryHandler: dispatcher?.interaction.hasSecondaryHandler ?? true))
+    var core = CaptureCore(settings: CaptureCoreSettings(hasSecondaryHandler: dispatcher?.interaction.hasSecondaryHandler ?? true))
     let ids = devices().map { core.addDevice($0) }
     var out: [CaptureOutput] = []
     out.reserveCapacity(64)
