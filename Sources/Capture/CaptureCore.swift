@@ -1,7 +1,7 @@
 import Evdev
 
 /// Gesture thresholds and routing for the capture core.
-public struct CaptureSettings: Sendable, Hashable {
+public struct CaptureCoreSettings: Sendable, Hashable {
     /// A press held this long is a long press (reported when it passes). Default 0.5 s.
     public var holdThreshold: Duration
     /// Whether a quick second click is reported as `double-click`. Default off.
@@ -56,7 +56,7 @@ public struct CaptureDeviceID: Hashable, Sendable, CustomStringConvertible {
 /// - Slider and light-press codes become `ControlInput`s (only while running; a key that is
 ///   ignored until released is ignored for controls too).
 public struct CaptureCore: Sendable {
-    public var settings: CaptureSettings
+    public var settings: CaptureCoreSettings
 
     /// Whether the capture session runs (started and not stopped/paused).
     public private(set) var isRunning = false
@@ -96,7 +96,7 @@ public struct CaptureCore: Sendable {
     private var lastClicks: [(slot: Int32, code: UInt16, ended: Timestamp)] = []
     private var nextPress: UInt64 = 1
 
-    public init(settings: CaptureSettings = CaptureSettings()) {
+    public init(settings: CaptureCoreSettings = CaptureCoreSettings()) {
         self.settings = settings
         presses.reserveCapacity(16)
         lastClicks.reserveCapacity(16)

@@ -4,7 +4,7 @@ import Synchronization
 /// interaction: a primary handler and an optional secondary one.
 ///
 /// Without a secondary handler, secondary presses reach the primary handler reported as
-/// `primary` (configure the core with `CaptureSettings.hasSecondaryHandler =
+/// `primary` (configure the core with `CaptureCoreSettings.hasSecondaryHandler =
 /// interaction.hasSecondaryHandler`; the core makes that routing decision once per press).
 public final class CaptureEventInteraction: Sendable {
     public typealias Handler = @Sendable (CaptureEvent) async -> Void
@@ -154,11 +154,19 @@ final class HandlerQueue: Sendable {
         waiter?.resume()
     }
 
+    static let spinsBeforeParking = 2000
+
     private func drain(_ handler: CaptureEventInteraction.Handler) async {
         // Two buffers swapped under the lock: neither is reallocated in steady state.
         var batch: [CaptureEvent] = []
         batch.reserveCapacity(64)
         while true {
+            // Before parking, look again for a short while (~tens of µs): under a steady
+            // stream the task then never parks, and a wake-up — a job handed to the
+            // executor, which allocates — is paid only once per burst, not per event.
+            for _ in 0..<Self.spinsBeforeParking {
+                if state.withLock({ !$0.pending.isEmpty || $0.closed }) { break }
+            }
             await withUnsafeContinuation { (c: UnsafeContinuation<Void, Never>) in
                 let now = state.withLock { s -> Bool in
                     if !s.pending.isEmpty || s.closed { return true }

@@ -48,7 +48,7 @@ struct SeededGenerator: RandomNumberGenerator {
 
     func check(seed: UInt64, hasSecondary: Bool) -> [String] {
         var rng = SeededGenerator(seed: seed)
-        let settings = CaptureSettings(
+        let settings = CaptureCoreSettings(
             holdThreshold: .milliseconds(500), doubleClickEnabled: Bool.random(using: &rng),
             hasSecondaryHandler: hasSecondary)
         let hold = settings.holdThreshold

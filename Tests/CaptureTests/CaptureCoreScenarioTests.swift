@@ -45,7 +45,7 @@ import Testing
     }
 
     @Test func holdThresholdIsConfigurable() {
-        let settings = CaptureSettings(holdThreshold: .seconds(1))
+        let settings = CaptureCoreSettings(holdThreshold: .seconds(1))
         #expect(
             run([.start(0), .down("gpio", .volumeDown, 0), .advance(900), .up("gpio", .volumeDown, 950)], settings: settings)
                 == ["0ms began primary KEY_VOLUMEDOWN #1", "950ms ended primary KEY_VOLUMEDOWN #1 click"])
@@ -168,17 +168,17 @@ import Testing
     @Test func secondaryPressesGoToTheSecondaryHandlerOrArePrimaryWithoutOne() {
         let steps: [Step] = [.start(0), .down("gpio", .volumeUp, 0), .up("gpio", .volumeUp, 100)]
         #expect(
-            run(steps, settings: CaptureSettings(hasSecondaryHandler: true)) == [
+            run(steps, settings: CaptureCoreSettings(hasSecondaryHandler: true)) == [
                 "0ms began secondary KEY_VOLUMEUP #1", "100ms ended secondary KEY_VOLUMEUP #1 click",
             ])
         #expect(
-            run(steps, settings: CaptureSettings(hasSecondaryHandler: false)) == [
+            run(steps, settings: CaptureCoreSettings(hasSecondaryHandler: false)) == [
                 "0ms began primary KEY_VOLUMEUP #1", "100ms ended primary KEY_VOLUMEUP #1 click",
             ])
     }
 
     @Test func theActionIsFixedAtBeganEvenIfRoutingChangesMidPress() {
-        var core = CaptureCore(settings: CaptureSettings(hasSecondaryHandler: true))
+        var core = CaptureCore(settings: CaptureCoreSettings(hasSecondaryHandler: true))
         var out: [CaptureOutput] = []
         let gpio = core.addDevice(TestDevices.gpio)
         core.sessionStarted(now: ms(0), into: &out)
@@ -201,7 +201,7 @@ import Testing
     }
 
     @Test func doubleClickWhenEnabled() {
-        let on = CaptureSettings(doubleClickEnabled: true)
+        let on = CaptureCoreSettings(doubleClickEnabled: true)
         let clicks: [Step] = [
             .start(0),
             .down("gpio", .volumeDown, 0), .up("gpio", .volumeDown, 100),  // click
@@ -219,7 +219,7 @@ import Testing
         // Disabled (the default): every quick release is a click.
         #expect(run(clicks).filter { $0.contains("ended") }.allSatisfy { $0.hasSuffix(" click") })
         // The window is configurable, and another button does not pair.
-        let wide = CaptureSettings(doubleClickEnabled: true, doubleClickWindow: .milliseconds(500))
+        let wide = CaptureCoreSettings(doubleClickEnabled: true, doubleClickWindow: .milliseconds(500))
         #expect(run(clicks, settings: wide)[7] == "1200ms ended primary KEY_VOLUMEDOWN #4 double-click")
         #expect(
             run(

@@ -65,7 +65,7 @@ final class Recorder: Sendable {
         let rec = Recorder()
         let dispatcher = CaptureDispatcher(interaction: CaptureEventInteraction(handler: { rec.record("one", $0) }))
         // A core configured from this interaction reports secondary presses as primary.
-        var core = CaptureCore(settings: CaptureSettings(hasSecondaryHandler: dispatcher.interaction.hasSecondaryHandler))
+        var core = CaptureCore(settings: CaptureCoreSettings(hasSecondaryHandler: dispatcher.interaction.hasSecondaryHandler))
         var out: [CaptureOutput] = []
         let gpio = core.addDevice(TestDevices.gpio)
         core.sessionStarted(now: ms(0), into: &out)

@@ -57,7 +57,7 @@ enum Step {
 
 /// Runs steps through a core with the test devices added; returns one line per output.
 func run(
-    _ steps: [Step], settings: CaptureSettings = CaptureSettings(),
+    _ steps: [Step], settings: CaptureCoreSettings = CaptureCoreSettings(),
     devices: [String: DeviceProfile] = [
         "gpio": TestDevices.gpio, "headset": TestDevices.headset, "knob": TestDevices.knob, "dial": TestDevices.dial,
     ],
