@@ -54,16 +54,27 @@ public struct DeviceProfile: Sendable, Hashable {
     /// Dedicated to the rig (remote, headset, gpio-keys, knob): grabbed while the session
     /// runs. Full keyboards never are unless configured.
     public var isDedicated: Bool
+    /// What kind of device it was taken for, and from where (capabilities, udev, config).
+    public var kind: DeviceKind
+    /// Why ``kind`` was chosen, e.g. "name ends in (AVRCP) on Bluetooth".
+    public var kindReason: String
+    /// Problems found in its udev property or config (an unknown role name, say); the
+    /// offending entries were skipped.
+    public var warnings: [String]
 
     public init(
         description: DeviceDescription, node: String, roles: [EventCode: RoleAssignment],
-        isHeadset: Bool = false, isDedicated: Bool = false
+        isHeadset: Bool = false, isDedicated: Bool = false, kind: DeviceKind = .other,
+        kindReason: String = "", warnings: [String] = []
     ) {
         self.description = description
         self.node = node
         self.roles = roles
         self.isHeadset = isHeadset
         self.isDedicated = isDedicated
+        self.kind = kind
+        self.kindReason = kindReason
+        self.warnings = warnings
     }
 
     public func role(of code: EventCode) -> Role { roles[code]?.role ?? .ignore }

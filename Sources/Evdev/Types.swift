@@ -88,6 +88,10 @@ public struct EventCode: Hashable, Comparable, Sendable, CustomStringConvertible
     public static let synDropped = EventCode(.syn, 3)
     /// `KEY_ENTER`
     public static let enter = key(28)
+    /// `KEY_SPACE`
+    public static let space = key(57)
+    /// `KEY_KPENTER`
+    public static let kpEnter = key(96)
     /// `KEY_MUTE`
     public static let mute = key(113)
     /// `KEY_VOLUMEDOWN`
@@ -118,6 +122,8 @@ public struct EventCode: Hashable, Comparable, Sendable, CustomStringConvertible
     public static let cameraFocus = key(0x210)
     /// `BTN_0`
     public static let btn0 = key(0x100)
+    /// `BTN_LEFT`, a pointer's main button
+    public static let btnLeft = key(0x110)
     /// `KEY_A`, the first letter key (a keyboard marker)
     public static let keyA = key(30)
     /// `REL_X`

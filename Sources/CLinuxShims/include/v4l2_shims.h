@@ -67,4 +67,11 @@ static inline int evc_v4l2_querymenu(int fd, uint32_t id, uint32_t index, char n
     return rc;
 }
 
+// ---- Frame streaming (Sources/V4L2/Streaming.swift) --------------------------------------
+// Pixel formats are function-like macros (v4l2_fourcc), so Swift cannot see them.
+static const unsigned int EVC_V4L2_PIX_FMT_MJPEG = V4L2_PIX_FMT_MJPEG;
+static const unsigned int EVC_V4L2_PIX_FMT_JPEG = V4L2_PIX_FMT_JPEG;
+static const unsigned int EVC_V4L2_PIX_FMT_YUYV = V4L2_PIX_FMT_YUYV;
+// ---- end of frame streaming block --------------------------------------------------------
+
 #endif
