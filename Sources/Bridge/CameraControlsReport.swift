@@ -1,25 +1,25 @@
+import Evdev
 import Foundation
 import V4L2
 
 /// What `evcapture controls` shows: the camera, every control, and which system control binds
 /// to which. Built from a real device; without one, why there is none.
-public struct CameraControlsReport: Sendable, Encodable {
-    public struct Camera: Sendable, Encodable {
+public struct CameraControlsReport: Sendable {
+    public struct Camera: Sendable {
         public var device: String
         public var identity: String
         public var card: String
         public var driver: String
         public var busInfo: String
-        enum CodingKeys: String, CodingKey { case device, identity, card, driver, busInfo = "bus_info" }
     }
 
-    public struct MenuItem: Sendable, Encodable {
+    public struct MenuItem: Sendable {
         public var index: Int64
         public var name: String
         public var value: Int64?
     }
 
-    public struct Control: Sendable, Encodable {
+    public struct Control: Sendable {
         public var id: String
         public var name: String
         public var title: String
@@ -36,10 +36,9 @@ public struct CameraControlsReport: Sendable, Encodable {
         public var binds: String?
     }
 
-    public struct Bindings: Sendable, Encodable {
+    public struct Bindings: Sendable {
         public var zoom: String?
         public var exposureBias: String?
-        enum CodingKeys: String, CodingKey { case zoom, exposureBias = "exposure-bias" }
     }
 
     public var camera: Camera?
@@ -94,24 +93,42 @@ public struct CameraControlsReport: Sendable, Encodable {
         rejected = [:]
     }
 
-    /// One JSON object on one line, with `event: "controls"` and `time` (Unix seconds).
-    public func jsonLine(time: Date = Date()) -> String {
-        struct Line: Encodable {
-            var event = "controls"
-            var time: Double
-            var report: CameraControlsReport
-            enum CodingKeys: String, CodingKey { case event, time }
-            func encode(to encoder: any Encoder) throws {
-                var c = encoder.container(keyedBy: CodingKeys.self)
-                try c.encode(event, forKey: .event)
-                try c.encode(time, forKey: .time)
-                try report.encode(to: encoder)
-            }
+    /// One JSON line (``JSONLines``): `event` `"controls"`, then `camera`, `bindings`,
+    /// `controls`, and `problem`/`rejected` when there is no camera, `time` last.
+    public func jsonLine(time: Timestamp) -> String {
+        var fields: [(String, JSONValue)] = []
+        if let camera {
+            fields.append(("camera", .object([
+                ("device", .string(camera.device)), ("identity", .string(camera.identity)),
+                ("card", .string(camera.card)), ("driver", .string(camera.driver)), ("bus_info", .string(camera.busInfo)),
+            ])))
+        } else {
+            fields.append(("camera", .null))
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(Line(time: time.timeIntervalSince1970, report: self))) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
+        fields.append(("bindings", .object([
+            ("zoom", bindings.zoom.map { .string($0) } ?? .null),
+            ("exposure-bias", bindings.exposureBias.map { .string($0) } ?? .null),
+        ])))
+        fields.append(("controls", .array(controls.map { c in
+            var o: [(String, JSONValue)] = [
+                ("id", .string(c.id)), ("name", .string(c.name)), ("title", .string(c.title)), ("type", .string(c.type)),
+                ("minimum", .int(c.minimum)), ("maximum", .int(c.maximum)), ("step", .int(Int64(clamping: c.step))),
+                ("default", .int(c.default)), ("value", c.value.map { .int($0) } ?? .null),
+                ("flags", .array(c.flags.map { .string($0) })),
+            ]
+            if let menu = c.menu {
+                o.append(("menu", .array(menu.map { m in
+                    .object([("index", .int(m.index)), ("name", .string(m.name))] + (m.value.map { [("value", .int($0))] } ?? []))
+                })))
+            }
+            o.append(("binds", c.binds.map { .string($0) } ?? .null))
+            return .object(o)
+        })))
+        if let problem {
+            fields.append(("problem", .string(problem)))
+            fields.append(("rejected", .object(rejected.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })))
+        }
+        return JSONLines.object(event: "controls", time: time, fields)
     }
 
     /// The listing for a person, in the layout of `v4l2-ctl -L` plus the bindings.
