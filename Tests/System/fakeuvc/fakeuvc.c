@@ -343,6 +343,12 @@ int main(int argc, char **argv) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    // a parent may have started us with these blocked (the mask is inherited)
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
 
     // GadgetFS completes an OUT request's data stage before this program reads it; if
     // the host's next request arrives first, the data is gone. Answering quickly makes

@@ -638,7 +638,9 @@ def parse_args(argv):
     p.add_argument("--timeout", type=float, default=float(os.environ.get("EVCAPTURE_SYSTEST_TIMEOUT", 1200)),
                    metavar="SEC", help="stop the guest after SEC seconds (default 1200)")
     p.add_argument("--memory", type=int, default=2048, metavar="MIB", help="guest memory (default 2048)")
-    p.add_argument("--cpus", type=int, default=2, metavar="N", help="guest CPUs (default 2)")
+    p.add_argument("--cpus", type=int, default=1, metavar="N",
+                   help="guest CPUs (default 1: with more, GadgetFS loses back-to-back control "
+                        "writes to the fake camera; see README.md)")
     p.add_argument("--offline", action="store_true", help="never ask apt; use the cached kernel")
     p.add_argument("--prepare-only", action="store_true", help="fill the cache and build, do not boot")
     p.add_argument("-q", "--quiet", action="store_true", help="do not echo the guest console (still logged)")
