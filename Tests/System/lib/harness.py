@@ -21,6 +21,8 @@ import subprocess
 import sys
 import time
 
+from testcounts import count_results
+
 SYSTEM_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # Tests/System
 REPO = os.path.dirname(os.path.dirname(SYSTEM_DIR))
 GUEST_DIR = os.path.join(SYSTEM_DIR, "guest")
@@ -550,55 +552,6 @@ def boot(args, qemu, console_log, status_path):
 
 # ---------------------------------------------------------------------------- results
 
-def count_results(events_path):
-    """Counts test functions as Swift Testing's event stream reports them:
-    (passed, failed, skipped, issues outside any test)."""
-    functions, suites = set(), set()
-    started, skipped, failed = set(), set(), set()
-    stray_issues = 0
-    try:
-        f = open(events_path)
-    except OSError:
-        return None
-    with f:
-        for line in f:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            payload = record.get("payload", {})
-            if record.get("kind") == "test":
-                (functions if payload.get("kind") == "function" else suites).add(payload.get("id"))
-                continue
-            kind, test = payload.get("kind"), payload.get("testID")
-            if kind == "testStarted":
-                started.add(test)
-            elif kind == "testSkipped":
-                skipped.add(test)
-            elif kind == "issueRecorded":
-                issue = payload.get("issue", {})
-                if issue.get("isKnown") or issue.get("severity", "error") != "error":
-                    continue
-                if test:
-                    failed.add(test)
-                else:
-                    stray_issues += 1
-
-    def under(test_id, group):
-        return any(test_id == g or test_id.startswith(g + "/") or test_id.startswith(g + ".") for g in group)
-
-    skipped_suites = skipped & suites
-    passed = fails = skips = 0
-    for test in functions:
-        if test in skipped or under(test, skipped_suites):
-            skips += 1
-        elif test in failed or (test in started and under(test, failed & suites)):
-            fails += 1
-        elif test in started:
-            passed += 1
-    return passed, fails, skips, stray_issues
-
-
 def read_status(status_path):
     statuses = {}
     try:
@@ -702,6 +655,8 @@ def main(argv):
         return EXIT_OK
 
     out_dir = os.path.join(build_dir, "out")
+    if os.path.exists(os.path.join(build_dir, "result.json")):
+        os.unlink(os.path.join(build_dir, "result.json"))
     attempts = 3
     for attempt in range(1, attempts + 1):
         shutil.rmtree(out_dir, ignore_errors=True)
@@ -768,6 +723,11 @@ def main(argv):
     if ready:
         timing += f", of it boot {float(ready.group(1)):.1f}s"
     say(timing + ")")
+    result = {"status": status, "problems": problems, "seconds": round(time.monotonic() - T_START, 1),
+              "boot_seconds": float(ready.group(1)) if ready else None}
+    if counts is not None:
+        result.update(zip(("passed", "failed", "skipped", "stray_issues"), counts))
+    atomic_write(os.path.join(build_dir, "result.json"), json.dumps(result, indent=1).encode())
     say(f"console log: {os.path.relpath(os.path.join(build_dir, 'console.log'))}; "
         f"result: {'PASS' if status == EXIT_OK else f'FAIL (exit status {status})'}")
     return status
