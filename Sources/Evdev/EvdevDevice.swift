@@ -346,6 +346,12 @@ public final class EvdevDevice: Sendable {
         for t in 0...Int(EventType.max.rawValue) {
             let type = EventType(UInt16(t))
             guard libevdev_has_event_type(dev, UInt32(t)) != 0, type.maxCode >= 0 else { continue }
+            if type == .syn {
+                // libevdev answers yes for every EV_SYN code; list the ones a device can
+                // really send, as evemu-record does (SYN_REPORT, SYN_CONFIG, SYN_DROPPED).
+                codes.formUnion([.synReport, EventCode(.syn, 1), .synDropped])
+                continue
+            }
             for c in 0...type.maxCode where libevdev_has_event_code(dev, UInt32(t), UInt32(c)) != 0 {
                 codes.insert(EventCode(type, UInt16(c)))
                 if type == .abs, let a = libevdev_get_abs_info(dev, UInt32(c)) {

@@ -1,1 +1,0 @@
-// The Udev module; see Package.swift for its job.

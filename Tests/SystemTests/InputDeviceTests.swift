@@ -1,0 +1,265 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import Synchronization
+import Capture
+import Evdev
+import IOLoop
+
+/// Paths of the package, found from this file.
+enum InputPaths {
+    static let packageRoot: String = {
+        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)  // Tests/SystemTests/InputDeviceTests.swift
+        return parts.joined(separator: "/")
+    }()
+    static func fixture(_ name: String) -> String { "\(packageRoot)/Tests/Fixtures/\(name).evemu" }
+    static let executable = "\(packageRoot)/.build/debug/evcapture"
+    static let fixtures = [
+        "gpio-keys-volume-keys", "thinkpad-extra-buttons-camera", "logitech-media-keyboard-elite-volume-wheel",
+        "huion-q620m-dial", "bluez-avrcp-headset", "rotary-encoder-rel-x", "rotary-encoder-push-switch-gpio-keys",
+        "griffin-powermate", "usb-keyboard-typing-and-volume",
+    ]
+}
+
+/// Collects stream items until `done` says so or `timeout` passes; returns what came.
+func collect<T: Sendable>(
+    _ stream: AsyncStream<T>, timeout: Duration, until done: @escaping @Sendable ([T]) -> Bool
+) async -> [T] {
+    let box = Collected<T>()
+    await withTaskGroup(of: Void.self) { group in
+        group.addTask {
+            for await item in stream {
+                if box.items.withLock({ $0.append(item); return done($0) }) { return }
+            }
+        }
+        group.addTask { try? await Task.sleep(for: timeout) }
+        await group.next()
+        group.cancelAll()
+    }
+    return box.items.withLock { $0 }
+}
+
+private final class Collected<T: Sendable>: Sendable {
+    let items = Mutex<[T]>([])
+}
+
+/// The (type, code, value) of events, without times: what a replay must reproduce.
+func shape(_ events: [InputEvent]) -> [String] {
+    events.map { "\($0.eventCode.name) \($0.value)" }
+}
+
+/// Runs a program (posix_spawn; Foundation's Process needs a CFRunLoop socket pair that
+/// the VM's chroot cannot always make) and returns its exit status and output.
+func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil)
+    throws -> (status: Int32, stdout: String, stderr: String)
+{
+    var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
+    guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw SpawnError(what: "pipe", errno: errno) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+    posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+    posix_spawn_file_actions_addclose(&actions, outPipe[0])
+    posix_spawn_file_actions_addclose(&actions, errPipe[0])
+    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+    let env = environment ?? ProcessInfo.processInfo.environment
+    let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { (argv + envp).forEach { free($0) } }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, path, &actions, nil, argv, envp)
+    close(outPipe[1])
+    close(errPipe[1])
+    defer { close(outPipe[0]); close(errPipe[0]) }
+    guard rc == 0 else { throw SpawnError(what: "posix_spawn \(path)", errno: rc) }
+    func drain(_ fd: Int32) -> String {
+        var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            bytes += chunk[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+    let out = drain(outPipe[0]), err = drain(errPipe[0])
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    return (exitStatus, out, err)
+}
+
+struct SpawnError: Error, CustomStringConvertible {
+    var what: String
+    var errno: Int32
+    var description: String { "\(what): \(String(cString: strerror(errno)))" }
+}
+
+@Suite(.enabled(if: UinputDevice.isAvailable, "needs /dev/uinput with write access (run inside the VM)"))
+struct InputDeviceTests {
+    /// The roles `evcapture devices --json` must show for each fixture device.
+    static let expectedRoles: [String: [String: String]] = [
+        "gpio-keys-volume-keys": ["KEY_VOLUMEDOWN": "primary", "KEY_VOLUMEUP": "secondary"],
+        "thinkpad-extra-buttons-camera": ["KEY_VOLUMEDOWN": "primary", "KEY_VOLUMEUP": "secondary", "KEY_CAMERA": "primary"],
+        "logitech-media-keyboard-elite-volume-wheel": ["KEY_VOLUMEDOWN": "primary", "KEY_VOLUMEUP": "secondary"],
+        "huion-q620m-dial": ["BTN_0": "light-press", "REL_WHEEL": "slider", "REL_WHEEL_HI_RES": "slider"],
+        "bluez-avrcp-headset": [
+            "KEY_PLAYCD": "primary", "KEY_PAUSECD": "primary", "KEY_VOLUMEDOWN": "primary", "KEY_VOLUMEUP": "secondary",
+        ],
+        "rotary-encoder-rel-x": ["REL_X": "slider"],
+        "rotary-encoder-push-switch-gpio-keys": ["KEY_ENTER": "light-press"],
+        "griffin-powermate": ["BTN_0": "light-press", "REL_DIAL": "slider"],
+        "usb-keyboard-typing-and-volume": ["KEY_VOLUMEDOWN": "primary", "KEY_VOLUMEUP": "secondary"],
+    ]
+
+    @Test func devicesJSONShowsTheRolesOfEveryFixtureDevice() throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: InputPaths.executable),
+            "build the executable first: swift build (\(InputPaths.executable))")
+        var created: [(fixture: String, device: UinputDevice, description: DeviceDescription)] = []
+        for name in InputPaths.fixtures {
+            let description = try EvemuRecording.load(path: InputPaths.fixture(name)).description
+            created.append((name, try UinputDevice(description), description))
+        }
+        let result = try runProgram(InputPaths.executable, ["devices", "--json"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let array = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        for c in created {
+            let entry = try #require(array.first { $0["node"] as? String == c.device.node }, "\(c.fixture) at \(c.device.node) not listed")
+            #expect(entry["name"] as? String == c.description.name)
+            #expect(entry["bus"] as? Int == Int(c.description.bus.rawValue))
+            #expect(entry["vendor"] as? Int == Int(c.description.vendor))
+            #expect(entry["product"] as? Int == Int(c.description.product))
+            #expect(entry["roles"] as? [String: String] == Self.expectedRoles[c.fixture], "\(c.fixture)")
+            let reasons = entry["reasons"] as? [String: String] ?? [:]
+            #expect(Set(reasons.keys) == Set(Self.expectedRoles[c.fixture]!.keys), "\(c.fixture)")
+            #expect(entry["dedicated"] as? Bool != nil && entry["headset"] as? Bool == (c.fixture == "bluez-avrcp-headset"))
+        }
+        // Destroyed devices are no longer listed.
+        let gone = created[0].device.node
+        for c in created { c.device.destroy() }
+        let after = try runProgram(InputPaths.executable, ["devices", "--json"])
+        #expect(!after.stdout.contains("\"\(gone)\""))
+    }
+
+    @Test(arguments: InputPaths.fixtures)
+    func playedEventsReadBackInFramesExactly(_ name: String) async throws {
+        let recording = try EvemuRecording.load(path: InputPaths.fixture(name))
+        // No kernel autorepeat: a slow guest could otherwise add value-2 events.
+        let uinput = try UinputDevice(recording.description, autorepeat: false)
+        defer { uinput.destroy() }
+        let device = try EvdevDevice.open(uinput.node)
+        #expect(device.description.name == recording.description.name)
+        #expect(device.description.codes.subtracting(EvdevTests_repCodes) == recording.description.codes.subtracting(EvdevTests_repCodes))
+        #expect(device.description.absInfo.mapValues { AbsInfo(minimum: $0.minimum, maximum: $0.maximum, fuzz: $0.fuzz, flat: $0.flat, resolution: $0.resolution) } == recording.description.absInfo)
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        let stream = try device.inputs(on: loop)
+        let expected = Frame.split(recording.events)
+        try uinput.write(recording.events)
+        let items = await collect(stream, timeout: .seconds(10)) { $0.count >= expected.count }
+        let frames = items.compactMap { if case .frame(let f) = $0 { f } else { nil } }
+        #expect(frames.count == expected.count)
+        #expect(frames.allSatisfy { $0.resync == nil })
+        #expect(shape(frames.flatMap(\.events)) == shape(expected.flatMap(\.events)))
+        // Kernel times are CLOCK_MONOTONIC: close to now, in order.
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nowUS = Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec / 1000)
+        if let last = frames.last {
+            #expect(abs(nowUS - last.time.microseconds) < 30_000_000)
+        }
+        #expect(zip(frames, frames.dropFirst()).allSatisfy { $0.time <= $1.time })
+        device.close()
+    }
+
+    @Test func overflowResyncsWithoutStuckKeys() throws {
+        let description = try EvemuRecording.load(path: InputPaths.fixture("gpio-keys-volume-keys")).description
+        let uinput = try UinputDevice(description)
+        defer { uinput.destroy() }
+        let device = try EvdevDevice.open(uinput.node)
+        defer { device.close() }
+        // Not reading: thousands of frames overflow the evdev client buffer (a few dozen
+        // events for a small device), the kernel queues SYN_DROPPED.
+        for _ in 0..<3000 {
+            try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .volumeUp, 1)])
+            try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .volumeUp, 0)])
+        }
+        try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .volumeDown, 1)])
+        var items: [DeviceInput] = []
+        for _ in 0..<50 {
+            let batch = device.readAvailable()
+            items += batch
+            if batch.isEmpty { break }
+        }
+        let frames = items.compactMap { if case .frame(let f) = $0 { f } else { nil } }
+        #expect(!items.contains { if case .removed = $0 { true } else { false } })
+        let resyncs = frames.filter { $0.resync != nil }
+        #expect(!resyncs.isEmpty, "expected SYN_DROPPED after 6001 unread frames")
+        #expect(frames.count < 6001, "frames were lost, not all delivered")
+        // The state after reading matches the device: only VOLUMEDOWN down, as a fresh
+        // open (EVIOCGKEY) says too.
+        #expect(device.keysDown == [.volumeDown])
+        let fresh = try EvdevDevice.open(uinput.node)
+        #expect(fresh.keysDown == [.volumeDown])
+        fresh.close()
+        if let last = resyncs.last?.resync {
+            #expect(last.keysDown.isSubset(of: [.volumeDown, .volumeUp]))
+        }
+        // Releasing it afterwards arrives as a normal frame and leaves nothing down.
+        try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .volumeDown, 0)])
+        let after = device.readAvailable()
+        #expect(after.contains { if case .frame(let f) = $0 { shape(f.events) == ["KEY_VOLUMEDOWN 0"] } else { false } })
+        #expect(device.keysDown.isEmpty)
+    }
+
+    @Test func removalEndsTheStream() async throws {
+        let description = try EvemuRecording.load(path: InputPaths.fixture("griffin-powermate")).description
+        let uinput = try UinputDevice(description)
+        let device = try EvdevDevice.open(uinput.node)
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        let stream = try device.inputs(on: loop)
+        try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .relDial, 3)])
+        let first = await collect(stream, timeout: .seconds(10)) { $0.count >= 1 }
+        #expect(first.first.map { if case .frame(let f) = $0 { shape(f.events) == ["REL_DIAL 3"] } else { false } } == true)
+        uinput.destroy()
+        let rest = await collect(stream, timeout: .seconds(10)) { items in
+            items.contains { if case .removed = $0 { true } else { false } }
+        }
+        #expect(rest.last == .removed(nil))
+    }
+
+    @Test func grabWaitsUntilNoKeyIsDown() throws {
+        let description = try EvemuRecording.load(path: InputPaths.fixture("gpio-keys-volume-keys")).description
+        let uinput = try UinputDevice(description)
+        defer { uinput.destroy() }
+        let device = try EvdevDevice.open(uinput.node)
+        defer { device.close() }
+        let other = try EvdevDevice.open(uinput.node)  // another reader, like the desktop
+        defer { other.close() }
+        try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .volumeDown, 1)])
+        _ = device.readAvailable()
+        device.grabWhenIdle()
+        #expect(!device.isGrabbed, "a key is down: the grab must wait")
+        try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .volumeDown, 0)])
+        _ = device.readAvailable()
+        #expect(device.isGrabbed)
+        // While grabbed, the other reader sees nothing new.
+        _ = other.readAvailable()
+        try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .volumeUp, 1)])
+        try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .volumeUp, 0)])
+        #expect(other.readAvailable().isEmpty)
+        #expect(device.readAvailable().count == 2)
+        device.releaseGrab()
+        #expect(!device.isGrabbed)
+        try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .volumeUp, 1)])
+        #expect(other.readAvailable().count == 1)
+    }
+}
+
+/// `EV_REP` codes: left out of uinput devices made with `autorepeat: false`.
+let EvdevTests_repCodes: Set<EventCode> = [EventCode(.rep, 0), EventCode(.rep, 1)]

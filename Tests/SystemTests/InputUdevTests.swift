@@ -1,0 +1,124 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+import Evdev
+import IOLoop
+import Udev
+
+@Suite(.enabled(if: UinputDevice.isAvailable, "needs /dev/uinput with write access (run inside the VM)"))
+struct InputUdevTests {
+    @Test func monitorSeesExistingDevicesThenHotplugAddAndRemove() async throws {
+        let description = try EvemuRecording.load(path: InputPaths.fixture("griffin-powermate")).description
+        let before = try UinputDevice(description)
+        defer { before.destroy() }
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        let (monitor, stream) = try UdevInputMonitor.start(on: loop)
+        defer { monitor.stop() }
+        // The device made before start is enumerated.
+        let initial = await collect(stream, timeout: .seconds(10)) { items in
+            items.contains { if case .added(let d) = $0 { d.node == before.node } else { false } }
+        }
+        #expect(initial.contains { if case .added(let d) = $0 { d.node == before.node } else { false } })
+
+        let later = try UinputDevice(description)
+        let added = await collect(stream, timeout: .seconds(10)) { items in
+            items.contains { if case .added(let d) = $0 { d.node == later.node } else { false } }
+        }
+        let addedDevice = added.compactMap { if case .added(let d) = $0, d.node == later.node { d } else { nil } }.first
+        #expect(addedDevice != nil, "no add event for \(later.node) (source: \(monitor.source))")
+        if let addedDevice {
+            #expect(addedDevice.syspath.hasSuffix("/" + (later.node.split(separator: "/").last.map(String.init) ?? "")))
+            if monitor.source == .udev {
+                #expect(addedDevice.properties["ID_INPUT"] == "1")
+            }
+        }
+        let node = later.node
+        later.destroy()
+        let removed = await collect(stream, timeout: .seconds(10)) { items in
+            items.contains { if case .removed(let d) = $0 { d.node == node } else { false } }
+        }
+        #expect(removed.contains { if case .removed(let d) = $0 { d.node == node } else { false } })
+        // No duplicate add for a device seen by both enumeration and the monitor.
+        let all = initial + added + removed
+        let addsOfBefore = all.filter { if case .added(let d) = $0 { d.node == before.node } else { false } }
+        #expect(addsOfBefore.count == 1)
+    }
+
+    @Test func kernelGroupFallbackSeesHotplug() async throws {
+        // The "kernel" netlink group works with or without udevd (what the fallback uses).
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        let (monitor, stream) = try UdevInputMonitor.start(on: loop, source: .kernel)
+        defer { monitor.stop() }
+        let description = try EvemuRecording.load(path: InputPaths.fixture("rotary-encoder-rel-x")).description
+        let device = try UinputDevice(description)
+        let node = device.node
+        let added = await collect(stream, timeout: .seconds(10)) { items in
+            items.contains { if case .added(let d) = $0 { d.node == node } else { false } }
+        }
+        #expect(added.contains { if case .added(let d) = $0 { d.node == node && d.properties["DEVNAME"] != nil } else { false } })
+        device.destroy()
+        let removed = await collect(stream, timeout: .seconds(10)) { items in
+            items.contains { if case .removed(let d) = $0 { d.node == node } else { false } }
+        }
+        #expect(removed.contains { if case .removed(let d) = $0 { d.node == node } else { false } })
+    }
+
+    /// Root ignores file modes, so the opening happens in a child process (this test bundle
+    /// again, running only ``accessBackoffChild()``) that drops to `nobody` first.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["EVCAPTURE_TEST_ACCESS_NODE"] == nil))
+    func unreadableNodeIsOpenedOnceReadable() async throws {
+        try #require(getuid() == 0, "needs root to chmod the node and start the child as nobody")
+        let description = try EvemuRecording.load(path: InputPaths.fixture("gpio-keys-volume-keys")).description
+        let uinput = try UinputDevice(description)
+        defer { uinput.destroy() }
+        // Let udevd apply its own mode first, so it cannot undo ours.
+        if UdevEventSource.automatic == .udev {
+            _ = try? runProgram("/usr/bin/udevadm", ["settle", "--timeout=5"])
+        }
+        #expect(chmod(uinput.node, 0) == 0)
+        var env = ProcessInfo.processInfo.environment
+        env["EVCAPTURE_TEST_ACCESS_NODE"] = uinput.node
+        let started = ContinuousClock.now
+        let node = uinput.node
+        // Readable again one second after the child started.
+        let opener = Task {
+            try await Task.sleep(for: .seconds(1))
+            return chmod(node, 0o666)
+        }
+        let self_ = try #require(realpathString("/proc/self/exe"))
+        let child = try runProgram(
+            self_, ["--testing-library", "swift-testing", "--filter", "accessBackoffChild"], environment: env)
+        #expect(try await opener.value == 0)
+        let text = child.stdout + child.stderr
+        #expect(child.status == 0, "child output:\n\(text)")
+        #expect(text.contains("opened after"), "child output:\n\(text)")
+        #expect(ContinuousClock.now - started >= .seconds(1))
+    }
+
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["EVCAPTURE_TEST_ACCESS_NODE"] != nil,
+                   "child half of unreadableNodeIsOpenedOnceReadable; runs only when started by it"))
+    func accessBackoffChild() async throws {
+        let node = ProcessInfo.processInfo.environment["EVCAPTURE_TEST_ACCESS_NODE"]!
+        // glibc applies set*uid to every thread of the process.
+        #expect(setgid(65534) == 0)
+        #expect(setuid(65534) == 0)
+        #expect(throws: EvdevError.self) { try EvdevDevice.open(node) }
+        let start = ContinuousClock.now
+        let device = try await EvdevDevice.open(node, patience: .seconds(8))
+        let waited = ContinuousClock.now - start
+        print("opened after \(waited)")
+        #expect(waited >= .milliseconds(500))
+        #expect(device.description.name == "gpio-keys")
+        device.close()
+    }
+}
+
+private func realpathString(_ path: String) -> String? {
+    guard let p = realpath(path, nil) else { return nil }
+    defer { free(p) }
+    return String(cString: p)
+}
