@@ -218,3 +218,23 @@ struct FFprobe {
             rate: stream["r_frame_rate"] as? String ?? "", errors: errors)
     }
 }
+
+@Suite struct StreamingErrorTests {
+    @Test func aMissingCameraAndANonCameraAreTypedErrors() throws {
+        #expect {
+            _ = try VideoCaptureStream(path: "/dev/evcapture-no-such-video")
+        } throws: { ($0 as? StreamingError)?.code == .deviceRemoved && "\($0)".contains("/dev/evcapture-no-such-video") }
+        #expect {
+            _ = try VideoCaptureStream(path: "/dev/null")
+        } throws: { ($0 as? StreamingError)?.code == .notACaptureDevice }
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            _ = try Photo.take(CaptureSettings(devicePath: "/dev/evcapture-no-such-video", outputDirectory: dir), CaptureRequest(press: 1, action: "primary", time: 0))
+            Issue.record("a photo without a camera succeeded")
+        } catch {
+            #expect(error.code == "camera-removed")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty)
+    }
+}

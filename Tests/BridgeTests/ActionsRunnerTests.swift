@@ -64,3 +64,33 @@ final class OutcomeLog: Sendable {
         #expect(log.sounds.count == 1, "the non-headset click played nothing")
     }
 }
+
+import Capture
+import Evdev
+
+@Suite struct CaptureEventTriggerTests {
+    let device = CaptureDevice(name: "Sony (AVRCP)", node: "/dev/input/event9", bus: .bluetooth, isHeadset: true)
+
+    @Test func gesturesComeBeforeTheirPhaseAndHeldOnlyGivesTheLongPress() {
+        let click = CaptureEvent(
+            phase: .ended, action: .primary, button: .playPause, device: device, press: PressID(rawValue: 4),
+            time: Timestamp(microseconds: 5), shouldPlaySound: true, gesture: .click)
+        let t = ActionTrigger.triggers(for: click, time: 100)
+        #expect(t.map(\.kind) == [.click, .ended])
+        #expect(t[0].button == "KEY_PLAYPAUSE" && t[0].deviceName == "Sony (AVRCP)" && t[0].press == 4)
+        #expect(t[0].shouldPlaySound && t[0].time == 100)
+
+        var held = click
+        held.phase = .held
+        held.gesture = .longPress
+        #expect(ActionTrigger.triggers(for: held, time: 0).map(\.kind) == [.longPress])
+
+        var cancelled = click
+        cancelled.phase = .cancelled
+        cancelled.gesture = nil
+        cancelled.reason = .deviceRemoved
+        let c = ActionTrigger.triggers(for: cancelled, time: 0)
+        #expect(c.map(\.kind) == [.cancelled] && c[0].reason == "device-removed")
+        #expect(c[0].environment["EVCAPTURE_REASON"] == "device-removed")
+    }
+}

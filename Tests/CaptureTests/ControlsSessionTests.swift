@@ -109,3 +109,41 @@ import Testing
         }
     }
 }
+
+import Dispatch
+import Synchronization
+
+/// A task executor on a serial queue that counts the jobs it runs.
+final class CountingExecutor: TaskExecutor {
+    let queue = DispatchQueue(label: "evcapture.test.executor")
+    let jobs = Mutex(0)
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        jobs.withLock { $0 += 1 }
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
+
+@Suite struct ControlActionExecutorTests {
+    @Test func actionRunsOnTheExecutorTheAppChose() async {
+        let executor = CountingExecutor()
+        executor.queue.setSpecific(key: CountingExecutor.key, value: true)
+        let (stream, sink) = AsyncStream<Bool>.makeStream()
+        let action = ControlAction(executor: executor) { _ in
+            // Runs inside a job of the chosen executor's queue.
+            sink.yield(DispatchQueue.getSpecific(key: CountingExecutor.key) == true)
+        }
+        action.deliver(1)
+        var onQueue: Bool?
+        for await v in stream {
+            onQueue = v
+            break
+        }
+        #expect(onQueue == true)
+        #expect(executor.jobs.withLock { $0 } > 0)
+    }
+}
+
+extension CountingExecutor {
+    static let key = DispatchSpecificKey<Bool>()
+}

@@ -212,11 +212,11 @@ public final class ActionRunner: ActionTriggerSink {
                     return PhotoResult(path: path, width: info?.width ?? 0, height: info?.height ?? 0, bytes: jpeg.count)
                 }
             }
-        case .exclusive:
+        case .exclusive(let owned):
             result = await onDedicatedThread(name: "evcapture-photo") {
                 Result { () throws(ActionError) in try Photo.take(settings, request) }
             }
-            await camera.release()
+            if owned { await camera.release() }
         }
         switch result {
         case .success(let photo):
@@ -330,7 +330,8 @@ public final class ActionRunner: ActionTriggerSink {
 /// Who uses the camera: a photo (alone), or a recording that photos borrow frames from.
 actor CameraAccess {
     enum Grant {
-        case exclusive
+        /// The camera is free for a photo; `owned`: release it afterwards.
+        case exclusive(owned: Bool)
         case recording(VideoRecording)
     }
     private enum Owner {
@@ -345,9 +346,13 @@ actor CameraAccess {
             switch owner {
             case .none:
                 owner = .photo
-                return .exclusive
+                return .exclusive(owned: true)
             case .recording(let r) where !r.hasEnded:
                 return .recording(r)
+            case .recording:
+                // The recording stopped by itself (camera error, size limit) and closed the
+                // camera; its press has not ended yet. Do not wait for that release.
+                return .exclusive(owned: false)
             default:
                 await changed()
             }
