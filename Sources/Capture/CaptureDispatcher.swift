@@ -1,4 +1,9 @@
+import Dispatch
 import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An app's capture-button handlers, in the spirit of the phone camera's capture-event
 /// interaction: a primary handler and an optional secondary one.
@@ -47,6 +52,10 @@ public final class CaptureEventInteraction: Sendable {
 /// - A slow handler delays only its own later events (they wait in its queue, in order).
 ///   It never delays the input thread, the other handler, or reorders anything. Its queue
 ///   is unbounded: a handler that never catches up grows memory (`pendingCount` shows it).
+/// - Each handler runs on its own thread (a task executor preference): busy work elsewhere
+///   in the process — a saturated cooperative pool — cannot starve the handlers, and a
+///   handler blocking its thread blocks only itself. Awaiting inside a handler is fine; it
+///   resumes on the same thread.
 /// - Presses that begin while the interaction is disabled are not delivered at all (none
 ///   of their events); presses delivered before it was disabled are delivered to the end.
 /// - `finish()` stops accepting events and returns when both queues are drained.
@@ -66,31 +75,44 @@ public final class CaptureDispatcher: Sendable {
         open = Mutex(presses)
     }
 
-    /// Queues one event for its handler. Non-capture outputs are ignored by `deliver(_:)`
-    /// for output buffers.
+    /// Queues one event for its handler.
     public func deliver(_ event: CaptureEvent) {
-        let deliverIt = open.withLock { open -> Bool in
-            if event.phase == .began {
-                guard interaction.isEnabled else { return false }
-                open.append(event.press)
-                return true
-            }
-            guard let i = open.firstIndex(of: event.press) else { return false }
-            if event.phase == .ended || event.phase == .cancelled { open.remove(at: i) }
-            return true
-        }
-        guard deliverIt else { return }
-        if event.action == .secondary, let secondaryQueue {
-            secondaryQueue.enqueue(event)
-        } else {
-            primaryQueue.enqueue(event)
-        }
+        var wake: (UnsafeContinuation<Void, Never>?, UnsafeContinuation<Void, Never>?) = (nil, nil)
+        open.withLock { open in route(event, &open, &wake) }
+        wake.0?.resume()
+        wake.1?.resume()
     }
 
-    /// Queues every capture event of a core's output buffer, in order.
+    /// Queues every capture event of a core's output buffer, in order (other outputs are
+    /// skipped). One lock round for the whole buffer.
     public func deliver(_ outputs: [CaptureOutput]) {
-        for o in outputs {
-            if case .capture(let e) = o { deliver(e) }
+        var wake: (UnsafeContinuation<Void, Never>?, UnsafeContinuation<Void, Never>?) = (nil, nil)
+        open.withLock { open in
+            for o in outputs {
+                if case .capture(let e) = o { route(e, &open, &wake) }
+            }
+        }
+        wake.0?.resume()
+        wake.1?.resume()
+    }
+
+    /// Decides whether an event is delivered and queues it; parked drain tasks to wake are
+    /// returned in `wake` (primary, secondary) and resumed by the caller outside the lock.
+    private func route(
+        _ event: CaptureEvent, _ open: inout [PressID],
+        _ wake: inout (UnsafeContinuation<Void, Never>?, UnsafeContinuation<Void, Never>?)
+    ) {
+        if event.phase == .began {
+            guard interaction.isEnabled else { return }
+            open.append(event.press)
+        } else {
+            guard let i = open.firstIndex(of: event.press) else { return }
+            if event.phase == .ended || event.phase == .cancelled { open.remove(at: i) }
+        }
+        if event.action == .secondary, let secondaryQueue {
+            if let w = secondaryQueue.enqueue(event) { wake.1 = w }
+        } else {
+            if let w = primaryQueue.enqueue(event) { wake.0 = w }
         }
     }
 
@@ -121,13 +143,21 @@ final class HandlerQueue: Sendable {
         var closed = false
     }
     private let state: Mutex<State>
+    /// A hint for the spinning drain task, read without the lock: something was queued.
+    private let hasWork = Atomic<Bool>(false)
     private let taskBox: Mutex<Task<Void, Never>?> = Mutex(nil)
+
+    private let executor = ThreadExecutor()
 
     init(_ handler: @escaping CaptureEventInteraction.Handler) {
         var s = State()
         s.pending.reserveCapacity(64)
         state = Mutex(s)
-        let t = Task { [self] in await self.drain(handler) }
+        let executor = self.executor
+        let t = Task(executorPreference: executor) { [self] in
+            await self.drain(handler)
+            executor.stop()
+        }
         taskBox.withLock { $0 = t }
     }
 
@@ -135,14 +165,16 @@ final class HandlerQueue: Sendable {
 
     var pendingCount: Int { state.withLock { $0.pending.count + $0.inFlight } }
 
-    func enqueue(_ event: CaptureEvent) {
+    /// Queues an event; returns the parked drain task to resume, if any.
+    func enqueue(_ event: CaptureEvent) -> UnsafeContinuation<Void, Never>? {
         let waiter = state.withLock { s -> UnsafeContinuation<Void, Never>? in
             guard !s.closed else { return nil }
             s.pending.append(event)
             defer { s.waiter = nil }
             return s.waiter
         }
-        waiter?.resume()
+        if !hasWork.load(ordering: .relaxed) { hasWork.store(true, ordering: .releasing) }
+        return waiter
     }
 
     func close() {
@@ -154,7 +186,7 @@ final class HandlerQueue: Sendable {
         waiter?.resume()
     }
 
-    static let spinsBeforeParking = 2000
+    static let spinsBeforeParking = 20_000
 
     private func drain(_ handler: CaptureEventInteraction.Handler) async {
         // Two buffers swapped under the lock: neither is reallocated in steady state.
@@ -164,9 +196,8 @@ final class HandlerQueue: Sendable {
             // Before parking, look again for a short while (~tens of µs): under a steady
             // stream the task then never parks, and a wake-up — a job handed to the
             // executor, which allocates — is paid only once per burst, not per event.
-            for _ in 0..<Self.spinsBeforeParking {
-                if state.withLock({ !$0.pending.isEmpty || $0.closed }) { break }
-            }
+            var spins = 0
+            while spins < Self.spinsBeforeParking && !hasWork.load(ordering: .acquiring) { spins += 1 }
             await withUnsafeContinuation { (c: UnsafeContinuation<Void, Never>) in
                 let now = state.withLock { s -> Bool in
                     if !s.pending.isEmpty || s.closed { return true }
@@ -176,6 +207,7 @@ final class HandlerQueue: Sendable {
                 if now { c.resume() }
             }
             let closed = state.withLock { s -> Bool in
+                hasWork.store(false, ordering: .relaxed)
                 swap(&s.pending, &batch)
                 s.inFlight = batch.count
                 return s.closed
@@ -186,6 +218,64 @@ final class HandlerQueue: Sendable {
                 state.withLock { $0.inFlight -= 1 }
             }
             batch.removeAll(keepingCapacity: true)
+        }
+    }
+}
+
+/// A task executor with one thread of its own, for one handler queue.
+///
+/// Enqueueing a job (resuming the drain task) appends to a preallocated array under a lock
+/// and signals a semaphore: no allocation, unlike handing a job to the global executor.
+final class ThreadExecutor: TaskExecutor {
+    private struct State {
+        var jobs: [UnownedJob] = []
+        var stopped = false
+    }
+    private let state: Mutex<State>
+    private let wake = DispatchSemaphore(value: 0)
+
+    init() {
+        var s = State()
+        s.jobs.reserveCapacity(16)
+        state = Mutex(s)
+        // The thread keeps the executor alive until `stop()` lets its loop end.
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let rc = pthread_create(
+            &thread, nil,
+            { context in
+                let executor = Unmanaged<ThreadExecutor>.fromOpaque(context!).takeRetainedValue()
+                executor.loop()
+                return nil
+            }, context)
+        precondition(rc == 0, "pthread_create: \(rc)")
+        pthread_detach(thread)
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        state.withLock { $0.jobs.append(unowned) }
+        wake.signal()
+    }
+
+    /// Ends the thread once the jobs queued so far have run.
+    func stop() {
+        state.withLock { $0.stopped = true }
+        wake.signal()
+    }
+
+    private func loop() {
+        var batch: [UnownedJob] = []
+        batch.reserveCapacity(16)
+        while true {
+            wake.wait()
+            let stopped = state.withLock { s -> Bool in
+                swap(&s.jobs, &batch)
+                return s.stopped
+            }
+            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            batch.removeAll(keepingCapacity: true)
+            if stopped && state.withLock({ $0.jobs.isEmpty }) { return }
         }
     }
 }

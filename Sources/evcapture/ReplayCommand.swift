@@ -45,7 +45,12 @@ struct ReplayCommand: ParsableCommand {
         } catch let e as EvemuError {
             try fail(e.description)
         }
-        var pipeline = ReplayPipeline(inputs: inputs, config: settings, controls: ReplayControls.make(camera: camera))
+        let controls = ReplayControls.make(camera: camera)
+        if camera != nil && controls == nil {
+            var stderr = StandardError()
+            print("note: --camera: controls are not wired into replay yet; replaying capture events only", to: &stderr)
+        }
+        var pipeline = ReplayPipeline(inputs: inputs, config: settings, controls: controls)
         var out = ""
         pipeline.run { o in
             out += json ? o.json : o.text
