@@ -45,7 +45,7 @@ struct ReplayCommand: ParsableCommand {
         } catch let e as EvemuError {
             try fail(e.description)
         }
-        var pipeline = ReplayPipeline(inputs: inputs, config: settings, controls: ReplayControls.make(camera: camera))
+        var pipeline = ReplayPipeline(inputs: inputs, config: settings, controls: try ReplayControls.make(camera: camera))
         var out = ""
         pipeline.run { o in
             out += json ? o.json : o.text
@@ -69,8 +69,13 @@ struct ReplayCommand: ParsableCommand {
 /// Where `--camera` meets the controls core: returns the controls stage for the replay, or
 /// nil when controls are not wired (the capture pipeline runs either way).
 enum ReplayControls {
-    static func make(camera: String?) -> (any ReplayControlsStage)? {
-        nil  // The controls helper plugs its stage in here (`sim` → SimCamera).
+    static func make(camera: String?) throws -> (any ReplayControlsStage)? {
+        switch camera {
+        case nil: return nil
+        case "sim": return SimCameraReplay()
+        case let other?:
+            throw ValidationError("--camera \(other): replay drives only the simulated camera for now; use --camera sim")
+        }
     }
 }
 
