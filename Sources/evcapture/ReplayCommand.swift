@@ -45,12 +45,7 @@ struct ReplayCommand: ParsableCommand {
         } catch let e as EvemuError {
             try fail(e.description)
         }
-        let controls = ReplayControls.make(camera: camera)
-        if camera != nil && controls == nil {
-            var stderr = StandardError()
-            print("note: --camera: controls are not wired into replay yet; replaying capture events only", to: &stderr)
-        }
-        var pipeline = ReplayPipeline(inputs: inputs, config: settings, controls: controls)
+        var pipeline = ReplayPipeline(inputs: inputs, config: settings, controls: try ReplayControls.make(camera: camera))
         var out = ""
         pipeline.run { o in
             out += json ? o.json : o.text
@@ -74,8 +69,13 @@ struct ReplayCommand: ParsableCommand {
 /// Where `--camera` meets the controls core: returns the controls stage for the replay, or
 /// nil when controls are not wired (the capture pipeline runs either way).
 enum ReplayControls {
-    static func make(camera: String?) -> (any ReplayControlsStage)? {
-        nil  // The controls helper plugs its stage in here (`sim` → SimCamera).
+    static func make(camera: String?) throws -> (any ReplayControlsStage)? {
+        switch camera {
+        case nil: return nil
+        case "sim": return SimCameraReplay()
+        case let other?:
+            throw ValidationError("--camera \(other): replay drives only the simulated camera for now; use --camera sim")
+        }
     }
 }
 

@@ -71,12 +71,19 @@ public final class ControlsSession {
 
     // MARK: Input
 
-    /// Handles one frame of the device at `node`; its time is the frame's last event's.
-    public func handle(frame: [InputEvent], from node: String) -> [ControlsEvent] {
-        guard let time = frame.last?.time, var decoder = decoders[node] else { return [] }
+    /// Handles one frame of the device at `node` at `now` (by default the time of the frame's
+    /// last event).
+    public func handle(frame: [InputEvent], from node: String, at now: Timestamp? = nil) -> [ControlsEvent] {
+        guard let time = now ?? frame.last?.time, var decoder = decoders[node] else { return [] }
         let inputs = decoder.decode(frame)
         decoders[node] = decoder
         return inputs.flatMap { handle($0, at: time) }
+    }
+
+    /// Events of the device at `node` were lost (`SYN_DROPPED`): its partial wheel detents and
+    /// last axis positions are forgotten, as if it had just appeared.
+    public func eventsLost(node: String, profile: DeviceProfile) {
+        if decoders[node] != nil { decoders[node] = SliderDecoder(profile: profile) }
     }
 
     /// Handles one input at `now`.
