@@ -8,14 +8,11 @@ import V4L2
 
 /// The vivid capture node: `$EVCAPTURE_TEST_VIVID` (set by the VM script from
 /// `vmlab-vivid start`), else a loaded vivid's `vivid-000-vid-cap` node.
-let vividNode: String? = {
+let actionsVividNode: String? = {
     if let node = ProcessInfo.processInfo.environment["EVCAPTURE_TEST_VIVID"], !node.isEmpty { return node }
     let sys = "/sys/class/video4linux"
-    for entry in (try? FileManager.default.contentsOfDirectory(atPath: sys)) ?? [] {
-        let name = try? String(contentsOfFile: "\(sys)/\(entry)/name", encoding: .utf8)
-        if name?.trimmingCharacters(in: .whitespacesAndNewlines) == "vivid-000-vid-cap" { return "/dev/\(entry)" }
-    }
-    return nil
+    _ = sys
+    return vividNode()
 }()
 let noVivid = "no vivid capture device (run in the VM: EVCAPTURE_TEST_VIVID=$(vmlab-vivid start)); skipping"
 let ffprobePath = ["/usr/bin/ffprobe", "/usr/local/bin/ffprobe"].first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -30,7 +27,7 @@ func scratchDirectory(_ label: String) throws -> String {
 
 func settings(_ dir: String) -> CaptureSettings {
     CaptureSettings(
-        devicePath: vividNode!, outputDirectory: dir, width: 320, height: 240,
+        devicePath: actionsVividNode!, outputDirectory: dir, width: 320, height: 240,
         frameTimeout: .seconds(5), photoWarmupFrames: 1)
 }
 
@@ -53,10 +50,10 @@ func probe(_ path: String) throws -> (frames: Int, rate: String, codec: String) 
     return (Int(fields["nb_read_frames"] ?? "") ?? -1, fields["r_frame_rate"] ?? "", fields["codec_name"] ?? "")
 }
 
-@Suite(.serialized, .enabled(if: vividNode != nil, Comment(rawValue: noVivid)))
+@Suite(.serialized, .enabled(if: actionsVividNode != nil, Comment(rawValue: noVivid)))
 struct ActionsCameraTests {
     @Test func streamNegotiatesAndDeliversFrames() throws {
-        let stream = try VideoCaptureStream(path: vividNode!, width: 320, height: 240)
+        let stream = try VideoCaptureStream(path: actionsVividNode!, width: 320, height: 240)
         #expect(stream.format.pixelFormat == .yuyv || stream.format.pixelFormat.isJPEG, "\(stream.format)")
         // vivid's webcam input has fixed sizes: 320 wide is 320×180 there; the driver decides.
         #expect(stream.format.width == 320 && stream.format.height > 0, "\(stream.format)")
@@ -81,7 +78,7 @@ struct ActionsCameraTests {
     @Test func aBusyCameraIsATypedErrorNotAHang() throws {
         let dir = try scratchDirectory("busy")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let holder = try VideoCaptureStream(path: vividNode!, width: 320, height: 240)
+        let holder = try VideoCaptureStream(path: actionsVividNode!, width: 320, height: 240)
         try holder.start()
         defer { holder.stop() }
         let start = ContinuousClock.now

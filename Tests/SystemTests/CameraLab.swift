@@ -133,7 +133,7 @@ final class Collected<Element: Sendable>: Sendable {
 /// Runs a program to completion: exit status, stdout, stderr. posix_spawn with the output in
 /// temporary files (Foundation's Process needs a socketpair for its run loop, which hangs in
 /// the VM's chroot).
-func runProgram(_ path: String, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+func labRunProgram(_ path: String, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
     let dir = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
     let outPath = "\(dir)/evcapture-test-\(getpid())-out"
     let errPath = "\(dir)/evcapture-test-\(getpid())-err"

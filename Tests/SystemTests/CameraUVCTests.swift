@@ -18,7 +18,7 @@ struct CameraUVCTests {
 
     @Test func controlsCommandListsTheCameraAndItsBindings() throws {
         for arguments in [["controls", "--json"], ["controls", "--camera", CameraLab.uvcNode, "--json"]] {
-            let run = try runProgram(evcaptureExecutable, arguments)
+            let run = try labRunProgram(evcaptureExecutable, arguments)
             #expect(run.status == 0, "evcapture \(arguments): \(run.err)")
             let object = try #require(
                 try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any], "not JSON: \(run.out)")
@@ -65,11 +65,11 @@ struct CameraUVCTests {
     @Test func controlsCommandWithoutUsableNamedCameraFails() throws {
         // vivid is not a camera with zoom/exposure, but it is a capture device: named, it works.
         if let vivid = CameraLab.environment["EVCAPTURE_TEST_VIVID"] {
-            let ok = try runProgram(evcaptureExecutable, ["controls", "--camera", vivid])
+            let ok = try labRunProgram(evcaptureExecutable, ["controls", "--camera", vivid])
             #expect(ok.status == 0)
             #expect(ok.out.contains("zoom: not available"))
         }
-        let bad = try runProgram(evcaptureExecutable, ["controls", "--camera", "/dev/video99"])
+        let bad = try labRunProgram(evcaptureExecutable, ["controls", "--camera", "/dev/video99"])
         #expect(bad.status != 0)
         #expect((bad.out + bad.err).contains("/dev/video99"))
     }
@@ -143,7 +143,7 @@ struct CameraUVCTests {
         try device.subscribe(to: .zoomAbsolute)
         let events = Collected(try device.notifications(on: loop))
         defer { events.cancel() }
-        let run = try runProgram("/usr/bin/v4l2-ctl", ["-d", CameraLab.uvcNode, "--set-ctrl", "zoom_absolute=222"])
+        let run = try labRunProgram("/usr/bin/v4l2-ctl", ["-d", CameraLab.uvcNode, "--set-ctrl", "zoom_absolute=222"])
         #expect(run.status == 0, "v4l2-ctl: \(run.err)")
         let got = await events.first { if case .control(let e) = $0 { e.id == .zoomAbsolute } else { false } }
         guard case .control(let event)? = got?.element else {
@@ -166,7 +166,7 @@ struct CameraUVCTests {
             defer { task.cancel(); events.cancel() }
             #expect(await events.first { if case .started = $0 { true } else { false } } != nil)
             try session.camera.set(.zoomAbsolute, to: 300)
-            _ = try runProgram("/usr/bin/v4l2-ctl", ["-d", CameraLab.uvcNode, "--set-ctrl", "zoom_absolute=150"])
+            _ = try labRunProgram("/usr/bin/v4l2-ctl", ["-d", CameraLab.uvcNode, "--set-ctrl", "zoom_absolute=150"])
             let changed = await events.first {
                 if case .controlChanged(let u) = $0 { u.control.name == "zoom_absolute" && u.control.value == 150 } else { false }
             }
@@ -185,7 +185,7 @@ struct CameraUVCTests {
             #expect(await events.first { if case .started = $0 { true } else { false } } != nil)
             try session.camera.set(.zoomAbsolute, to: 300)
             let before = await CameraLab.settledCount()
-            _ = try runProgram("/usr/bin/v4l2-ctl", ["-d", CameraLab.uvcNode, "--set-ctrl", "zoom_absolute=150"])
+            _ = try labRunProgram("/usr/bin/v4l2-ctl", ["-d", CameraLab.uvcNode, "--set-ctrl", "zoom_absolute=150"])
             let restored = await events.first {
                 if case .restored(let name, _, let value) = $0 { name == "zoom_absolute" && value == 300 } else { false }
             }
