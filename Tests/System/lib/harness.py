@@ -707,7 +707,8 @@ def main(argv):
             if failed or stray:
                 status = status or EXIT_FAILED
             if passed + failed + skipped == 0:
-                status = status or EXIT_NOTHING_RAN
+                # Swift Testing also exits non-zero when nothing matched: say what happened
+                status = EXIT_NOTHING_RAN if status in (EXIT_OK, EXIT_FAILED) else status
                 problems.append(f"no system test ran (filter: {' '.join(args.filter or ['SystemTests'])})")
 
     # ---- summary
