@@ -475,6 +475,9 @@ def qemu_command(args, kernel, initramfs, out_dir):
     return qemu
 
 
+REBOOT_NOISE = re.compile(rb"^\[ *[0-9.]+\] reboot: ")
+
+
 class Console:
     """Streams the guest's serial console to stdout and to a log file."""
 
@@ -502,9 +505,15 @@ class Console:
         self.text += data
         self.log.write(data)
         self.log.flush()
-        if not self.quiet or b"evc-guest:" in data:
-            sys.stdout.buffer.write(data)
+        shown = [line for line in data.split(b"\n")[:-1] if self.shown(line)]
+        if shown:
+            sys.stdout.buffer.write(b"\n".join(shown) + b"\n")
             sys.stdout.flush()
+
+    def shown(self, line):
+        if self.quiet:
+            return line.startswith(b"evc-guest:")
+        return not REBOOT_NOISE.match(line)  # the kernel's own goodbye is always printed
 
 
 def boot(args, qemu, console_log, status_path):

@@ -114,6 +114,13 @@ final class FakeCamera {
         poll(timeout: timeout) { received().contains { $0.control == control && $0.value == value } }
     }
 
+    /// Lines in which the camera reports a control request it could not complete (GadgetFS
+    /// aborted it, or a SET_CUR's data never arrived). Empty in a healthy run; a test that
+    /// depends on every write arriving can `#expect(camera.problems.isEmpty)`.
+    var problems: [String] {
+        log.split(separator: "\n").map(String.init).filter { $0.contains(" lost") || $0.contains("aborted") }
+    }
+
     /// The camera's output since the last `start()` (SET_CUR lines and messages).
     var log: String {
         guard let logURL else { return "" }
