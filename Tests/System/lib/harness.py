@@ -427,7 +427,7 @@ def write_run_plan(out_dir, args, bundle, fakeuvc):
         name, value = kv.split("=", 1)
         env[name] = value
     for i, script in enumerate(args.shell_script, start=1):
-        # a copy: the guest mounts a tmpfs on /tmp, which would hide scripts kept there
+        # a copy in the output directory, so the script may change while the guest runs
         copy = os.path.join(out_dir, f"script-{i}-{os.path.basename(script)}")
         shutil.copyfile(script, copy)
         steps.append(("script " + os.path.basename(script),
