@@ -58,6 +58,8 @@ struct HarnessTests {
         #expect(brightness.succeeded, "\(brightness)")
         #expect(camera.waitUntilReceived("brightness", -10), "camera log:\n\(camera.log)")
 
+        #expect(camera.problems.isEmpty, "camera log:\n\(camera.log)")
+
         try camera.stop()
         #expect(FakeCamera.currentNode() == nil)
         #expect(!FileManager.default.fileExists(atPath: node), "\(node) still exists after the unplug")

@@ -427,7 +427,7 @@ def write_run_plan(out_dir, args, bundle, fakeuvc):
         name, value = kv.split("=", 1)
         env[name] = value
     for i, script in enumerate(args.shell_script, start=1):
-        # a copy: the guest mounts a tmpfs on /tmp, which would hide scripts kept there
+        # a copy in the output directory, so the script may change while the guest runs
         copy = os.path.join(out_dir, f"script-{i}-{os.path.basename(script)}")
         shutil.copyfile(script, copy)
         steps.append(("script " + os.path.basename(script),
@@ -475,6 +475,9 @@ def qemu_command(args, kernel, initramfs, out_dir):
     return qemu
 
 
+REBOOT_NOISE = re.compile(rb"^\[ *[0-9.]+\] reboot: ")
+
+
 class Console:
     """Streams the guest's serial console to stdout and to a log file."""
 
@@ -502,9 +505,15 @@ class Console:
         self.text += data
         self.log.write(data)
         self.log.flush()
-        if not self.quiet or b"evc-guest:" in data:
-            sys.stdout.buffer.write(data)
+        shown = [line for line in data.split(b"\n")[:-1] if self.shown(line)]
+        if shown:
+            sys.stdout.buffer.write(b"\n".join(shown) + b"\n")
             sys.stdout.flush()
+
+    def shown(self, line):
+        if self.quiet:
+            return line.startswith(b"evc-guest:")
+        return not REBOOT_NOISE.match(line)  # the kernel's own goodbye is always printed
 
 
 def boot(args, qemu, console_log, status_path):
@@ -707,7 +716,8 @@ def main(argv):
             if failed or stray:
                 status = status or EXIT_FAILED
             if passed + failed + skipped == 0:
-                status = status or EXIT_NOTHING_RAN
+                # Swift Testing also exits non-zero when nothing matched: say what happened
+                status = EXIT_NOTHING_RAN if status in (EXIT_OK, EXIT_FAILED) else status
                 problems.append(f"no system test ran (filter: {' '.join(args.filter or ['SystemTests'])})")
 
     # ---- summary

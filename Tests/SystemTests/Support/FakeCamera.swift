@@ -86,7 +86,7 @@ final class FakeCamera {
                 process.waitUntilExit()
             }
         }
-        let gone = poll(timeout: timeout) { Self.currentNode() == nil && !Self.usbDevicePresent() }
+        let gone = waitUntil(timeout: timeout) { Self.currentNode() == nil && !Self.usbDevicePresent() }
         if !gone {
             throw FakeCameraError("the fake camera's node or USB device is still there \(timeout) after it stopped")
         }
@@ -111,7 +111,14 @@ final class FakeCamera {
     /// Waits until the camera has received `value` for `control` (the camera prints a
     /// request just after the driver's ioctl has returned).
     func waitUntilReceived(_ control: String, _ value: Int, timeout: Duration = .seconds(5)) -> Bool {
-        poll(timeout: timeout) { received().contains { $0.control == control && $0.value == value } }
+        waitUntil(timeout: timeout) { received().contains { $0.control == control && $0.value == value } }
+    }
+
+    /// Lines in which the camera reports a control request it could not complete (GadgetFS
+    /// aborted it, or a SET_CUR's data never arrived). Empty in a healthy run; a test that
+    /// depends on every write arriving can `#expect(camera.problems.isEmpty)`.
+    var problems: [String] {
+        log.split(separator: "\n").map(String.init).filter { $0.contains(" lost") || $0.contains("aborted") }
     }
 
     /// The camera's output since the last `start()` (SET_CUR lines and messages).
@@ -150,7 +157,7 @@ final class FakeCamera {
 
         var unboundSince: ContinuousClock.Instant?
         var outcome: StartOutcome = .failed("no /dev/video node after \(timeout)")
-        _ = poll(timeout: timeout) {
+        _ = waitUntil(timeout: timeout) {
             if let node = Self.currentNode() {
                 outcome = .bound(node)
                 return true

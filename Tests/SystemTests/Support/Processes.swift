@@ -75,12 +75,12 @@ func run(_ argv: [String], timeout: Duration = .seconds(60)) throws -> ProcessRe
 
 /// Polls until `process` has exited; false when `timeout` passed first.
 func waitForExit(_ process: Process, timeout: Duration) -> Bool {
-    poll(timeout: timeout) { !process.isRunning }
+    waitUntil(timeout: timeout) { !process.isRunning }
 }
 
 /// Evaluates `condition` every 20 ms until it is true (returns true) or `timeout` passes
 /// (returns false). Emulated kernels are slow: use timeouts of seconds, not milliseconds.
-func poll(timeout: Duration, _ condition: () throws -> Bool) rethrows -> Bool {
+func waitUntil(timeout: Duration, _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
     while true {
         if try condition() { return true }
