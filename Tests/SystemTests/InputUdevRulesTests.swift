@@ -12,7 +12,7 @@ private let canLoadRules = UinputDevice.isAvailable && getuid() == 0 && access("
 /// /run/udev/rules.d, removed afterwards): known identities get EVCAPTURE_ROLE.
 @Suite(.enabled(if: canLoadRules, "needs root, /dev/uinput and a running udevd (run inside the VM)"))
 struct InputUdevRulesTests {
-    @Test func knownDevicesGetTheirRoleFromTheRules() throws {
+    @Test func knownDevicesGetTheirRoleFromTheRules() async throws {
         let source = "\(InputPaths.packageRoot)/udev-rules/70-evcapture.rules"
         let target = "/run/udev/rules.d/70-evcapture.rules"
         mkdir("/run/udev/rules.d", 0o755)
@@ -31,9 +31,27 @@ struct InputUdevRulesTests {
         defer { headset.destroy() }
         let keyboard = try UinputDevice(EvemuRecording.load(path: InputPaths.fixture("usb-keyboard-typing-and-volume")).description)
         defer { keyboard.destroy() }
-        _ = try runProgram("/usr/bin/udevadm", ["settle", "--timeout=10"])
-
-        let listed = try UdevInputMonitor.enumerateNow()
+        let nodes = [powermate.node, headset.node, keyboard.node]
+        try await waitForUdev(nodes)
+        // `udevadm test` runs the rules as read from disk now: deterministic.
+        let listedBefore = try UdevInputMonitor.enumerateNow()
+        for (node, expected) in [(powermate.node, "dial"), (headset.node, "headset")] {
+            let syspath = try #require(listedBefore.first { $0.node == node }?.syspath)
+            let test = try runProgram("/usr/bin/udevadm", ["test", syspath])
+            #expect((test.stdout + test.stderr).contains("EVCAPTURE_ROLE=\(expected)"), "udevadm test \(syspath)")
+        }
+        // udevd itself: a change event applies the rules to the database. A worker that was
+        // busy (other tests create devices) during the reload may still hold the old rules,
+        // so the change is retried until a fresh worker handles it.
+        var listed: [UdevInputDevice] = []
+        let deadline = ContinuousClock.now + .seconds(20)
+        repeat {
+            _ = try runProgram("/usr/bin/udevadm", ["trigger", "--settle", "--action=change"] + nodes)
+            listed = try UdevInputMonitor.enumerateNow()
+            if listed.first(where: { $0.node == powermate.node })?.role != nil,
+               listed.first(where: { $0.node == headset.node })?.role != nil { break }
+            try await Task.sleep(for: .milliseconds(500))
+        } while ContinuousClock.now < deadline
         func role(_ node: String) -> String? { listed.first { $0.node == node }?.role }
         #expect(role(powermate.node) == "dial")
         #expect(role(headset.node) == "headset")

@@ -6,6 +6,8 @@ import Testing
 import Evdev
 import IOLoop
 import Udev
+import Bridge
+import Capture
 
 @Suite(.enabled(if: UinputDevice.isAvailable, "needs /dev/uinput with write access (run inside the VM)"))
 struct InputUdevTests {
@@ -47,6 +49,32 @@ struct InputUdevTests {
         #expect(addsOfBefore.count == 1)
     }
 
+    @Test func deviceWatcherOpensClassifiesAndFollowsRemoval() async throws {
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        let watcher = DeviceWatcher(loop: loop)
+        let events = try watcher.events()
+        let description = try EvemuRecording.load(path: InputPaths.fixture("griffin-powermate")).description
+        let uinput = try UinputDevice(description)
+        let node = uinput.node
+        let added = await collect(events, timeout: .seconds(15)) { items in
+            items.contains { if case .added(let p, _) = $0 { p.node == node } else { false } }
+        }
+        let found = added.compactMap { if case .added(let p, let d) = $0, p.node == node { (p, d) } else { nil } }.first
+        let (profile, device) = try #require(found, "watcher did not add \(node)")
+        #expect(profile.kind == .dial && profile.isDedicated)
+        #expect(profile.role(of: .relDial) == .slider && profile.role(of: .btn0) == .lightPress)
+        let inputs = try device.inputs(on: loop)
+        try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .relDial, -2)])
+        let frames = await collect(inputs, timeout: .seconds(10)) { $0.count >= 1 }
+        #expect(frames.first.map { if case .frame(let f) = $0 { shape(f.events) == ["REL_DIAL -2"] } else { false } } == true)
+        uinput.destroy()
+        let removed = await collect(events, timeout: .seconds(15)) { items in
+            items.contains { if case .removed(let n) = $0 { n == node } else { false } }
+        }
+        #expect(removed.contains { if case .removed(let n) = $0 { n == node } else { false } })
+    }
+
     @Test func kernelGroupFallbackSeesHotplug() async throws {
         // The "kernel" netlink group works with or without udevd (what the fallback uses).
         let loop = try IOLoop()
@@ -76,9 +104,7 @@ struct InputUdevTests {
         let uinput = try UinputDevice(description)
         defer { uinput.destroy() }
         // Let udevd apply its own mode first, so it cannot undo ours.
-        if UdevEventSource.automatic == .udev {
-            _ = try? runProgram("/usr/bin/udevadm", ["settle", "--timeout=5"])
-        }
+        try await waitForUdev([uinput.node])
         #expect(chmod(uinput.node, 0) == 0)
         var env = ProcessInfo.processInfo.environment
         env["EVCAPTURE_TEST_ACCESS_NODE"] = uinput.node
