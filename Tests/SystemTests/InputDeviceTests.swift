@@ -73,7 +73,9 @@ func runProgram(_ path: String, _ arguments: [String], environment: [String: Str
     throws -> (status: Int32, stdout: String, stderr: String)
 {
     var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
+    // CLOEXEC: other tests' children must not inherit these and hold them open.
     guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw SpawnError(what: "pipe", errno: errno) }
+    for fd in outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }

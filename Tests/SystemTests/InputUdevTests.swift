@@ -6,6 +6,7 @@ import Testing
 import Evdev
 import IOLoop
 import Udev
+import Synchronization
 import Bridge
 import Capture
 
@@ -106,19 +107,30 @@ struct InputUdevTests {
         // Let udevd apply its own mode first, so it cannot undo ours.
         try await waitForUdev([uinput.node])
         #expect(chmod(uinput.node, 0) == 0)
+        // The child writes a byte to this pipe once it has been denied; one second later
+        // this thread (not a test-pool thread: those may all be blocked waiting for child
+        // processes) makes the node readable.
+        var signal: [Int32] = [0, 0]
+        try #require(pipe(&signal) == 0)
+        _ = fcntl(signal[0], F_SETFD, FD_CLOEXEC)
         var env = ProcessInfo.processInfo.environment
         env["EVCAPTURE_TEST_ACCESS_NODE"] = uinput.node
+        env["EVCAPTURE_TEST_ACCESS_SIGNAL_FD"] = String(signal[1])
         let started = ContinuousClock.now
-        let node = uinput.node
-        // Readable again one second after the child started.
-        let opener = Task {
-            try await Task.sleep(for: .seconds(1))
-            return chmod(node, 0o666)
+        let node = uinput.node, readEnd = signal[0]
+        let opened = Mutex<Int32?>(nil)
+        Thread.detachNewThread {
+            var byte: UInt8 = 0
+            let n = read(readEnd, &byte, 1)
+            close(readEnd)
+            if n == 1 { usleep(1_000_000) }
+            opened.withLock { $0 = chmod(node, 0o666) }
         }
         let self_ = try #require(realpathString("/proc/self/exe"))
         let child = try runProgram(
             self_, ["--testing-library", "swift-testing", "--filter", "accessBackoffChild"], environment: env)
-        #expect(try await opener.value == 0)
+        close(signal[1])
+        #expect(opened.withLock { $0 } == 0)
         let text = child.stdout + child.stderr
         #expect(child.status == 0, "child output:\n\(text)")
         #expect(text.contains("opened after"), "child output:\n\(text)")
@@ -133,6 +145,9 @@ struct InputUdevTests {
         #expect(setgid(65534) == 0)
         #expect(setuid(65534) == 0)
         #expect(throws: EvdevError.self) { try EvdevDevice.open(node) }
+        let fd = Int32(ProcessInfo.processInfo.environment["EVCAPTURE_TEST_ACCESS_SIGNAL_FD"] ?? "") ?? -1
+        var byte: UInt8 = 1
+        #expect(write(fd, &byte, 1) == 1, "signal pipe")
         let start = ContinuousClock.now
         let device = try await EvdevDevice.open(node, patience: .seconds(8))
         let waited = ContinuousClock.now - start
