@@ -23,6 +23,10 @@ let package = Package(
         .systemLibrary(
             name: "CLibudev", pkgConfig: "libudev",
             providers: [.apt(["libudev-dev"])]),
+        // libjpeg-turbo: YUYV frames encoded to JPEG for photos.
+        .systemLibrary(
+            name: "CLibjpeg", pkgConfig: "libjpeg",
+            providers: [.apt(["libjpeg62-turbo-dev"])]),
         // What Swift cannot import: ioctl request macros, input_event time fields.
         .target(name: "CLinuxShims"),
 
@@ -48,7 +52,7 @@ let package = Package(
         .target(
             name: "Bridge",
             dependencies: [
-                "Capture", "Evdev", "Udev", "V4L2", "IOLoop",
+                "Capture", "Evdev", "Udev", "V4L2", "IOLoop", "CLibjpeg",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "TOMLKit", package: "TOMLKit"),

@@ -29,7 +29,7 @@ enum InputPaths {
 func collect<T: Sendable>(
     _ stream: AsyncStream<T>, timeout: Duration, until done: @escaping @Sendable ([T]) -> Bool
 ) async -> [T] {
-    let box = Collected<T>()
+    let box = InputCollected<T>()
     await withTaskGroup(of: Void.self) { group in
         group.addTask {
             for await item in stream {
@@ -43,7 +43,7 @@ func collect<T: Sendable>(
     return box.items.withLock { $0 }
 }
 
-private final class Collected<T: Sendable>: Sendable {
+private final class InputCollected<T: Sendable>: Sendable {
     let items = Mutex<[T]>([])
 }
 

@@ -15,6 +15,7 @@
 
 #include "evdev_shims.h"
 #include "v4l2_shims.h"
+#include "process_shims.h"
 
 /// ioctl(2) without varargs (Swift cannot call variadic C functions).
 /// Returns -1 with errno set on failure; EINTR is retried by the Swift caller.

@@ -1,0 +1,50 @@
+import Foundation
+import Synchronization
+
+/// Runs blocking work (ioctls, poll, file writes, waitpid) on a thread of its own, outside
+/// Swift's cooperative pool, and awaits its result.
+func onDedicatedThread<T: Sendable>(name: String, _ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.name = name
+        thread.start()
+    }
+}
+
+/// A value set once and awaited by any number of tasks.
+final class OneShot<T: Sendable>: Sendable {
+    private struct State {
+        var value: T?
+        var waiters: [CheckedContinuation<T, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    init() {}
+
+    /// Sets the value (the first call wins) and wakes every waiter.
+    func fulfil(_ value: T) {
+        let waiters = state.withLock { s -> [CheckedContinuation<T, Never>] in
+            guard s.value == nil else { return [] }
+            s.value = value
+            defer { s.waiters.removeAll() }
+            return s.waiters
+        }
+        for w in waiters { w.resume(returning: value) }
+    }
+
+    var current: T? { state.withLock { $0.value } }
+
+    func value() async -> T {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { s -> T? in
+                if let v = s.value { return v }
+                s.waiters.append(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}
+
+/// Seconds since 1970, for file names and `EVCAPTURE_TIME`.
+func wallClockNow() -> Double { Date().timeIntervalSince1970 }

@@ -1,0 +1,96 @@
+import Capture
+import Evdev
+
+/// The controls part of `evcapture replay --camera sim`: a `ControlsSession` with the default
+/// controls (zoom, then exposure bias) bound to a `SimCamera`, driven by the replay pipeline
+/// through its `ReplayControlsStage` seam on the recordings' clock.
+///
+/// Reports (spec §6): `control` objects (`control`, `value`, `raw`) for every value change and
+/// `controls` objects (`state`, `control`) for every interaction state change; once, with the
+/// first device, a `controls` object with state `configured` listing the controls. A replay
+/// never reads or writes the state file: the current control starts as `rememberedControl`.
+public final class SimCameraReplay: ReplayControlsStage {
+    public let camera: SimCamera
+    public let session: ControlsSession
+    private var profiles: [Int: DeviceProfile] = [:]
+    private var announced = false
+
+    public init(camera: SimCamera = SimCamera(), configuration: ControlsConfiguration = .init(), rememberedControl: String? = nil) {
+        self.camera = camera
+        session = ControlsSession(configuration: configuration, rememberedControl: rememberedControl)
+        _ = session.addDefaultControls(camera: camera, at: Timestamp(microseconds: 0))
+    }
+
+    public func deviceAdded(_ profile: DeviceProfile, index: Int, at now: Timestamp) -> [ReplayOutput] {
+        profiles[index] = profile
+        session.deviceAdded(profile)
+        guard !announced else { return [] }
+        announced = true
+        let names = session.controls.map(\.name)
+        let current = session.currentControl?.name
+        var extra: [(String, JSONValue)] = [("controls", .array(names.map { .string($0) }))]
+        if let current { extra.append(("control", .string(current))) }
+        return [
+            .line(
+                json: JSONLines.controls(state: "configured", time: now, extra: extra),
+                text: "\(ReadableLines.pad(now.description, 12)) controls  configured \(names.joined(separator: ", "))"
+                    + (current.map { " (current \($0))" } ?? ""))
+        ]
+    }
+
+    public func handle(frame: [InputEvent], device index: Int, inputs: [ControlInput], at now: Timestamp) -> [ReplayOutput] {
+        guard let node = profiles[index]?.node else { return [] }
+        return lines(session.handle(frame: frame, from: node, at: now))
+    }
+
+    public func eventsLost(device index: Int, at now: Timestamp) -> [ReplayOutput] {
+        if let p = profiles[index] { session.eventsLost(node: p.node, profile: p) }
+        return []
+    }
+
+    public var nextDeadline: Timestamp? { session.nextDeadline }
+
+    /// Runs every timeout due at or before `now`, each at its own deadline.
+    public func advance(to now: Timestamp) -> [ReplayOutput] {
+        var out: [ReplayOutput] = []
+        while let deadline = session.nextDeadline, deadline <= now {
+            out += lines(session.advance(to: deadline))
+        }
+        return out
+    }
+
+    public func deviceRemoved(index: Int, at now: Timestamp) -> [ReplayOutput] {
+        if let p = profiles.removeValue(forKey: index) { session.deviceRemoved(node: p.node) }
+        return []
+    }
+
+    /// The JSON and readable lines of controls events.
+    func lines(_ events: [ControlsEvent]) -> [ReplayOutput] {
+        events.compactMap { event in
+            switch event {
+            case .value(let v):
+                let shown = session.core.control(named: v.control).map { c -> String in
+                    var c = c
+                    c.value = v.value
+                    return c.displayValue
+                } ?? String(v.value)
+                return .line(
+                    json: JSONLines.control(v.control, value: v.value, raw: v.raw, time: v.time),
+                    text: "\(ReadableLines.pad(v.time.description, 12)) control   \(v.control) \(shown)"
+                        + (v.raw.map { " (raw \($0))" } ?? "") + (v.origin == .external ? " [external]" : ""))
+            case .state(let change, let control, let time):
+                return .line(
+                    json: JSONLines.controls(state: change.rawValue, time: time, extra: control.map { [("control", .string($0))] } ?? []),
+                    text: "\(ReadableLines.pad(time.description, 12)) controls  \(change.rawValue)" + (control.map { " \($0)" } ?? ""))
+            case .error(let error, let control, let time):
+                return .line(
+                    json: JSONLines.error("control \(control): \(error)", time: time),
+                    text: "\(ReadableLines.pad(time.description, 12)) error     control \(control): \(error)")
+            case .controlsChanged, .currentControl:
+                // The control set is fixed during a replay (announced as `configured` with
+                // the first device); the current control is what a daemon would persist.
+                return nil
+            }
+        }
+    }
+}

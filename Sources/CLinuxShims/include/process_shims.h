@@ -1,0 +1,25 @@
+// ---- Files and processes for the actions (Sources/Bridge/Actions) ------------------------
+// glibc declares pipe2 and renameat2 only under _GNU_SOURCE, which Swift's Glibc module
+// does not define; the raw system calls need no feature macro.
+#ifndef EVCAPTURE_PROCESS_SHIMS_H
+#define EVCAPTURE_PROCESS_SHIMS_H
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+/// pipe2(fds, O_CLOEXEC): both ends close-on-exec atomically, so a child spawned by another
+/// thread at the same moment never inherits them.
+static inline int evc_pipe_cloexec(int fds[2]) { return (int)syscall(SYS_pipe2, fds, O_CLOEXEC); }
+
+/// renameat2(RENAME_NOREPLACE): fails with EEXIST instead of replacing `to`.
+static inline int evc_rename_noreplace(const char *from, const char *to) {
+    return (int)syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 1u /* RENAME_NOREPLACE */);
+}
+#include <sys/socket.h>
+/// accept4(fd, SOCK_NONBLOCK | SOCK_CLOEXEC): a client socket no spawned child inherits.
+static inline int evc_accept_nonblock_cloexec(int fd) {
+    return (int)syscall(SYS_accept4, fd, (void *)0, (void *)0, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+#endif
+// ---- end of actions block ----------------------------------------------------------------

@@ -1,0 +1,281 @@
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An app's capture-button handlers, in the spirit of the phone camera's capture-event
+/// interaction: a primary handler and an optional secondary one.
+///
+/// Without a secondary handler, secondary presses reach the primary handler reported as
+/// `primary` (configure the core with `CaptureCoreSettings.hasSecondaryHandler =
+/// interaction.hasSecondaryHandler`; the core makes that routing decision once per press).
+public final class CaptureEventInteraction: Sendable {
+    public typealias Handler = @Sendable (CaptureEvent) async -> Void
+
+    public let primary: Handler
+    public let secondary: Handler?
+    private let enabled: Atomic<Bool>
+
+    public init(primary: @escaping Handler, secondary: Handler? = nil) {
+        self.primary = primary
+        self.secondary = secondary
+        self.enabled = Atomic(true)
+    }
+
+    /// One handler for both buttons (secondary presses reported as `primary`).
+    public convenience init(handler: @escaping Handler) {
+        self.init(primary: handler, secondary: nil)
+    }
+
+    public var hasSecondaryHandler: Bool { secondary != nil }
+
+    /// A disabled interaction receives no new presses. A press that began while enabled
+    /// still gets its `held`/`ended`/`cancelled`, so a handler never sees half a press.
+    public var isEnabled: Bool {
+        get { enabled.load(ordering: .relaxed) }
+        set { enabled.store(newValue, ordering: .relaxed) }
+    }
+}
+
+/// Delivers capture events to an interaction's handlers without ever blocking the caller
+/// (the input thread).
+///
+/// Guarantees:
+/// - `deliver` never waits for a handler: it appends to the handler's queue under a short
+///   lock and, if the handler's task is parked, wakes it. It never suspends.
+/// - Each handler has its own queue and its own task, and is called with one event at a
+///   time, in the order `deliver` received them. All events of a press go to one handler,
+///   so per press id the order is `began`, at most one `held`, then one `ended` or
+///   `cancelled` — never reordered.
+/// - A slow handler delays only its own later events (they wait in its queue, in order).
+///   It never delays the input thread, the other handler, or reorders anything. Its queue
+///   is unbounded: a handler that never catches up grows memory (`pendingCount` shows it).
+/// - Each handler runs on its own thread (a task executor preference): busy work elsewhere
+///   in the process — a saturated cooperative pool — cannot starve the handlers, and a
+///   handler blocking its thread blocks only itself. Awaiting inside a handler is fine; it
+///   resumes on the same thread.
+/// - Presses that begin while the interaction is disabled are not delivered at all (none
+///   of their events); presses delivered before it was disabled are delivered to the end.
+/// - `finish()` stops accepting events and returns when both queues are drained.
+public final class CaptureDispatcher: Sendable {
+    public let interaction: CaptureEventInteraction
+    private let primaryQueue: HandlerQueue
+    private let secondaryQueue: HandlerQueue?
+    /// Presses delivered so far and not yet ended; touched only by `deliver` callers.
+    private let open: Mutex<[PressID]>
+
+    public init(interaction: CaptureEventInteraction) {
+        self.interaction = interaction
+        primaryQueue = HandlerQueue(interaction.primary)
+        secondaryQueue = interaction.secondary.map { HandlerQueue($0) }
+        var presses: [PressID] = []
+        presses.reserveCapacity(16)
+        open = Mutex(presses)
+    }
+
+    /// Queues one event for its handler.
+    public func deliver(_ event: CaptureEvent) {
+        var wake: (UnsafeContinuation<Void, Never>?, UnsafeContinuation<Void, Never>?) = (nil, nil)
+        open.withLock { open in route(event, &open, &wake) }
+        wake.0?.resume()
+        wake.1?.resume()
+    }
+
+    /// Queues every capture event of a core's output buffer, in order (other outputs are
+    /// skipped). One lock round for the whole buffer.
+    public func deliver(_ outputs: [CaptureOutput]) {
+        var wake: (UnsafeContinuation<Void, Never>?, UnsafeContinuation<Void, Never>?) = (nil, nil)
+        open.withLock { open in
+            for o in outputs {
+                if case .capture(let e) = o { route(e, &open, &wake) }
+            }
+        }
+        wake.0?.resume()
+        wake.1?.resume()
+    }
+
+    /// Decides whether an event is delivered and queues it; parked drain tasks to wake are
+    /// returned in `wake` (primary, secondary) and resumed by the caller outside the lock.
+    private func route(
+        _ event: CaptureEvent, _ open: inout [PressID],
+        _ wake: inout (UnsafeContinuation<Void, Never>?, UnsafeContinuation<Void, Never>?)
+    ) {
+        if event.phase == .began {
+            guard interaction.isEnabled else { return }
+            open.append(event.press)
+        } else {
+            guard let i = open.firstIndex(of: event.press) else { return }
+            if event.phase == .ended || event.phase == .cancelled { open.remove(at: i) }
+        }
+        if event.action == .secondary, let secondaryQueue {
+            if let w = secondaryQueue.enqueue(event) { wake.1 = w }
+        } else {
+            if let w = primaryQueue.enqueue(event) { wake.0 = w }
+        }
+    }
+
+    /// Events queued and not yet handled, over both handlers.
+    public var pendingCount: Int { primaryQueue.pendingCount + (secondaryQueue?.pendingCount ?? 0) }
+
+    /// Stops accepting events and waits until every queued event was handled.
+    public func finish() async {
+        primaryQueue.close()
+        secondaryQueue?.close()
+        await primaryQueue.task.value
+        await secondaryQueue?.task.value
+    }
+
+    deinit {
+        primaryQueue.close()
+        secondaryQueue?.close()
+    }
+}
+
+/// One handler's ordered queue and the task that drains it.
+final class HandlerQueue: Sendable {
+    private struct State {
+        var pending: [CaptureEvent] = []
+        /// Taken by the drain task and not yet handled.
+        var inFlight = 0
+        var waiter: UnsafeContinuation<Void, Never>?
+        var closed = false
+    }
+    private let state: Mutex<State>
+    /// A hint for the spinning drain task, read without the lock: something was queued.
+    private let hasWork = Atomic<Bool>(false)
+    private let taskBox: Mutex<Task<Void, Never>?> = Mutex(nil)
+
+    private let executor = ThreadExecutor()
+
+    init(_ handler: @escaping CaptureEventInteraction.Handler) {
+        var s = State()
+        s.pending.reserveCapacity(64)
+        state = Mutex(s)
+        let executor = self.executor
+        let t = Task(executorPreference: executor) { [self] in
+            await self.drain(handler)
+            executor.stop()
+        }
+        taskBox.withLock { $0 = t }
+    }
+
+    var task: Task<Void, Never> { taskBox.withLock { $0! } }
+
+    var pendingCount: Int { state.withLock { $0.pending.count + $0.inFlight } }
+
+    /// Queues an event; returns the parked drain task to resume, if any.
+    func enqueue(_ event: CaptureEvent) -> UnsafeContinuation<Void, Never>? {
+        let waiter = state.withLock { s -> UnsafeContinuation<Void, Never>? in
+            guard !s.closed else { return nil }
+            s.pending.append(event)
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        if !hasWork.load(ordering: .relaxed) { hasWork.store(true, ordering: .releasing) }
+        return waiter
+    }
+
+    func close() {
+        let waiter = state.withLock { s -> UnsafeContinuation<Void, Never>? in
+            s.closed = true
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume()
+    }
+
+    static let spinsBeforeParking = 20_000
+
+    private func drain(_ handler: CaptureEventInteraction.Handler) async {
+        // Two buffers swapped under the lock: neither is reallocated in steady state.
+        var batch: [CaptureEvent] = []
+        batch.reserveCapacity(64)
+        while true {
+            // Before parking, look again for a short while (~tens of µs): under a steady
+            // stream the task then never parks, and a wake-up — a job handed to the
+            // executor, which allocates — is paid only once per burst, not per event.
+            var spins = 0
+            while spins < Self.spinsBeforeParking && !hasWork.load(ordering: .acquiring) { spins += 1 }
+            await withUnsafeContinuation { (c: UnsafeContinuation<Void, Never>) in
+                let now = state.withLock { s -> Bool in
+                    if !s.pending.isEmpty || s.closed { return true }
+                    s.waiter = c
+                    return false
+                }
+                if now { c.resume() }
+            }
+            let closed = state.withLock { s -> Bool in
+                hasWork.store(false, ordering: .relaxed)
+                swap(&s.pending, &batch)
+                s.inFlight = batch.count
+                return s.closed
+            }
+            if batch.isEmpty && closed { return }
+            for e in batch {
+                await handler(e)
+                state.withLock { $0.inFlight -= 1 }
+            }
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+}
+
+/// A task executor with one thread of its own, for one handler queue.
+///
+/// Enqueueing a job (resuming the drain task) appends to a preallocated array under a lock
+/// and signals a semaphore: no allocation, unlike handing a job to the global executor.
+final class ThreadExecutor: TaskExecutor {
+    private struct State {
+        var jobs: [UnownedJob] = []
+        var stopped = false
+    }
+    private let state: Mutex<State>
+    private let wake = DispatchSemaphore(value: 0)
+
+    init() {
+        var s = State()
+        s.jobs.reserveCapacity(16)
+        state = Mutex(s)
+        // The thread keeps the executor alive until `stop()` lets its loop end.
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let rc = pthread_create(
+            &thread, nil,
+            { context in
+                let executor = Unmanaged<ThreadExecutor>.fromOpaque(context!).takeRetainedValue()
+                executor.loop()
+                return nil
+            }, context)
+        precondition(rc == 0, "pthread_create: \(rc)")
+        pthread_detach(thread)
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        state.withLock { $0.jobs.append(unowned) }
+        wake.signal()
+    }
+
+    /// Ends the thread once the jobs queued so far have run.
+    func stop() {
+        state.withLock { $0.stopped = true }
+        wake.signal()
+    }
+
+    private func loop() {
+        var batch: [UnownedJob] = []
+        batch.reserveCapacity(16)
+        while true {
+            wake.wait()
+            let stopped = state.withLock { s -> Bool in
+                swap(&s.jobs, &batch)
+                return s.stopped
+            }
+            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            batch.removeAll(keepingCapacity: true)
+            if stopped && state.withLock({ $0.jobs.isEmpty }) { return }
+        }
+    }
+}

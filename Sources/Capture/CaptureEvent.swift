@@ -1,0 +1,188 @@
+import Evdev
+
+/// Where a capture event stands in its press (spec §3).
+public enum CapturePhase: String, Sendable, Hashable, CaseIterable {
+    /// The key went down (value 1).
+    case began
+    /// The press passed the hold threshold while still down. Comes between `began` and
+    /// `ended`/`cancelled`, at most once per press, and always carries `gesture == .longPress`.
+    /// It is not a lifecycle phase: it neither starts nor ends a press.
+    case held
+    /// The key came up (value 0).
+    case ended
+    /// The press can no longer end normally; `CaptureEvent.reason` says why.
+    case cancelled
+}
+
+/// Which capture button a press counts as, after routing.
+public enum CaptureAction: String, Sendable, Hashable, CaseIterable {
+    case primary
+    case secondary
+}
+
+/// Why a press was cancelled.
+public enum CancelReason: String, Sendable, Hashable, CaseIterable {
+    /// Its device went away (unplugged, BlueZ dropped the AVRCP node, end of a replay).
+    case deviceRemoved = "device-removed"
+    /// The capture session stopped.
+    case sessionStopped = "session-stopped"
+    /// The capture session paused.
+    case sessionPaused = "session-paused"
+    /// Events were lost (`SYN_DROPPED`) while the key was down.
+    case eventsLost = "events-lost"
+}
+
+/// A gesture built on the phases.
+///
+/// A gesture is reported once, on the event that decides it:
+/// - `click`: on `ended`, when the press ended before the hold threshold.
+/// - `longPress`: on `held`, the moment the hold threshold passes while the key is still
+///   down (not at release); that press's `ended` then carries no gesture.
+/// - `doubleClick` (only when enabled): on `ended` of a click that began within the
+///   double-click window after the previous click of the same button ended. The first click
+///   is reported as `click` at once — nothing waits for the window — so a camera takes its
+///   photo without delay; an app that wants "double instead of single" undoes or ignores
+///   the first click. A third quick click starts over as a `click`.
+public enum Gesture: String, Sendable, Hashable, CaseIterable {
+    case click
+    case longPress = "long-press"
+    case doubleClick = "double-click"
+}
+
+/// Identifies one press from `began` to its `ended`/`cancelled`. Ids rise, starting at 1.
+public struct PressID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    public static func < (a: PressID, b: PressID) -> Bool { a.rawValue < b.rawValue }
+    public var description: String { String(rawValue) }
+}
+
+/// The source device of capture events: who it is, fixed for its lifetime.
+///
+/// A class so that every event shares one copy (an event costs one retain, not a string
+/// copy); immutable, hence `Sendable`.
+public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
+    /// The device's name (`N:` / `EVIOCGNAME`), e.g. `gpio-keys`.
+    public let name: String
+    /// The node (`/dev/input/eventN`), or the recording's file name in a replay.
+    public let node: String
+    public let bus: BusType
+    public let vendor: UInt16
+    public let product: UInt16
+    /// The unique id (`uniq`, a Bluetooth address for headsets), if any.
+    public let uniq: String?
+    /// A BlueZ AVRCP headset: its presses should play the shutter sound.
+    public let isHeadset: Bool
+
+    public init(
+        name: String, node: String, bus: BusType, vendor: UInt16 = 0, product: UInt16 = 0, uniq: String? = nil,
+        isHeadset: Bool = false
+    ) {
+        self.name = name
+        self.node = node
+        self.bus = bus
+        self.vendor = vendor
+        self.product = product
+        self.uniq = uniq
+        self.isHeadset = isHeadset
+    }
+
+    public convenience init(profile: DeviceProfile) {
+        let d = profile.description
+        self.init(
+            name: d.name, node: profile.node, bus: d.bus, vendor: d.vendor, product: d.product, uniq: d.uniq,
+            isHeadset: profile.isHeadset)
+    }
+
+    public static func == (a: CaptureDevice, b: CaptureDevice) -> Bool {
+        a === b
+            || (a.name == b.name && a.node == b.node && a.bus == b.bus && a.vendor == b.vendor
+                && a.product == b.product && a.uniq == b.uniq && a.isHeadset == b.isHeadset)
+    }
+    public func hash(into h: inout Hasher) {
+        h.combine(name)
+        h.combine(node)
+    }
+    public var description: String { "\(name) (\(node))" }
+}
+
+/// One capture event (spec §3).
+public struct CaptureEvent: Sendable, Hashable, CustomStringConvertible {
+    public var phase: CapturePhase
+    /// The action after routing: a secondary press reaches the primary handler, as
+    /// `primary`, when no secondary handler is installed.
+    public var action: CaptureAction
+    /// The key, e.g. `KEY_VOLUMEDOWN`.
+    public var button: EventCode
+    public var device: CaptureDevice
+    public var press: PressID
+    /// The kernel timestamp of the frame that caused the event; for `held` the instant the
+    /// hold threshold passed; for cancellations the time the caller gave.
+    public var time: Timestamp
+    /// True only for presses from a Bluetooth (AVRCP) headset.
+    public var shouldPlaySound: Bool
+    /// Set exactly when `phase == .cancelled`.
+    public var reason: CancelReason?
+    /// Set on the event that decides a gesture (see `Gesture`).
+    public var gesture: Gesture?
+
+    public init(
+        phase: CapturePhase, action: CaptureAction, button: EventCode, device: CaptureDevice, press: PressID,
+        time: Timestamp, shouldPlaySound: Bool = false, reason: CancelReason? = nil, gesture: Gesture? = nil
+    ) {
+        self.phase = phase
+        self.action = action
+        self.button = button
+        self.device = device
+        self.press = press
+        self.time = time
+        self.shouldPlaySound = shouldPlaySound
+        self.reason = reason
+        self.gesture = gesture
+    }
+
+    public var description: String {
+        var s = "\(time) \(phase.rawValue) \(action.rawValue) \(button.name) \(device.name) press \(press)"
+        if shouldPlaySound { s += " sound" }
+        if let gesture { s += " \(gesture.rawValue)" }
+        if let reason { s += " (\(reason.rawValue))" }
+        return s
+    }
+}
+
+/// A slider or light-press input, passed on untouched to the controls core. The inputs of
+/// one frame come out of `CaptureCore.handle` together, in frame order.
+public struct ControlInput: Sendable, Hashable {
+    public var device: CaptureDevice
+    public var code: EventCode
+    public var value: Int32
+    /// `.slider` or `.lightPress`.
+    public var role: Role
+    /// For keys of a knob device: +1 or −1 per press; 0 otherwise.
+    public var step: Int
+    public var time: Timestamp
+
+    public init(device: CaptureDevice, code: EventCode, value: Int32, role: Role, step: Int, time: Timestamp) {
+        self.device = device
+        self.code = code
+        self.value = value
+        self.role = role
+        self.step = step
+        self.time = time
+    }
+}
+
+/// What the capture core produces.
+public enum CaptureOutput: Sendable, Hashable {
+    case capture(CaptureEvent)
+    case control(ControlInput)
+
+    public var captureEvent: CaptureEvent? {
+        if case .capture(let e) = self { return e }
+        return nil
+    }
+    public var controlInput: ControlInput? {
+        if case .control(let c) = self { return c }
+        return nil
+    }
+}

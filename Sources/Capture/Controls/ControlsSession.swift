@@ -1,0 +1,197 @@
+import Evdev
+
+/// The session's controls (spec §4): the controls, the devices that drive them, and the
+/// cameras the system sliders are bound to.
+///
+/// It wraps the pure `ControlsCore`: frames go through each device's `SliderDecoder`, the
+/// core's value changes are applied to the bound camera (synchronous `CameraBackend` calls,
+/// one ioctl each) and handed to the control's action. It reads no clock: the caller passes
+/// the time in and calls `advance(to:)` at `nextDeadline`. Use it from one task or thread.
+public final class ControlsSession {
+    public private(set) var core: ControlsCore
+    private var decoders: [String: SliderDecoder] = [:]
+    private var biasDrivers: [String: ExposureBiasDriver] = [:]
+
+    /// `rememberedControl`: the name from the state file (see `ControlsEvent.currentControl`).
+    public init(configuration: ControlsConfiguration = .init(), rememberedControl: String? = nil) {
+        core = ControlsCore(configuration: configuration, rememberedControl: rememberedControl)
+    }
+
+    // MARK: Devices
+
+    /// Starts decoding `profile`'s frames (a device appeared).
+    public func deviceAdded(_ profile: DeviceProfile) {
+        decoders[profile.node] = SliderDecoder(profile: profile)
+    }
+
+    /// Stops decoding the device at `node` (it went away).
+    public func deviceRemoved(node: String) {
+        decoders[node] = nil
+    }
+
+    /// True while a slider-capable device is present.
+    public var supportsControls: Bool { decoders.values.contains(where: \.isSliderCapable) }
+
+    // MARK: Controls
+
+    public var controls: [Control] { core.controls }
+    public var maxControlsCount: Int { core.maxControlsCount }
+    public var currentControl: Control? { core.currentControl }
+    public var phase: ControlsCore.Phase { core.phase }
+    public var nextDeadline: Timestamp? { core.nextDeadline }
+
+    public func canAddControl(_ control: Control) -> Bool { core.canAddControl(control) }
+
+    public func addControl(_ control: Control, at now: Timestamp) throws(ControlsConfigurationError) -> [ControlsEvent] {
+        try core.addControl(control, at: now)
+    }
+
+    public func removeControl(named name: String, at now: Timestamp) throws(ControlsConfigurationError) -> [ControlsEvent] {
+        biasDrivers[name] = nil
+        return try core.removeControl(named: name, at: now)
+    }
+
+    public func beginConfiguration() { core.beginConfiguration() }
+
+    public func commitConfiguration(at now: Timestamp) -> [ControlsEvent] { core.commitConfiguration(at: now) }
+
+    public func setEnabled(_ enabled: Bool, named name: String, at now: Timestamp) -> [ControlsEvent] {
+        core.setEnabled(enabled, named: name, at: now)
+    }
+
+    /// Adds the default controls for `camera` (zoom first, so it is current unless a
+    /// remembered control exists, then exposure bias), as one configuration.
+    public func addDefaultControls(camera: any CameraBackend, at now: Timestamp) -> [ControlsEvent] {
+        beginConfiguration()
+        for control in Control.defaultControls(camera: camera) where canAddControl(control) {
+            _ = try? addControl(control, at: now)
+        }
+        return commitConfiguration(at: now)
+    }
+
+    // MARK: Input
+
+    /// Handles one frame of the device at `node` at `now` (by default the time of the frame's
+    /// last event).
+    public func handle(frame: [InputEvent], from node: String, at now: Timestamp? = nil) -> [ControlsEvent] {
+        guard let time = now ?? frame.last?.time, var decoder = decoders[node] else { return [] }
+        let inputs = decoder.decode(frame)
+        decoders[node] = decoder
+        return inputs.flatMap { handle($0, at: time) }
+    }
+
+    /// Events of the device at `node` were lost (`SYN_DROPPED`): its partial wheel detents and
+    /// last axis positions are forgotten, as if it had just appeared.
+    public func eventsLost(node: String, profile: DeviceProfile) {
+        if decoders[node] != nil { decoders[node] = SliderDecoder(profile: profile) }
+    }
+
+    /// Handles one input at `now`.
+    public func handle(_ input: ControlsInput, at now: Timestamp) -> [ControlsEvent] {
+        apply(core.handle(input, at: now))
+    }
+
+    /// Handles the timeouts due at `now`.
+    public func advance(to now: Timestamp) -> [ControlsEvent] { core.advance(to: now) }
+
+    /// The app changed a value: the control follows (and a camera-bound control's camera is set).
+    public func controlValueChangedExternally(named name: String, to value: Double, at now: Timestamp) -> [ControlsEvent] {
+        var events = core.controlValueChangedExternally(named: name, to: value, at: now)
+        for i in events.indices {
+            guard case .value(var change) = events[i], let control = core.control(named: name) else { continue }
+            switch applyToCamera(control, at: now) {
+            case .success(let raw):
+                change.raw = raw
+                change.value = core.control(named: name)?.value ?? change.value
+                events[i] = .value(change)
+            case .failure(let error):
+                events.append(.error(error, control: name, time: now))
+            case nil:
+                break
+            }
+        }
+        return events
+    }
+
+    /// A camera reported changed values or ranges (a V4L2 control event, another program):
+    /// refreshes the zoom range and follows values changed elsewhere.
+    public func cameraChanged(_ camera: any CameraBackend, at now: Timestamp) -> [ControlsEvent] {
+        var out: [ControlsEvent] = []
+        for control in core.controls where control.binding.camera?.identity == camera.identity {
+            switch control.binding {
+            case .systemZoom:
+                guard let info = try? camera.controls().first(where: { $0.id == .zoomAbsolute }) else { continue }
+                let map = ZoomMapping(info)
+                if map.scale != control.scale {
+                    out += core.updateControl(named: control.name, at: now) { $0.scale = map.scale }
+                }
+                let factor = map.factor(raw: info.value)
+                if factor != core.control(named: control.name)?.value {
+                    out += core.controlValueChangedExternally(named: control.name, to: factor, raw: info.value, at: now)
+                }
+            case .systemExposureBias:
+                var driver = biasDrivers[control.name] ?? ExposureBiasDriver()
+                if let ev = driver.readBack(camera: camera, current: control.value), ev != control.value {
+                    out += core.controlValueChangedExternally(named: control.name, to: ev, at: now)
+                }
+                biasDrivers[control.name] = driver
+            case .app:
+                break
+            }
+        }
+        return out
+    }
+
+    // MARK: Applying
+
+    /// Applies the core's value changes to cameras and actions.
+    private func apply(_ events: [ControlsEvent]) -> [ControlsEvent] {
+        var out: [ControlsEvent] = []
+        for event in events {
+            guard case .value(var change) = event, change.origin == .person,
+                let control = core.control(named: change.control)
+            else {
+                out.append(event)
+                continue
+            }
+            switch applyToCamera(control, at: change.time) {
+            case .success(let raw):
+                change.raw = raw
+                change.value = core.control(named: change.control)?.value ?? change.value
+            case .failure(let error):
+                out.append(.error(error, control: change.control, time: change.time))
+                continue
+            case nil:
+                break
+            }
+            out.append(.value(change))
+            control.action?.deliver(change.value)
+        }
+        return out
+    }
+
+    /// Sets the camera for a camera-bound control and corrects the control to what the camera
+    /// holds. `nil` for app controls.
+    private func applyToCamera(_ control: Control, at now: Timestamp) -> Result<Int64, CameraError>? {
+        do throws(CameraError) {
+            switch control.binding {
+            case .app:
+                return nil
+            case .systemZoom(let camera):
+                guard let info = try camera.controls().first(where: { $0.id == .zoomAbsolute }) else {
+                    throw CameraError(code: .noSuchControl, control: "zoom_absolute", device: camera.identity)
+                }
+                let map = ZoomMapping(info)
+                let raw = try camera.set(.zoomAbsolute, to: map.raw(factor: control.value))
+                core.correctValue(named: control.name, to: map.factor(raw: raw))
+                return .success(raw)
+            case .systemExposureBias(let camera):
+                var driver = biasDrivers[control.name] ?? ExposureBiasDriver()
+                defer { biasDrivers[control.name] = driver }
+                return .success(try driver.apply(control.value, camera: camera))
+            }
+        } catch {
+            return .failure(error)
+        }
+    }
+}

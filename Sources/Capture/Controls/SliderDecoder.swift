@@ -1,0 +1,114 @@
+import Evdev
+
+/// What the controls interaction reacts to (spec §4): a light press, or slider detents.
+public enum ControlsInput: Sendable, Hashable {
+    /// A `light-press` key went down.
+    case lightPress
+    /// The slider moved by this many detents (positive: up / clockwise).
+    case slide(Int)
+}
+
+/// Turns one device's frames into `ControlsInput`s, from the roles of its codes. Pure.
+///
+/// Sources (spec §1/§4):
+/// - relative axes (`REL_X`, `REL_Y`, `REL_DIAL`, `REL_HWHEEL`, …): one unit is one detent;
+/// - wheels: `REL_WHEEL_HI_RES` accumulates 120 units per detent, carrying the remainder
+///   (reset when the direction reverses, as the kernel's own low-res synthesis does), and
+///   `REL_WHEEL` is used only when the device has no hi-res code. Which one counts is decided
+///   once from the device's capabilities, never per frame, so the two are never both counted;
+/// - knob keys: a press (value 1 only; releases and autorepeat add nothing) gives the
+///   assignment's `step` (+1 / −1);
+/// - absolute rotary axes (`rotary-encoder` with `rollover`): the change since the last value,
+///   taken the short way round across the wrap between the axis minimum and maximum.
+public struct SliderDecoder: Sendable {
+    /// Wheel units per detent of `REL_WHEEL_HI_RES` / `REL_HWHEEL_HI_RES`.
+    public static let hiResUnitsPerDetent = 120
+
+    /// Relative codes that count, with their units per detent (1, or 120 for hi-res wheels).
+    public private(set) var relativeUnits: [UInt16: Int] = [:]
+    /// Knob keys and the step each press gives.
+    public private(set) var keySteps: [UInt16: Int] = [:]
+    /// Light-press keys.
+    public private(set) var lightPressKeys: Set<UInt16> = []
+    /// Absolute rotary axes with their range.
+    public private(set) var rotaryAxes: [UInt16: AbsInfo] = [:]
+
+    private var remainders: [UInt16: Int] = [:]
+    private var lastAbsolute: [UInt16: Int32] = [:]
+
+    public init(profile: DeviceProfile) {
+        let device = profile.description
+        func isSlider(_ c: EventCode) -> Bool { profile.role(of: c) == .slider && device.has(c) }
+        let wheelPairs: [(low: EventCode, high: EventCode)] = [
+            (.relWheel, .relWheelHiRes), (.relHWheel, .relHWheelHiRes),
+        ]
+        let wheelCodes = Set(wheelPairs.flatMap { [$0.low, $0.high] })
+        for pair in wheelPairs where isSlider(pair.low) || isSlider(pair.high) {
+            if device.has(pair.high) {
+                relativeUnits[pair.high.code] = Self.hiResUnitsPerDetent
+            } else {
+                relativeUnits[pair.low.code] = 1
+            }
+        }
+        for (code, assignment) in profile.roles where device.has(code) {
+            switch (code.type, assignment.role) {
+            case (.rel, .slider) where !wheelCodes.contains(code):
+                relativeUnits[code.code] = 1
+            case (.key, .slider) where assignment.step != 0:
+                keySteps[code.code] = assignment.step
+            case (.key, .lightPress):
+                lightPressKeys.insert(code.code)
+            case (.abs, .slider):
+                if let info = device.absInfo[code.code], info.maximum > info.minimum {
+                    rotaryAxes[code.code] = info
+                    lastAbsolute[code.code] = Swift.min(Swift.max(info.value, info.minimum), info.maximum)
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    /// Whether the device can move a control.
+    public var isSliderCapable: Bool { !relativeUnits.isEmpty || !keySteps.isEmpty || !rotaryAxes.isEmpty }
+    /// Whether the device has a light press.
+    public var hasLightPress: Bool { !lightPressKeys.isEmpty }
+
+    /// The inputs of one frame (events up to `SYN_REPORT`), in order; slider movements that
+    /// follow each other within the frame are summed.
+    public mutating func decode(_ frame: [InputEvent]) -> [ControlsInput] {
+        var out: [ControlsInput] = []
+        func slide(_ d: Int) {
+            guard d != 0 else { return }
+            if case .slide(let prev)? = out.last { out[out.count - 1] = .slide(prev + d) } else { out.append(.slide(d)) }
+        }
+        for e in frame {
+            switch e.type {
+            case .rel:
+                guard let units = relativeUnits[e.code] else { continue }
+                if units == 1 { slide(Int(e.value)); continue }
+                var acc = remainders[e.code, default: 0]
+                if (acc > 0 && e.value < 0) || (acc < 0 && e.value > 0) { acc = 0 }
+                acc += Int(e.value)
+                slide(acc / units)  // truncates toward zero: partial detents carry
+                remainders[e.code] = acc % units
+            case .key:
+                guard e.value == 1 else { continue }
+                if lightPressKeys.contains(e.code) { out.append(.lightPress) }
+                if let step = keySteps[e.code] { slide(step) }
+            case .abs:
+                guard let info = rotaryAxes[e.code] else { continue }
+                let v = Swift.min(Swift.max(e.value, info.minimum), info.maximum)
+                let last = lastAbsolute[e.code] ?? v
+                lastAbsolute[e.code] = v
+                let span = Int(info.maximum) - Int(info.minimum) + 1
+                var d = Int(v) - Int(last)
+                if d > span / 2 { d -= span } else if d < -span / 2 { d += span }
+                slide(d)
+            default:
+                continue
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,331 @@
+// Frame capture over V4L2 memory-mapped streaming: format negotiation, buffers, a frame with
+// a timeout, and a teardown that always runs. Self-contained on its own file descriptor so a
+// photo or a recording never shares state with the control session.
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinuxShims
+
+/// Why a stream could not deliver frames.
+public struct StreamingError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// The kind of failure; the daemon reports each as an `error` event.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate let name: String
+        /// `EBUSY`: another program is streaming from the camera.
+        public static let busy = Code(name: "busy")
+        /// `ENODEV` (or `ENOENT` on open): the camera is gone.
+        public static let deviceRemoved = Code(name: "device removed")
+        /// No frame arrived within the timeout.
+        public static let timedOut = Code(name: "timed out")
+        /// The node is not a streaming video capture device (e.g. a metadata node).
+        public static let notACaptureDevice = Code(name: "not a capture device")
+        /// The camera offers neither MJPEG/JPEG nor YUYV.
+        public static let noUsableFormat = Code(name: "no usable format")
+        /// Permission denied.
+        public static let permissionDenied = Code(name: "permission denied")
+        /// Any other system call failure (see `errno`).
+        public static let system = Code(name: "system error")
+        public var description: String { name }
+    }
+
+    public var code: Code
+    /// The underlying errno, 0 when there is none (timeouts, format checks).
+    public var errno: Int32
+    /// What was being done, e.g. "VIDIOC_STREAMON on /dev/video0".
+    public var context: String
+
+    public init(code: Code, errno: Int32 = 0, context: String) {
+        self.code = code
+        self.errno = errno
+        self.context = context
+    }
+
+    /// Classifies an errno from a V4L2 call.
+    static func fromErrno(_ e: Int32, _ context: String) -> StreamingError {
+        let code: Code
+        switch e {
+        case EBUSY: code = .busy
+        case ENODEV, ENXIO, ENOENT: code = .deviceRemoved
+        case EACCES, EPERM: code = .permissionDenied
+        default: code = .system
+        }
+        return StreamingError(code: code, errno: e, context: context)
+    }
+
+    public var description: String {
+        if errno != 0 { return "\(context): \(code) (\(String(cString: strerror(errno))))" }
+        return "\(context): \(code)"
+    }
+}
+
+/// A V4L2 pixel format (a fourcc such as `MJPG`).
+public struct PixelFormat: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// `V4L2_PIX_FMT_MJPEG`
+    public static let mjpeg = PixelFormat(rawValue: EVC_V4L2_PIX_FMT_MJPEG)
+    /// `V4L2_PIX_FMT_JPEG`
+    public static let jpeg = PixelFormat(rawValue: EVC_V4L2_PIX_FMT_JPEG)
+    /// `V4L2_PIX_FMT_YUYV` (4:2:2, Y0 U Y1 V)
+    public static let yuyv = PixelFormat(rawValue: EVC_V4L2_PIX_FMT_YUYV)
+
+    /// Frames are already JPEG images.
+    public var isJPEG: Bool { self == .mjpeg || self == .jpeg }
+
+    /// The four characters, e.g. `MJPG`.
+    public var description: String {
+        let bytes = (0..<4).map { UInt8(truncatingIfNeeded: rawValue >> (8 * $0)) }
+        return String(decoding: bytes.map { (32...126).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
+    }
+}
+
+/// The negotiated format of a stream.
+public struct StreamFormat: Hashable, Sendable {
+    public var width: Int
+    public var height: Int
+    public var pixelFormat: PixelFormat
+    /// Bytes per row of the image (YUYV rows may be padded).
+    public var bytesPerLine: Int
+    /// The nominal frame rate (from `VIDIOC_G_PARM`), when the driver reports one.
+    public var framesPerSecond: Double?
+
+    public init(width: Int, height: Int, pixelFormat: PixelFormat, bytesPerLine: Int, framesPerSecond: Double? = nil) {
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        self.bytesPerLine = bytesPerLine
+        self.framesPerSecond = framesPerSecond
+    }
+}
+
+/// One captured frame, copied out of the driver's buffer.
+public struct VideoFrame: Sendable {
+    public var bytes: [UInt8]
+    public var format: StreamFormat
+    /// The driver's frame counter.
+    public var sequence: UInt32
+    /// The driver's timestamp (usually CLOCK_MONOTONIC), in microseconds.
+    public var timestampMicroseconds: Int64
+
+    public init(bytes: [UInt8], format: StreamFormat, sequence: UInt32 = 0, timestampMicroseconds: Int64 = 0) {
+        self.bytes = bytes
+        self.format = format
+        self.sequence = sequence
+        self.timestampMicroseconds = timestampMicroseconds
+    }
+}
+
+/// A memory-mapped V4L2 capture stream on its own file descriptor.
+///
+/// Not thread-safe: one thread opens it, pulls frames and lets it go. Buffers are unmapped,
+/// streaming is stopped and the descriptor closed in `deinit`, whatever failed before, so a
+/// camera is never left streaming. Every wait is bounded by a timeout.
+public final class VideoCaptureStream {
+    /// The device node.
+    public let path: String
+    /// What the driver agreed to.
+    public let format: StreamFormat
+
+    private var fd: Int32
+    private var buffers: [(pointer: UnsafeMutableRawPointer, length: Int)] = []
+    private var streaming = false
+
+    /// Opens `path`, picks MJPEG (else JPEG, else YUYV), asks for `width`×`height` when given
+    /// (the driver may choose the nearest size), maps `bufferCount` buffers and queues them.
+    public init(path: String, width: Int? = nil, height: Int? = nil, bufferCount: Int = 4) throws(StreamingError) {
+        self.path = path
+        let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw StreamingError.fromErrno(errno, "opening \(path)") }
+        let negotiated: StreamFormat
+        do {
+            negotiated = try Self.negotiate(fd: fd, path: path, width: width, height: height)
+        } catch {
+            close(fd)
+            throw error
+        }
+        self.fd = fd
+        self.format = negotiated
+        // Fully initialised from here: releaseAll is idempotent, so whether deinit also runs
+        // after a throw does not matter.
+        do {
+            try mapBuffers(count: bufferCount)
+        } catch {
+            releaseAll()
+            throw error
+        }
+    }
+
+    deinit {
+        releaseAll()
+    }
+
+    /// Starts streaming (`VIDIOC_STREAMON`).
+    public func start() throws(StreamingError) {
+        guard !streaming else { return }
+        var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
+        try ioctlRetrying(EVC_VIDIOC_STREAMON, &type, "VIDIOC_STREAMON")
+        streaming = true
+    }
+
+    /// Stops streaming (`VIDIOC_STREAMOFF`); buffers return to the driver's queue afterwards.
+    public func stop() {
+        guard streaming else { return }
+        var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
+        _ = evc_ioctl(fd, EVC_VIDIOC_STREAMOFF, &type)
+        streaming = false
+    }
+
+    /// Waits at most `timeout` for the next frame, copies it out and gives the buffer back.
+    public func nextFrame(timeout: Duration) throws(StreamingError) -> VideoFrame {
+        if !streaming { try start() }
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            var buf = v4l2_buffer()
+            buf.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+            buf.memory = V4L2_MEMORY_MMAP.rawValue
+            if evc_ioctl(fd, EVC_VIDIOC_DQBUF, &buf) == 0 {
+                let index = Int(buf.index)
+                guard index < buffers.count else {
+                    throw StreamingError(code: .system, context: "VIDIOC_DQBUF on \(path): buffer index \(index) out of range")
+                }
+                let used = min(Int(buf.bytesused), buffers[index].length)
+                let bytes = [UInt8](UnsafeRawBufferPointer(start: buffers[index].pointer, count: used))
+                let error = buf.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0
+                var again = buf
+                try ioctlRetrying(EVC_VIDIOC_QBUF, &again, "VIDIOC_QBUF")
+                // A frame the driver marks as corrupted (or an empty one) is skipped, not delivered.
+                if error || used == 0 { continue }
+                let usec = Int64(buf.timestamp.tv_sec) * 1_000_000 + Int64(buf.timestamp.tv_usec)
+                return VideoFrame(bytes: bytes, format: format, sequence: buf.sequence, timestampMicroseconds: usec)
+            }
+            let e = errno
+            if e == EINTR { continue }
+            guard e == EAGAIN else { throw StreamingError.fromErrno(e, "VIDIOC_DQBUF on \(path)") }
+            let remaining = deadline - ContinuousClock.now
+            guard remaining > .zero else {
+                throw StreamingError(code: .timedOut, context: "waiting for a frame from \(path) (\(timeout))")
+            }
+            let (s, atto) = remaining.components
+            let ms = Int32(clamping: s * 1000 + atto / 1_000_000_000_000_000 + 1)
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let n = poll(&pfd, 1, ms)
+            if n < 0 && errno != EINTR { throw StreamingError.fromErrno(errno, "poll on \(path)") }
+            if n > 0 && pfd.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 && pfd.revents & Int16(POLLIN) == 0 {
+                // uvcvideo reports an unplugged camera as POLLERR; DQBUF then says ENODEV.
+                var probe = v4l2_capability()
+                if evc_ioctl(fd, EVC_VIDIOC_QUERYCAP, &probe) != 0 {
+                    throw StreamingError.fromErrno(errno, "waiting for a frame from \(path)")
+                }
+                throw StreamingError(code: .system, errno: EIO, context: "waiting for a frame from \(path) (poll error)")
+            }
+        }
+    }
+
+    // MARK: - Set-up and teardown
+
+    private static func negotiate(fd: Int32, path: String, width: Int?, height: Int?) throws(StreamingError) -> StreamFormat {
+        var cap = v4l2_capability()
+        if evc_ioctl(fd, EVC_VIDIOC_QUERYCAP, &cap) != 0 {
+            let e = errno
+            if e == ENOTTY {
+                throw StreamingError(code: .notACaptureDevice, errno: e, context: "VIDIOC_QUERYCAP on \(path)")
+            }
+            throw StreamingError.fromErrno(e, "VIDIOC_QUERYCAP on \(path)")
+        }
+        let caps = cap.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0 ? cap.device_caps : cap.capabilities
+        guard caps & UInt32(V4L2_CAP_VIDEO_CAPTURE) != 0, caps & UInt32(V4L2_CAP_STREAMING) != 0 else {
+            throw StreamingError(code: .notACaptureDevice, context: "\(path) has no streaming video capture")
+        }
+
+        // Which formats are offered.
+        var offered: [PixelFormat] = []
+        for index in 0..<UInt32(64) {
+            var desc = v4l2_fmtdesc()
+            desc.index = index
+            desc.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+            guard evc_ioctl(fd, EVC_VIDIOC_ENUM_FMT, &desc) == 0 else { break }
+            offered.append(PixelFormat(rawValue: desc.pixelformat))
+        }
+        guard let chosen = [PixelFormat.mjpeg, .jpeg, .yuyv].first(where: offered.contains) else {
+            let list = offered.map(\.description).joined(separator: ", ")
+            throw StreamingError(code: .noUsableFormat, context: "\(path) offers only [\(list)]; MJPEG, JPEG or YUYV needed")
+        }
+
+        var fmt = v4l2_format()
+        fmt.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        if evc_ioctl(fd, EVC_VIDIOC_G_FMT, &fmt) != 0 { throw StreamingError.fromErrno(errno, "VIDIOC_G_FMT on \(path)") }
+        if let width { fmt.fmt.pix.width = UInt32(clamping: width) }
+        if let height { fmt.fmt.pix.height = UInt32(clamping: height) }
+        fmt.fmt.pix.pixelformat = chosen.rawValue
+        fmt.fmt.pix.field = V4L2_FIELD_ANY.rawValue
+        fmt.fmt.pix.bytesperline = 0
+        if evc_ioctl(fd, EVC_VIDIOC_S_FMT, &fmt) != 0 { throw StreamingError.fromErrno(errno, "VIDIOC_S_FMT \(chosen) on \(path)") }
+        if evc_ioctl(fd, EVC_VIDIOC_G_FMT, &fmt) != 0 { throw StreamingError.fromErrno(errno, "VIDIOC_G_FMT on \(path)") }
+        let pix = fmt.fmt.pix
+        let got = PixelFormat(rawValue: pix.pixelformat)
+        guard got.isJPEG || got == .yuyv else {
+            throw StreamingError(code: .noUsableFormat, context: "\(path) switched to \(got) instead of \(chosen)")
+        }
+
+        var parm = v4l2_streamparm()
+        parm.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        var fps: Double?
+        if evc_ioctl(fd, EVC_VIDIOC_G_PARM, &parm) == 0 {
+            let tpf = parm.parm.capture.timeperframe
+            if tpf.numerator > 0 && tpf.denominator > 0 { fps = Double(tpf.denominator) / Double(tpf.numerator) }
+        }
+        let stride = got == .yuyv ? max(Int(pix.bytesperline), Int(pix.width) * 2) : Int(pix.bytesperline)
+        return StreamFormat(
+            width: Int(pix.width), height: Int(pix.height), pixelFormat: got, bytesPerLine: stride, framesPerSecond: fps)
+    }
+
+    private func mapBuffers(count: Int) throws(StreamingError) {
+        var req = v4l2_requestbuffers()
+        req.count = UInt32(max(2, count))
+        req.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        req.memory = V4L2_MEMORY_MMAP.rawValue
+        try ioctlRetrying(EVC_VIDIOC_REQBUFS, &req, "VIDIOC_REQBUFS")
+        guard req.count > 0 else {
+            throw StreamingError(code: .system, errno: ENOMEM, context: "VIDIOC_REQBUFS on \(path): no buffers granted")
+        }
+        for index in 0..<req.count {
+            var buf = v4l2_buffer()
+            buf.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+            buf.memory = V4L2_MEMORY_MMAP.rawValue
+            buf.index = index
+            try ioctlRetrying(EVC_VIDIOC_QUERYBUF, &buf, "VIDIOC_QUERYBUF")
+            let length = Int(buf.length)
+            let p = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(buf.m.offset))
+            guard let p, p != UnsafeMutableRawPointer(bitPattern: -1) else {
+                throw StreamingError.fromErrno(errno, "mmap of buffer \(index) of \(path)")
+            }
+            buffers.append((p, length))
+            try ioctlRetrying(EVC_VIDIOC_QBUF, &buf, "VIDIOC_QBUF")
+        }
+    }
+
+    private func releaseAll() {
+        guard fd >= 0 else { return }
+        stop()
+        for b in buffers { munmap(b.pointer, b.length) }
+        if !buffers.isEmpty {
+            // Free the driver's buffers so the next opener can negotiate a new format.
+            var req = v4l2_requestbuffers()
+            req.count = 0
+            req.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+            req.memory = V4L2_MEMORY_MMAP.rawValue
+            _ = evc_ioctl(fd, EVC_VIDIOC_REQBUFS, &req)
+            buffers.removeAll()
+        }
+        if fd >= 0 { close(fd) }
+        fd = -1
+    }
+
+    private func ioctlRetrying<T>(_ request: UInt, _ arg: inout T, _ name: String) throws(StreamingError) {
+        while evc_ioctl(fd, request, &arg) != 0 {
+            let e = errno
+            if e == EINTR { continue }
+            throw StreamingError.fromErrno(e, "\(name) on \(path)")
+        }
+    }
+}

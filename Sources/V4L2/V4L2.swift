@@ -1,1 +1,0 @@
-// The V4L2 module; see Package.swift for its job.

@@ -1,0 +1,36 @@
+import ArgumentParser
+import Bridge
+import Evdev
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `evcapture controls [--camera DEV] [--json]`
+struct ControlsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "controls",
+        abstract: "List the camera's controls and which system control binds to which.")
+
+    @Option(name: .long, help: "The camera: /dev/videoN or a /dev/v4l/by-id/… link (default: the first camera with zoom or exposure controls).")
+    var camera: String?
+
+    @Flag(name: .long, help: "One JSON line (event \"controls\") on stdout.")
+    var json = false
+
+    func run() throws {
+        let selector: CameraSelector = camera.map { .path($0) } ?? .automatic
+        let (report, error) = CameraControlsReport.make(selector)
+        if json {
+            var ts = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &ts)
+            print(report.jsonLine(time: Timestamp(seconds: ts.tv_sec, microseconds: ts.tv_nsec / 1000)))
+        } else if error != nil, camera != nil {
+            // A camera the person named and that cannot be used is an error, on stderr.
+            var stderr = StandardError()  // ReplayCommand.swift
+            print(report.text, to: &stderr)
+        } else {
+            print(report.text)
+        }
+        if error != nil, camera != nil { throw ExitCode.failure }
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Bridge
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `evcapture monitor`: a live view of a running daemon.
+struct MonitorCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "monitor",
+        abstract: "Show capture events and the active control of a running evcapture daemon.",
+        discussion: """
+            Connects to the daemon's socket (evcapture run --socket PATH). On a terminal the \
+            control's line is redrawn in place; otherwise every update is a line of its own.
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("The daemon's socket.", valueName: "PATH"))
+    var socket: String = SocketServer.defaultPath
+
+    func run() throws {
+        let terminal = isatty(STDOUT_FILENO) == 1
+        let renderer = MonitorRenderer(isTerminal: terminal, width: terminal ? Self.terminalWidth() : 100)
+        do {
+            try MonitorClient.run(socketPath: socket, renderer: renderer) { text in
+                Self.write(STDOUT_FILENO, text)
+            }
+        } catch {
+            Self.write(STDERR_FILENO, "evcapture monitor: \(error)\n")
+            throw ExitCode.failure
+        }
+        Self.write(STDERR_FILENO, "evcapture monitor: the daemon closed the connection\n")
+    }
+
+    /// Unbuffered, so each update shows at once.
+    static func write(_ fd: Int32, _ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return }
+            bytes = bytes.dropFirst(n)
+        }
+    }
+
+    static func terminalWidth() -> Int {
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        return 80
+    }
+}

@@ -1,0 +1,101 @@
+import Bridge
+import Capture
+import Evdev
+import Foundation
+import Testing
+
+@Suite struct ConfigTests {
+    @Test func anEmptyConfigIsTheDefaults() throws {
+        let c = try Config.parse("", file: "empty.toml")
+        #expect(c.capture == CaptureCoreSettings())
+        #expect(c.capture.holdThreshold == .milliseconds(500))
+        #expect(c.capture.doubleClickWindow == .milliseconds(300))
+        #expect(!c.capture.doubleClickEnabled && !c.capture.hasSecondaryHandler)
+        #expect(c.devices.isEmpty)
+    }
+
+    @Test func everySettingIsRead() throws {
+        let c = try Config.parse(
+            """
+            # evcapture config
+            [capture]
+            hold-threshold = 0.75
+            double-click = true
+            double-click-window = 1   # integers are seconds too
+            secondary-handler = true
+
+            [devices."AB Shutter3"]
+            kind = "shutter"
+            grab = false
+            roles = { KEY_ENTER = "primary", KEY_VOLUMEUP = "slider+1" }
+
+            [devices.knob.roles]
+            KEY_MUTE = "light-press"
+            """, file: "full.toml")
+        #expect(
+            c.capture
+                == CaptureCoreSettings(
+                    holdThreshold: .milliseconds(750), doubleClickEnabled: true, doubleClickWindow: .seconds(1),
+                    hasSecondaryHandler: true))
+        #expect(
+            c.overrides(forDevice: "AB Shutter3")
+                == RoleOverrides(
+                    kind: .shutter, codes: [.enter: CodeRole(.primary), .volumeUp: CodeRole(.slider, step: 1)],
+                    dedicated: false))
+        #expect(c.overrides(forDevice: "knob") == RoleOverrides(codes: [.mute: CodeRole(.lightPress)]))
+        #expect(c.overrides(forDevice: "gpio-keys") == nil)
+    }
+
+    /// Each bad config and the exact error: file, line, problem.
+    static let bad: [(String, String)] = [
+        ("[capture]\nhold-threshold = 0.5\nhold-threshold = 0.6\n", "bad.toml:3:"),  // TOML syntax: parser's line
+        ("[capture\n", "bad.toml:1:"),
+        (
+            "[capture]\n\nhold-treshold = 0.5\n",
+            "bad.toml:3: unknown key \"hold-treshold\" in [capture] (known: hold-threshold, double-click, double-click-window, secondary-handler)"
+        ),
+        ("# top\n\n[camera]\nx = 1\n", "bad.toml:3: unknown key \"camera\" (known: capture, devices)"),
+        ("[capture]\nhold-threshold = \"half a second\"\n", "bad.toml:2: capture.hold-threshold must be a number of seconds"),
+        ("[capture]\nhold-threshold = 0\n", "bad.toml:2: capture.hold-threshold must be more than 0 and at most 3600 seconds, not 0.0"),
+        ("[capture]\ndouble-click = \"yes\"\n", "bad.toml:2: capture.double-click must be true or false"),
+        ("capture = 3\n", "bad.toml:1: capture must be a table"),
+        (
+            "[devices.\"gpio-keys\"]\nkind = \"shutter\"\nroles = { KEY_ENTER = \"shutter\" }\n",
+            "bad.toml:3: unknown role \"shutter\" for KEY_ENTER (use primary, secondary, light-press, slider, slider+1, slider-1 or ignore)"
+        ),
+        (
+            "[devices.\"gpio-keys\".roles]\nKEY_ENTER = \"primary\"\nKEY_NOPE = \"primary\"\n",
+            "bad.toml:3: unknown event code \"KEY_NOPE\" (use kernel names like KEY_VOLUMEUP, REL_DIAL)"
+        ),
+        (
+            "[devices.remote]\n\n\nkind = \"camera\"\n",
+            "bad.toml:4: unknown device kind \"camera\" (use one of buttons, shutter, headset, knob, dial, encoder, keyboard, pointer, ignore)"
+        ),
+        ("[devices.remote]\ngrab = 1\n", "bad.toml:2: devices.remote.grab must be true or false"),
+        ("[devices.remote]\ncolour = \"red\"\n", "bad.toml:2: unknown key \"colour\" in [devices.remote] (known: kind, grab, roles)"),
+    ]
+
+    @Test(arguments: bad)
+    func badConfigsNameFileLineAndProblem(text: String, expected: String) {
+        #expect(throws: ConfigError.self) { try Config.parse(text, file: "bad.toml") }
+        do {
+            _ = try Config.parse(text, file: "bad.toml")
+        } catch {
+            // Syntax errors carry the parser's own words after the line; ours are exact.
+            if expected.hasSuffix(":") {
+                #expect(error.description.hasPrefix(expected + " Error while parsing"), "\(error.description)")
+            } else {
+                #expect(error.description == expected)
+            }
+        }
+    }
+
+    @Test func anUnreadableConfigNamesTheFile() {
+        #expect(throws: ConfigError.self) { try Config.load(path: "/nonexistent/evcapture.toml") }
+        do {
+            _ = try Config.load(path: "/nonexistent/evcapture.toml")
+        } catch {
+            #expect(error.description.hasPrefix("/nonexistent/evcapture.toml: cannot read"))
+        }
+    }
+}

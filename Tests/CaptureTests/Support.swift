@@ -1,0 +1,88 @@
+import Capture
+import Evdev
+
+/// Devices used by the scenarios, with hand-written roles (the classifier is tested elsewhere).
+enum TestDevices {
+    static func profile(
+        _ name: String, bus: BusType = .host, roles: [EventCode: Role], steps: [EventCode: Int] = [:],
+        headset: Bool = false
+    ) -> DeviceProfile {
+        var assignments = roles.mapValues { RoleAssignment(role: $0, source: .default, reason: "test") }
+        for (code, step) in steps { assignments[code] = RoleAssignment(role: .slider, source: .config, reason: "knob", step: step) }
+        return DeviceProfile(
+            description: DeviceDescription(name: name, bus: bus, codes: Set(assignments.keys)), node: "/dev/input/\(name)",
+            roles: assignments, isHeadset: headset)
+    }
+
+    static let gpio = profile("gpio-keys", roles: [.volumeDown: .primary, .volumeUp: .secondary, .power: .ignore])
+    static let headset = profile(
+        "Headset (AVRCP)", bus: .bluetooth, roles: [.playCD: .primary, .pauseCD: .primary, .nextSong: .primary], headset: true)
+    static let knob = profile("knob", bus: .usb, roles: [.mute: .lightPress], steps: [.volumeUp: 1, .volumeDown: -1])
+    static let dial = profile("dial", bus: .usb, roles: [.relDial: .slider, .btn0: .lightPress])
+}
+
+/// Milliseconds on the test clock.
+func ms(_ v: Int) -> Timestamp { Timestamp(microseconds: Int64(v) * 1000) }
+
+/// A compact, readable line per output: `120ms ended primary KEY_VOLUMEDOWN #1 click`.
+func line(_ o: CaptureOutput) -> String {
+    switch o {
+    case .capture(let e):
+        var s = "\(e.time.microseconds / 1000)ms \(e.phase.rawValue) \(e.action.rawValue) \(e.button.name) #\(e.press)"
+        if e.shouldPlaySound { s += " sound" }
+        if let g = e.gesture { s += " \(g.rawValue)" }
+        if let r = e.reason { s += " (\(r.rawValue))" }
+        return s
+    case .control(let c):
+        return "\(c.time.microseconds / 1000)ms control \(c.role.rawValue) \(c.code.name) \(c.value) step \(c.step) \(c.device.name)"
+    }
+}
+
+/// A scenario step: what the caller of the core does, at a time (ms) on the hand-driven clock.
+enum Step {
+    case start(Int)
+    case stop(Int)
+    case pause(Int)
+    /// One frame: (code, value) events of one device.
+    case frame(String, Int, [(EventCode, Int32)])
+    /// The caller's timer fired.
+    case advance(Int)
+    case remove(String, Int)
+    case lost(String, Int, [(EventCode, Int32)])
+
+    static func down(_ dev: String, _ code: EventCode, _ t: Int) -> Step { .frame(dev, t, [(code, Int32(1))]) }
+    static func up(_ dev: String, _ code: EventCode, _ t: Int) -> Step { .frame(dev, t, [(code, Int32(0))]) }
+    static func autorepeat(_ dev: String, _ code: EventCode, _ t: Int) -> Step { .frame(dev, t, [(code, Int32(2))]) }
+}
+
+/// Runs steps through a core with the test devices added; returns one line per output.
+func run(
+    _ steps: [Step], settings: CaptureCoreSettings = CaptureCoreSettings(),
+    devices: [String: DeviceProfile] = [
+        "gpio": TestDevices.gpio, "headset": TestDevices.headset, "knob": TestDevices.knob, "dial": TestDevices.dial,
+    ],
+    keysDownAtOpen: [String: [EventCode]] = [:]
+) -> [String] {
+    var core = CaptureCore(settings: settings)
+    var ids: [String: CaptureDeviceID] = [:]
+    for name in devices.keys.sorted() {
+        ids[name] = core.addDevice(devices[name]!, keysDown: keysDownAtOpen[name] ?? [])
+    }
+    var out: [CaptureOutput] = []
+    for step in steps {
+        switch step {
+        case .start(let t): core.sessionStarted(now: ms(t), into: &out)
+        case .stop(let t): core.sessionStopped(now: ms(t), into: &out)
+        case .pause(let t): core.sessionPaused(now: ms(t), into: &out)
+        case .advance(let t): core.advance(to: ms(t), into: &out)
+        case .remove(let d, let t): core.removeDevice(ids[d]!, now: ms(t), into: &out)
+        case .frame(let d, let t, let evs):
+            let frame = evs.map { InputEvent(time: ms(t), $0.0, $0.1) } + [InputEvent(time: ms(t), .synReport, 0)]
+            core.handle(frame: frame, device: ids[d]!, now: ms(t), into: &out)
+        case .lost(let d, let t, let changes):
+            core.eventsLost(
+                device: ids[d]!, changes: changes.map { InputEvent(time: ms(t), $0.0, $0.1) }, now: ms(t), into: &out)
+        }
+    }
+    return out.map(line)
+}

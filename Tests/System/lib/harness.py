@@ -1,0 +1,747 @@
+#!/usr/bin/env python3
+"""Host side of evcapture's system-test harness (started by Tests/System/run).
+
+Prepares a cache (Debian kernel, guest initramfs), builds the fake camera and the
+test bundle, boots the guest under QEMU/TCG, runs the system tests inside it and
+reports what Swift Testing counted. See Tests/System/README.md.
+"""
+import argparse
+import fcntl
+import hashlib
+import json
+import lzma
+import os
+import re
+import select
+import shlex
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+from testcounts import count_results
+
+SYSTEM_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # Tests/System
+REPO = os.path.dirname(os.path.dirname(SYSTEM_DIR))
+GUEST_DIR = os.path.join(SYSTEM_DIR, "guest")
+FAKEUVC_SOURCE = os.path.join(SYSTEM_DIR, "fakeuvc", "fakeuvc.c")
+QBOOT = "/usr/share/qemu/qboot.rom"
+KEEP_INITRAMFS = 4  # several worktrees may share one cache with different guest files
+
+# Exit statuses (documented in README.md).
+EXIT_OK, EXIT_FAILED, EXIT_SETUP, EXIT_NOTHING_RAN = 0, 1, 2, 3
+EXIT_TIMEOUT, EXIT_CRASHED = 124, 125
+
+T_START = time.monotonic()
+
+
+def say(message):
+    print(f"systest: {message}", file=sys.stderr, flush=True)
+
+
+class SetupError(Exception):
+    """A problem preparing the lab (not a test failure)."""
+
+
+def run(argv, **kwargs):
+    """Runs a host command; a failure becomes a SetupError that shows its output."""
+    result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kwargs)
+    if result.returncode != 0:
+        output = result.stdout.decode(errors="replace").strip()
+        raise SetupError(f"{' '.join(shlex.quote(a) for a in argv)} failed (status {result.returncode})"
+                         + (f":\n{output}" if output else ""))
+    return result.stdout.decode(errors="replace")
+
+
+def as_root(argv):
+    return argv if os.geteuid() == 0 else ["sudo", "--"] + argv
+
+
+def file_digest(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def atomic_write(path, data):
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------- kernel
+
+class Kernel:
+    """The Debian kernel package linux-image-amd64 currently depends on, unpacked in the cache."""
+
+    def __init__(self, cache, offline):
+        self.cache = cache
+        self.offline = offline
+        self.state_path = os.path.join(cache, "kernel.json")
+
+    def _state(self):
+        try:
+            with open(self.state_path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return {}
+
+    @staticmethod
+    def _lists_stamp():
+        # apt's package lists change only with `apt-get update`; while they stay the same,
+        # the kernel chosen last time is still the current one and apt is not asked
+        try:
+            return str(os.stat("/var/lib/apt/lists").st_mtime_ns)
+        except OSError:
+            return "none"
+
+    @staticmethod
+    def _candidate():
+        """(package, version) that the candidate linux-image-amd64 depends on, or None."""
+        out = subprocess.run(["apt-cache", "show", "--no-all-versions", "linux-image-amd64"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode()
+        m = re.search(r"^Depends:.*?\b(linux-image-[0-9][^\s,]*-amd64) \(= ([^)]+)\)", out, re.M)
+        return (m.group(1), m.group(2)) if m else None
+
+    def _usable(self, state):
+        return bool(state) and os.path.isfile(state.get("vmlinux", "")) and os.path.isdir(state.get("modroot", ""))
+
+    def prepare(self):
+        state = self._state()
+        if self.offline:
+            if not self._usable(state):
+                raise SetupError(f"--offline: no kernel in {self.cache} yet (run once without --offline)")
+            return state
+        stamp = self._lists_stamp()
+        if self._usable(state) and state.get("lists_stamp") == stamp:
+            return state
+        wanted = self._candidate()
+        if wanted is None:
+            say("apt knows no linux-image-amd64: running apt-get update")
+            run(as_root(["apt-get", "update", "-qq"]))
+            stamp = self._lists_stamp()
+            wanted = self._candidate()
+            if wanted is None:
+                raise SetupError("apt-cache knows no linux-image-amd64 package (check the apt sources)")
+        package, version = wanted
+        if self._usable(state) and (state["package"], state["version"]) == (package, version):
+            state["lists_stamp"] = stamp
+            atomic_write(self.state_path, json.dumps(state, indent=1).encode())
+            return state
+        try:
+            deb = self._download(package, version)
+        except SetupError:
+            if self._usable(state):
+                say(f"could not download {package} {version}; keeping the cached {state['package']}")
+                return state
+            say("download failed; running apt-get update and trying again")
+            run(as_root(["apt-get", "update", "-qq"]))
+            stamp = self._lists_stamp()
+            package, version = self._candidate() or wanted
+            deb = self._download(package, version)
+        state = self._unpack(package, version, deb)
+        state["lists_stamp"] = stamp
+        atomic_write(self.state_path, json.dumps(state, indent=1).encode())
+        self._prune(state)
+        return state
+
+    def _download(self, package, version):
+        debs = os.path.join(self.cache, "debs")
+        os.makedirs(debs, exist_ok=True)
+        say(f"downloading {package} {version} (apt-get download)")
+        before = set(os.listdir(debs))
+        run(["apt-get", "download", "-q", f"{package}={version}"], cwd=debs)
+        new = [n for n in os.listdir(debs) if n.startswith(package + "_") and n.endswith(".deb")]
+        fresh = [n for n in new if n not in before] or new
+        if not fresh:
+            raise SetupError(f"apt-get download left no {package} package in {debs}")
+        return os.path.join(debs, sorted(fresh)[-1])
+
+    def _unpack(self, package, version, deb):
+        abi = package[len("linux-image-"):]
+        target = os.path.join(self.cache, "kernel", abi)
+        tmp = target + ".tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
+        say(f"unpacking {os.path.basename(deb)}")
+        modroot = os.path.join(tmp, "root")
+        run(["dpkg-deb", "-x", deb, modroot])
+        run(["depmod", "-b", modroot, abi])
+        extract_vmlinux(os.path.join(modroot, "boot", f"vmlinuz-{abi}"), os.path.join(tmp, "vmlinux"))
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(tmp, target)
+        return {"package": package, "version": version, "abi": abi, "deb": deb,
+                "vmlinux": os.path.join(target, "vmlinux"), "modroot": os.path.join(target, "root")}
+
+    def _prune(self, state):
+        kernels = os.path.join(self.cache, "kernel")
+        for name in os.listdir(kernels):
+            if name != state["abi"]:
+                shutil.rmtree(os.path.join(kernels, name), ignore_errors=True)
+        debs = os.path.join(self.cache, "debs")
+        for name in os.listdir(debs):
+            if os.path.join(debs, name) != state["deb"]:
+                os.unlink(os.path.join(debs, name))
+
+
+def extract_vmlinux(bzimage, out):
+    """Writes the ELF kernel inside a bzImage. QEMU boots that ELF through its PVH entry,
+    which saves the in-guest decompression (several seconds under TCG)."""
+    with open(bzimage, "rb") as f:
+        image = f.read()
+    # x86 boot protocol: setup sectors at 0x1f1, payload offset/length (>= 2.08) at 0x248/0x24c
+    setup_sectors = image[0x1F1] or 4
+    payload_offset = int.from_bytes(image[0x248:0x24C], "little")
+    payload_length = int.from_bytes(image[0x24C:0x250], "little")
+    start = (setup_sectors + 1) * 512 + payload_offset
+    payload = image[start:start + payload_length]
+    if not payload.startswith(b"\xfd7zXZ\x00"):
+        raise SetupError(f"{bzimage}: the kernel payload is not XZ-compressed (cannot extract an ELF)")
+    elf = lzma.LZMADecompressor(format=lzma.FORMAT_XZ).decompress(payload)
+    if not elf.startswith(b"\x7fELF"):
+        raise SetupError(f"{bzimage}: the decompressed payload is not an ELF file")
+    atomic_write(out, elf)
+
+
+# ------------------------------------------------------------------------- initramfs
+
+def cpio_archive(entries):
+    """An uncompressed newc archive. entries: (path, mode, bytes or None, link target or None)."""
+    out = bytearray()
+    for ino, (path, mode, data, link) in enumerate(entries + [("TRAILER!!!", 0, b"", None)], start=1):
+        body = link.encode() if link is not None else (data or b"")
+        name = path.encode() + b"\0"
+        header = "070701" + "".join(f"{v:08X}" for v in (
+            ino, mode, 0, 0, 1, 0, len(body), 0, 0, 0, 0, len(name), 0))
+        out += header.encode() + name
+        out += b"\0" * (-len(out) % 4)
+        out += body
+        out += b"\0" * (-len(out) % 4)
+    return bytes(out)
+
+
+class Initramfs:
+    """busybox, the kernel modules the tests need, systemd-udevd with the host's rules,
+    and the harness's guest files (Tests/System/guest)."""
+
+    def __init__(self, cache, kernel):
+        self.cache = cache
+        self.kernel = kernel
+        self.abi = kernel["abi"]
+        self.modroot = kernel["modroot"]
+
+    def modules(self):
+        names = []
+        with open(os.path.join(GUEST_DIR, "modules.txt")) as f:
+            for line in f:
+                word = line.split("#", 1)[0].strip()
+                if word:
+                    names.append(word)
+        names += os.environ.get("EVCAPTURE_SYSTEST_MODULES", "").split()
+        return names
+
+    def host_programs(self):
+        programs = [shutil.which("busybox") or "/bin/busybox", "/lib/systemd/systemd-udevd", "/usr/bin/udevadm"]
+        udev_lib = "/lib/udev"
+        for name in sorted(os.listdir(udev_lib)):
+            path = os.path.join(udev_lib, name)
+            if os.path.isfile(path) and os.access(path, os.X_OK):
+                programs.append(path)  # helpers the rules call (v4l_id, ...)
+        return programs
+
+    @staticmethod
+    def shared_libraries(program):
+        out = subprocess.run(["ldd", program], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode()
+        return re.findall(r"(/\S+) \(0x", out)
+
+    def host_files(self):
+        """Host files copied into the image (besides modules), for the fingerprint and the copy."""
+        files = set()
+        for program in self.host_programs():
+            if not os.path.exists(program):
+                raise SetupError(f"missing host program {program} (is the udev package installed?)")
+            files.add(program)
+            files.update(self.shared_libraries(program))
+        for rules in ("/lib/udev/rules.d", "/etc/udev/rules.d"):
+            if os.path.isdir(rules):
+                files.update(os.path.join(rules, n) for n in os.listdir(rules))
+        for extra in ("/lib/udev/hwdb.bin", "/etc/passwd", "/etc/group"):
+            if os.path.exists(extra):
+                files.add(extra)
+        return sorted(f for f in files if os.path.isfile(f))
+
+    def fingerprint(self):
+        h = hashlib.sha256()
+        h.update(f"{self.kernel['package']} {self.kernel['version']}\n".encode())
+        h.update(" ".join(self.modules()).encode())
+        for root, _, names in sorted(os.walk(GUEST_DIR)):
+            for name in sorted(names):
+                path = os.path.join(root, name)
+                h.update(f"{os.path.relpath(path, GUEST_DIR)} {file_digest(path)}\n".encode())
+        for path in self.host_files():
+            st = os.stat(path)
+            h.update(f"{path} {st.st_size} {st.st_mtime_ns}\n".encode())
+        return h.hexdigest()[:16]
+
+    def prepare(self):
+        path = os.path.join(self.cache, f"initramfs-{self.abi}-{self.fingerprint()}.cpio")
+        if not os.path.exists(path):
+            started = time.monotonic()
+            atomic_write(path, self.build())
+            say(f"built {os.path.basename(path)} ({os.path.getsize(path) >> 20} MiB) "
+                f"in {time.monotonic() - started:.1f}s")
+        os.utime(path)
+        images = sorted((p for p in os.listdir(self.cache) if p.startswith("initramfs-") and p.endswith(".cpio")),
+                        key=lambda p: os.stat(os.path.join(self.cache, p)).st_mtime, reverse=True)
+        for old in images[KEEP_INITRAMFS:]:
+            os.unlink(os.path.join(self.cache, old))
+        return path
+
+    def build(self):
+        tree = {}  # path in the image -> (mode, data or None, link or None)
+
+        def directory(path):
+            parts = path.strip("/").split("/")
+            for i in range(1, len(parts) + 1):
+                tree.setdefault("/".join(parts[:i]), (stat.S_IFDIR | 0o755, None, None))
+
+        def symlink(path, target):
+            directory(os.path.dirname(path))
+            tree[path.strip("/")] = (stat.S_IFLNK | 0o777, None, target)
+
+        def copy(host_path, image_path=None, mode=None):
+            # the image uses merged /usr like Debian 12: place files at their real directory
+            image_path = image_path or os.path.join(os.path.realpath(os.path.dirname(host_path)),
+                                                    os.path.basename(host_path))
+            directory(os.path.dirname(image_path))
+            with open(host_path, "rb") as f:
+                data = f.read()
+            tree[image_path.strip("/")] = (stat.S_IFREG | (mode or (os.stat(host_path).st_mode & 0o7777)), data, None)
+
+        for d in ("usr/bin", "usr/sbin", "usr/lib", "usr/lib64", "usr/local/bin", "etc/udev/rules.d",
+                  "proc", "sys", "dev", "run", "tmp", "root", "host", "out", "mnt"):
+            directory(d)
+        for link in ("bin", "sbin", "lib", "lib64"):
+            symlink(link, f"usr/{link}")
+
+        busybox = shutil.which("busybox") or "/bin/busybox"
+        for f in self.host_files():
+            copy(f)
+        real_busybox = os.path.join(os.path.realpath(os.path.dirname(busybox)), os.path.basename(busybox))
+        applets = subprocess.run([busybox, "--list-full"], stdout=subprocess.PIPE).stdout.decode().split()
+        for applet in applets:
+            target = os.path.join(os.path.realpath("/" + os.path.dirname(applet)).lstrip("/"),
+                                  os.path.basename(applet))
+            if target.strip("/") not in tree:
+                symlink(target, real_busybox)
+
+        # kernel modules and what they depend on, resolved by the host's kmod
+        mod_base = os.path.join(self.modroot, "lib", "modules", self.abi)
+        for name in self.modules():
+            result = subprocess.run(["modprobe", "-d", self.modroot, "-S", self.abi, "--show-depends", name],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            if result.returncode != 0:
+                raise SetupError(f"kernel {self.abi} has no module {name!r} "
+                                 f"({result.stderr.decode().strip()}); see Tests/System/guest/modules.txt")
+            for line in result.stdout.decode().splitlines():
+                words = line.split()
+                if words[:1] == ["insmod"]:
+                    rel = os.path.relpath(words[1], mod_base)
+                    copy(words[1], f"usr/lib/modules/{self.abi}/{rel}", 0o644)
+        for meta in ("modules.order", "modules.builtin", "modules.builtin.modinfo"):
+            copy(os.path.join(mod_base, meta), f"usr/lib/modules/{self.abi}/{meta}", 0o644)
+
+        # the harness's guest side
+        copy(os.path.join(GUEST_DIR, "init"), "init", 0o755)
+        for name in sorted(os.listdir(os.path.join(GUEST_DIR, "bin"))):
+            copy(os.path.join(GUEST_DIR, "bin", name), f"usr/local/bin/{name}", 0o755)
+        tree["etc/evcapture-kernel"] = (stat.S_IFREG | 0o644, f"{self.abi}\n".encode(), None)
+
+        # modules.dep etc. for the subset: depmod on a staging copy of just the modules
+        staging = os.path.join(self.cache, f"depmod.{os.getpid()}")
+        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            for path, (mode, data, _) in tree.items():
+                if path.startswith(f"usr/lib/modules/{self.abi}/") and data is not None:
+                    dest = os.path.join(staging, "lib", "modules", path[len(f"usr/lib/modules/"):])
+                    os.makedirs(os.path.dirname(dest), exist_ok=True)
+                    with open(dest, "wb") as f:
+                        f.write(data)
+            run(["depmod", "-b", staging, self.abi])
+            mdir = os.path.join(staging, "lib", "modules", self.abi)
+            for name in os.listdir(mdir):
+                if name.startswith("modules.") and name not in ("modules.order", "modules.builtin",
+                                                                 "modules.builtin.modinfo"):
+                    copy(os.path.join(mdir, name), f"usr/lib/modules/{self.abi}/{name}", 0o644)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+        entries = [(path, mode, data, link) for path, (mode, data, link) in sorted(tree.items())]
+        return cpio_archive(entries)
+
+
+# ----------------------------------------------------------------------------- builds
+
+def build_fakeuvc(build_dir):
+    """Compiles the fake camera into .build-systest/ when its source (or gcc) changed."""
+    binary = os.path.join(build_dir, "fakeuvc")
+    stamp = binary + ".sum"
+    gcc_version = run(["gcc", "-dumpfullversion"]).strip()
+    digest = f"{file_digest(FAKEUVC_SOURCE)} {gcc_version}"
+    try:
+        with open(stamp) as f:
+            current = f.read().strip()
+    except OSError:
+        current = ""
+    if current != digest or not os.path.exists(binary):
+        say("compiling the fake camera (Tests/System/fakeuvc/fakeuvc.c)")
+        run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", binary + ".tmp", FAKEUVC_SOURCE])
+        os.replace(binary + ".tmp", binary)
+        atomic_write(stamp, digest.encode())
+    return binary
+
+
+def build_bundle():
+    say("swift build --build-tests")
+    started = time.monotonic()
+    result = subprocess.run(["swift", "build", "--build-tests"], cwd=REPO)
+    if result.returncode != 0:
+        raise SetupError("swift build --build-tests failed")
+    say(f"build done in {time.monotonic() - started:.1f}s")
+
+
+# ------------------------------------------------------------------------------ guest
+
+def write_run_plan(out_dir, args, bundle, fakeuvc):
+    """The per-run instructions the guest reads from the output share."""
+    q = shlex.quote
+    steps = []
+    env = {"EVCAPTURE_SYSTEST": "1", "EVCAPTURE_FAKEUVC": fakeuvc, "EVCAPTURE_REPO": REPO,
+           "EVCAPTURE_SYSTEST_OUT": out_dir}
+    for kv in args.env:
+        name, value = kv.split("=", 1)
+        env[name] = value
+    for i, script in enumerate(args.shell_script, start=1):
+        # a copy in the output directory, so the script may change while the guest runs
+        copy = os.path.join(out_dir, f"script-{i}-{os.path.basename(script)}")
+        shutil.copyfile(script, copy)
+        steps.append(("script " + os.path.basename(script),
+                      f"EVC_SCRIPT={q(os.path.abspath(script))} evc-host /bin/sh {q(copy)}"))
+    if not args.no_bundle:
+        argv = [bundle, "--testing-library", "swift-testing",
+                "--event-stream-output-path", os.path.join(out_dir, "events.jsonl"), "--event-stream-version", "0"]
+        for f in args.filter or ["SystemTests"]:
+            argv += ["--filter", f]
+        for s in args.skip:
+            argv += ["--skip", s]
+        if not args.parallel:
+            argv.append("--no-parallel")
+        steps.append(("swift-testing bundle", "evc-host " + " ".join(q(a) for a in argv)))
+    lines = [f"export {name}={q(value)}" for name, value in sorted(env.items())]
+    lines += [f"EVC_OUT_HOST={q(out_dir)}", f"EVC_REPO={q(REPO)}",
+              f"EVC_PROJECT_RULES={0 if args.no_project_rules else 1}",
+              f"EVC_VERBOSE={1 if args.verbose else 0}",
+              f"EVC_STEP_COUNT={len(steps)}"]
+    for i, (title, command) in enumerate(steps, start=1):
+        lines.append(f"EVC_STEP_{i}_TITLE={q(title)}")
+        with open(os.path.join(out_dir, f"step-{i}.sh"), "w") as f:
+            f.write(command + "\n")
+    with open(os.path.join(out_dir, "plan.env"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return steps
+
+
+def qemu_command(args, kernel, initramfs, out_dir):
+    cmdline = ["console=ttyS0", "panic=-1"] + (["loglevel=6"] if args.verbose else ["quiet", "loglevel=3"]) + [
+               # under a loaded host the emulated timer can look broken to the boot-time check
+               "no_timer_check",
+               # devices use MSI; routing legacy IRQs through ACPI is slow under TCG
+               "acpi=noirq", "rdinit=/init"]
+    qemu = [os.environ.get("EVCAPTURE_SYSTEST_QEMU", "qemu-system-x86_64"),
+            "-accel", "tcg", "-m", str(args.memory), "-smp", str(args.cpus),
+            "-nodefaults", "-no-user-config", "-no-reboot", "-display", "none",
+            "-serial", "stdio",
+            "-kernel", kernel["vmlinux"], "-initrd", initramfs,
+            "-append", " ".join(w for w in cmdline if w),
+            "-virtfs", "local,path=/,mount_tag=evchost,security_model=none,readonly=on,multidevs=remap",
+            "-virtfs", f"local,path={out_dir.replace(',', ',,')},mount_tag=evcout,security_model=none,multidevs=remap"]
+    if os.path.exists(QBOOT):
+        qemu += ["-bios", QBOOT]
+    return qemu
+
+
+REBOOT_NOISE = re.compile(rb"^\[ *[0-9.]+\] reboot: ")
+
+
+class Console:
+    """Streams the guest's serial console to stdout and to a log file."""
+
+    def __init__(self, log_path, quiet):
+        self.log = open(log_path, "wb")
+        self.quiet = quiet
+        self.partial = b""
+        self.text = bytearray()
+
+    def feed(self, chunk):
+        lines = (self.partial + chunk).split(b"\n")
+        self.partial = lines.pop()
+        self._emit(lines)
+
+    def close(self):
+        if self.partial:
+            self._emit([self.partial])
+            self.partial = b""
+        self.log.close()
+
+    def _emit(self, lines):
+        if not lines:
+            return
+        data = b"\n".join(line.rstrip(b"\r") for line in lines) + b"\n"
+        self.text += data
+        self.log.write(data)
+        self.log.flush()
+        shown = [line for line in data.split(b"\n")[:-1] if self.shown(line)]
+        if shown:
+            sys.stdout.buffer.write(b"\n".join(shown) + b"\n")
+            sys.stdout.flush()
+
+    def shown(self, line):
+        if self.quiet:
+            return line.startswith(b"evc-guest:")
+        return not REBOOT_NOISE.match(line)  # the kernel's own goodbye is always printed
+
+
+def boot(args, qemu, console_log, status_path):
+    """Boots once; returns (outcome, seconds, console text). outcome: 'done', 'timeout',
+    'crashed' or 'early-crash' (died before the guest's init ran: worth a retry)."""
+    started = time.monotonic()
+    console = Console(console_log, args.quiet)
+    proc = subprocess.Popen(qemu, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    fd = proc.stdout.fileno()
+    outcome = None
+    try:
+        while True:
+            left = started + args.timeout - time.monotonic()
+            if left <= 0:
+                outcome = "timeout"
+                break
+            ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+            if ready:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                console.feed(chunk)
+    except KeyboardInterrupt:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        console.close()
+        raise
+    if outcome == "timeout":
+        os.killpg(proc.pid, signal.SIGKILL)
+    rc = proc.wait()
+    console.close()
+    text = console.text.decode(errors="replace")
+    if outcome is None:
+        if os.path.exists(status_path) and "end" in open(status_path).read().split():
+            outcome = "done"
+        elif "evc-guest: init started" not in text:
+            outcome = "early-crash"
+            say(f"the guest died before its init ran (QEMU status {rc})")
+        else:
+            outcome = "crashed"
+            say(f"the guest stopped without finishing (QEMU status {rc}; kernel panic?)")
+    return outcome, time.monotonic() - started, text
+
+
+# ---------------------------------------------------------------------------- results
+
+def read_status(status_path):
+    statuses = {}
+    try:
+        with open(status_path) as f:
+            for line in f:
+                words = line.split()
+                if len(words) == 3 and words[0] == "step":
+                    statuses[int(words[1])] = int(words[2])
+    except OSError:
+        pass
+    return statuses
+
+
+# ------------------------------------------------------------------------------- main
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="Tests/System/run",
+        description="Boot Debian's kernel under QEMU (TCG) and run evcapture's system tests inside it.",
+        epilog="Exit status: 0 all passed; 1 a test or step failed; 2 setup/usage error; "
+               "3 no system test ran; 124 timeout; 125 the guest crashed. See Tests/System/README.md.")
+    p.add_argument("--filter", action="append", default=[], metavar="PATTERN",
+                   help="Swift Testing --filter for the bundle (repeatable; default: SystemTests)")
+    p.add_argument("--skip", action="append", default=[], metavar="PATTERN",
+                   help="Swift Testing --skip for the bundle (repeatable)")
+    p.add_argument("--shell-script", action="append", default=[], metavar="FILE",
+                   help="also run FILE with /bin/sh in the guest, chrooted into the host tree, "
+                        "before the bundle (repeatable)")
+    p.add_argument("--no-bundle", action="store_true", help="run only the --shell-script steps")
+    p.add_argument("--no-build", action="store_true", help="do not run swift build --build-tests first")
+    p.add_argument("--bundle", metavar="PATH", help="test bundle (default .build/debug/evcapturePackageTests.xctest)")
+    p.add_argument("--parallel", action="store_true", help="let Swift Testing run tests in parallel (default: serial)")
+    p.add_argument("-e", "--env", action="append", default=[], metavar="NAME=VALUE",
+                   help="environment variable for the guest steps (repeatable)")
+    p.add_argument("--no-project-rules", action="store_true",
+                   help="do not install the repository's udev-rules/*.rules into the guest's udevd")
+    p.add_argument("--timeout", type=float, default=float(os.environ.get("EVCAPTURE_SYSTEST_TIMEOUT", 1200)),
+                   metavar="SEC", help="stop the guest after SEC seconds (default 1200)")
+    p.add_argument("--memory", type=int, default=2048, metavar="MIB", help="guest memory (default 2048)")
+    p.add_argument("--cpus", type=int, default=1, metavar="N",
+                   help="guest CPUs (default 1: with more, GadgetFS loses back-to-back control "
+                        "writes to the fake camera; see README.md)")
+    p.add_argument("--offline", action="store_true", help="never ask apt; use the cached kernel")
+    p.add_argument("--prepare-only", action="store_true", help="fill the cache and build, do not boot")
+    p.add_argument("-q", "--quiet", action="store_true", help="do not echo the guest console (still logged)")
+    p.add_argument("-v", "--verbose", action="store_true", help="kernel messages and guest boot steps")
+    args = p.parse_args(argv)
+    for kv in args.env:
+        if "=" not in kv or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", kv.split("=", 1)[0]):
+            p.error(f"--env wants NAME=VALUE, got {kv!r}")
+    for script in args.shell_script:
+        if not os.path.isfile(script):
+            p.error(f"--shell-script: no such file: {script}")
+    if args.no_bundle and not args.shell_script and not args.prepare_only:
+        p.error("--no-bundle without --shell-script leaves nothing to run")
+    return args
+
+
+def interrupt(signo, frame):
+    raise KeyboardInterrupt  # boot() then kills QEMU (its own process group) before exiting
+
+
+def main(argv):
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGHUP, interrupt)
+    cache = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+                         "evcapture-systest")
+    os.makedirs(cache, exist_ok=True)
+    build_dir = os.path.join(REPO, ".build-systest")
+    os.makedirs(build_dir, exist_ok=True)
+
+    # one run per worktree at a time (the output directory), one preparer per cache
+    worktree_lock = open(os.path.join(build_dir, "lock"), "w")
+    try:
+        fcntl.flock(worktree_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        say("another Tests/System/run is active in this worktree; waiting")
+        fcntl.flock(worktree_lock, fcntl.LOCK_EX)
+
+    try:
+        with open(os.path.join(cache, "lock"), "w") as cache_lock:
+            fcntl.flock(cache_lock, fcntl.LOCK_EX)
+            kernel = Kernel(cache, args.offline).prepare()
+            initramfs = Initramfs(cache, kernel).prepare()
+            os.utime(initramfs)  # keep it among the newest while this run uses it
+        fakeuvc = build_fakeuvc(build_dir)
+        if not args.no_build and not args.no_bundle:
+            build_bundle()
+    except SetupError as e:
+        say(f"error: {e}")
+        return EXIT_SETUP
+    bundle = os.path.abspath(args.bundle or os.path.join(REPO, ".build", "debug", "evcapturePackageTests.xctest"))
+    if not args.no_bundle and not os.path.isfile(bundle):
+        say(f"error: no test bundle at {bundle} (run swift build --build-tests)")
+        return EXIT_SETUP
+    t_prepared = time.monotonic()
+    say(f"ready: kernel {kernel['abi']} ({kernel['version']}), {os.path.basename(initramfs)}, "
+        f"prepared in {t_prepared - T_START:.1f}s")
+    if args.prepare_only:
+        return EXIT_OK
+
+    out_dir = os.path.join(build_dir, "out")
+    if os.path.exists(os.path.join(build_dir, "result.json")):
+        os.unlink(os.path.join(build_dir, "result.json"))
+    attempts = 3
+    for attempt in range(1, attempts + 1):
+        shutil.rmtree(out_dir, ignore_errors=True)
+        os.makedirs(out_dir)
+        steps = write_run_plan(out_dir, args, bundle, fakeuvc)
+        qemu = qemu_command(args, kernel, initramfs, out_dir)
+        if args.verbose:
+            say("qemu: " + " ".join(shlex.quote(a) for a in qemu))
+        status_path = os.path.join(out_dir, "status")
+        try:
+            outcome, seconds, console = boot(args, qemu, os.path.join(build_dir, "console.log"), status_path)
+        except KeyboardInterrupt:
+            say("interrupted")
+            return 130
+        if outcome != "early-crash" or attempt == attempts:
+            break
+        say(f"booting again (attempt {attempt + 1} of {attempts})")
+
+    statuses = read_status(status_path)
+    ready = re.search(r"evc-guest: ready after ([0-9.]+)s", console)
+    counts = None if args.no_bundle else count_results(os.path.join(out_dir, "events.jsonl"))
+
+    # ---- verdict
+    status = EXIT_OK
+    problems = []
+    if outcome == "timeout":
+        status = EXIT_TIMEOUT
+        problems.append(f"timeout: the guest was still running after {args.timeout:g}s (killed)")
+    elif outcome in ("crashed", "early-crash"):
+        status = EXIT_CRASHED
+        panic = re.search(r"Kernel panic[^\n]*", console)
+        problems.append("the guest crashed" + (f": {panic.group(0)}" if panic else " (no status written)"))
+    for i, (title, _) in enumerate(steps, start=1):
+        rc = statuses.get(i)
+        if rc is None:
+            if status == EXIT_OK:
+                status = EXIT_CRASHED
+            problems.append(f"step {i} ({title}) reported no status")
+        elif rc != 0:
+            status = status or EXIT_FAILED
+            problems.append(f"step {i} ({title}) exited with status {rc}")
+    if not args.no_bundle and outcome == "done":
+        if counts is None:
+            status = status or EXIT_FAILED
+            problems.append("the bundle wrote no Swift Testing event stream")
+        else:
+            passed, failed, skipped, stray = counts
+            if failed or stray:
+                status = status or EXIT_FAILED
+            if passed + failed + skipped == 0:
+                # Swift Testing also exits non-zero when nothing matched: say what happened
+                status = EXIT_NOTHING_RAN if status in (EXIT_OK, EXIT_FAILED) else status
+                problems.append(f"no system test ran (filter: {' '.join(args.filter or ['SystemTests'])})")
+
+    # ---- summary
+    print("", flush=True)
+    for problem in problems:
+        say(f"FAILED: {problem}")
+    if counts is not None:
+        passed, failed, skipped, stray = counts
+        extra = f", {stray} issue(s) outside tests" if stray else ""
+        say(f"system tests: {passed} passed, {failed} failed, {skipped} skipped{extra}")
+    timing = f"total {time.monotonic() - T_START:.1f}s (prepare {t_prepared - T_START:.1f}s, " \
+             f"guest {seconds:.1f}s"
+    if ready:
+        timing += f", of it boot {float(ready.group(1)):.1f}s"
+    say(timing + ")")
+    result = {"status": status, "problems": problems, "seconds": round(time.monotonic() - T_START, 1),
+              "boot_seconds": float(ready.group(1)) if ready else None}
+    if counts is not None:
+        result.update(zip(("passed", "failed", "skipped", "stray_issues"), counts))
+    atomic_write(os.path.join(build_dir, "result.json"), json.dumps(result, indent=1).encode())
+    say(f"console log: {os.path.relpath(os.path.join(build_dir, 'console.log'))}; "
+        f"result: {'PASS' if status == EXIT_OK else f'FAIL (exit status {status})'}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

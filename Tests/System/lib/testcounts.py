@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Counts what a Swift Testing run did, from its JSON event stream
+(`--event-stream-output-path FILE --event-stream-version 0`).
+
+usage: testcounts.py EVENTS.jsonl   prints "PASSED FAILED SKIPPED STRAY_ISSUES";
+                                    exits 1 when the file is missing
+"""
+import json
+import sys
+
+
+def count_results(events_path):
+    """Counts test functions as Swift Testing's event stream reports them:
+    (passed, failed, skipped, issues outside any test)."""
+    functions, suites = set(), set()
+    started, skipped, failed = set(), set(), set()
+    stray_issues = 0
+    try:
+        f = open(events_path)
+    except OSError:
+        return None
+    with f:
+        for line in f:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            payload = record.get("payload", {})
+            if record.get("kind") == "test":
+                (functions if payload.get("kind") == "function" else suites).add(payload.get("id"))
+                continue
+            kind, test = payload.get("kind"), payload.get("testID")
+            if kind == "testStarted":
+                started.add(test)
+            elif kind == "testSkipped":
+                skipped.add(test)
+            elif kind == "issueRecorded":
+                issue = payload.get("issue", {})
+                if issue.get("isKnown") or issue.get("severity", "error") != "error":
+                    continue
+                if test:
+                    failed.add(test)
+                else:
+                    stray_issues += 1
+
+    def under(test_id, group):
+        return any(test_id == g or test_id.startswith(g + "/") or test_id.startswith(g + ".") for g in group)
+
+    skipped_suites = skipped & suites
+    passed = fails = skips = 0
+    for test in functions:
+        if test in skipped or under(test, skipped_suites):
+            skips += 1
+        elif test in failed or (test in started and under(test, failed & suites)):
+            fails += 1
+        elif test in started:
+            passed += 1
+    return passed, fails, skips, stray_issues
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    counts = count_results(sys.argv[1])
+    if counts is None:
+        sys.exit(f"testcounts: cannot read {sys.argv[1]}")
+    print(*counts)
