@@ -6,6 +6,9 @@ import Testing
 import Evdev
 import IOLoop
 import Udev
+import Synchronization
+import Bridge
+import Capture
 
 @Suite(.enabled(if: UinputDevice.isAvailable, "needs /dev/uinput with write access (run inside the VM)"))
 struct InputUdevTests {
@@ -47,6 +50,32 @@ struct InputUdevTests {
         #expect(addsOfBefore.count == 1)
     }
 
+    @Test func deviceWatcherOpensClassifiesAndFollowsRemoval() async throws {
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        let watcher = DeviceWatcher(loop: loop)
+        let events = try watcher.events()
+        let description = try EvemuRecording.load(path: InputPaths.fixture("griffin-powermate")).description
+        let uinput = try UinputDevice(description)
+        let node = uinput.node
+        let added = await collect(events, timeout: .seconds(15)) { items in
+            items.contains { if case .added(let p, _) = $0 { p.node == node } else { false } }
+        }
+        let found = added.compactMap { if case .added(let p, let d) = $0, p.node == node { (p, d) } else { nil } }.first
+        let (profile, device) = try #require(found, "watcher did not add \(node)")
+        #expect(profile.kind == .dial && profile.isDedicated)
+        #expect(profile.role(of: .relDial) == .slider && profile.role(of: .btn0) == .lightPress)
+        let inputs = try device.inputs(on: loop)
+        try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .relDial, -2)])
+        let frames = await collect(inputs, timeout: .seconds(10)) { $0.count >= 1 }
+        #expect(frames.first.map { if case .frame(let f) = $0 { shape(f.events) == ["REL_DIAL -2"] } else { false } } == true)
+        uinput.destroy()
+        let removed = await collect(events, timeout: .seconds(15)) { items in
+            items.contains { if case .removed(let n) = $0 { n == node } else { false } }
+        }
+        #expect(removed.contains { if case .removed(let n) = $0 { n == node } else { false } })
+    }
+
     @Test func kernelGroupFallbackSeesHotplug() async throws {
         // The "kernel" netlink group works with or without udevd (what the fallback uses).
         let loop = try IOLoop()
@@ -76,23 +105,32 @@ struct InputUdevTests {
         let uinput = try UinputDevice(description)
         defer { uinput.destroy() }
         // Let udevd apply its own mode first, so it cannot undo ours.
-        if UdevEventSource.automatic == .udev {
-            _ = try? runProgram("/usr/bin/udevadm", ["settle", "--timeout=5"])
-        }
+        try await waitForUdev([uinput.node])
         #expect(chmod(uinput.node, 0) == 0)
+        // The child writes a byte to this pipe once it has been denied; one second later
+        // this thread (not a test-pool thread: those may all be blocked waiting for child
+        // processes) makes the node readable.
+        var signal: [Int32] = [0, 0]
+        try #require(pipe(&signal) == 0)
+        _ = fcntl(signal[0], F_SETFD, FD_CLOEXEC)
         var env = ProcessInfo.processInfo.environment
         env["EVCAPTURE_TEST_ACCESS_NODE"] = uinput.node
+        env["EVCAPTURE_TEST_ACCESS_SIGNAL_FD"] = String(signal[1])
         let started = ContinuousClock.now
-        let node = uinput.node
-        // Readable again one second after the child started.
-        let opener = Task {
-            try await Task.sleep(for: .seconds(1))
-            return chmod(node, 0o666)
+        let node = uinput.node, readEnd = signal[0]
+        let opened = Mutex<Int32?>(nil)
+        Thread.detachNewThread {
+            var byte: UInt8 = 0
+            let n = read(readEnd, &byte, 1)
+            close(readEnd)
+            if n == 1 { usleep(1_000_000) }
+            opened.withLock { $0 = chmod(node, 0o666) }
         }
         let self_ = try #require(realpathString("/proc/self/exe"))
         let child = try runProgram(
             self_, ["--testing-library", "swift-testing", "--filter", "accessBackoffChild"], environment: env)
-        #expect(try await opener.value == 0)
+        close(signal[1])
+        #expect(opened.withLock { $0 } == 0)
         let text = child.stdout + child.stderr
         #expect(child.status == 0, "child output:\n\(text)")
         #expect(text.contains("opened after"), "child output:\n\(text)")
@@ -107,6 +145,9 @@ struct InputUdevTests {
         #expect(setgid(65534) == 0)
         #expect(setuid(65534) == 0)
         #expect(throws: EvdevError.self) { try EvdevDevice.open(node) }
+        let fd = Int32(ProcessInfo.processInfo.environment["EVCAPTURE_TEST_ACCESS_SIGNAL_FD"] ?? "") ?? -1
+        var byte: UInt8 = 1
+        #expect(write(fd, &byte, 1) == 1, "signal pipe")
         let start = ContinuousClock.now
         let device = try await EvdevDevice.open(node, patience: .seconds(8))
         let waited = ContinuousClock.now - start
