@@ -136,72 +136,22 @@ public struct ReplayPipeline {
     public mutating func run(_ emit: (ReplayOutput) -> Void) {
         let frames = Self.frames(inputs)
         let start = frames.first?.time ?? Timestamp(microseconds: 0)
-        var core = CaptureCore(settings: config.capture)
-        var out: [CaptureOutput] = []
-        var ids: [CaptureDeviceID] = []
-
-        func flush(_ out: inout [CaptureOutput]) {
-            for o in out { if case .capture(let e) = o { emit(.capture(e)) } }
-            out.removeAll(keepingCapacity: true)
-        }
-        func emitAll(_ outputs: [ReplayOutput]) { for o in outputs { emit(o) } }
-
-        for (i, profile) in profiles.enumerated() {
-            ids.append(core.addDevice(profile))
-            let device = core.device(ids[i])
-            emit(
-                .line(
-                    json: JSONLines.device("added", device, time: start, extra: [("roles", JSONLines.roles(profile))]),
-                    text: "\(ReadableLines.pad(start.description, 12)) device added   \(device.name) (\(device.node)): "
-                        + Self.rolesText(profile)))
-            if controls != nil { emitAll(controls!.deviceAdded(profile, index: i, at: start)) }
-        }
-        core.sessionStarted(now: start, into: &out)
-        emit(.line(json: JSONLines.session("started", time: start), text: "\(ReadableLines.pad(start.description, 12)) session started"))
-
-        // Fires every deadline (capture and controls) at or before `limit`, in time order.
-        func fireDeadlines(through limit: Timestamp?) {
-            for _ in 0..<100_000 {
-                let next = [core.nextDeadline, controls?.nextDeadline].compactMap { $0 }.min()
-                guard let d = next, limit == nil || d <= limit! else { return }
-                core.advance(to: d, into: &out)
-                flush(&out)
-                if controls != nil, let cd = controls!.nextDeadline, cd <= d { emitAll(controls!.advance(to: d)) }
-            }
-        }
-
+        var pipeline = Pipeline(settings: config.capture, controls: controls)
+        let indices = profiles.map { pipeline.addDevice($0, at: start, emit) }
+        pipeline.sessionStarted(at: start, emit)
         for frame in frames {
-            fireDeadlines(through: frame.time)
             if frame.lost {
-                core.eventsLost(device: ids[frame.device], changes: [], now: frame.time, into: &out)
-                flush(&out)
-                if controls != nil { emitAll(controls!.eventsLost(device: frame.device, at: frame.time)) }
-                continue
-            }
-            core.handle(frame: frame.events, device: ids[frame.device], now: frame.time, into: &out)
-            let inputs = out.compactMap(\.controlInput)
-            flush(&out)
-            if !inputs.isEmpty, controls != nil {
-                emitAll(controls!.handle(frame: frame.events, device: frame.device, inputs: inputs, at: frame.time))
+                pipeline.eventsLost(device: indices[frame.device], changes: [], at: frame.time, emit)
+            } else {
+                pipeline.handle(frame: frame.events, device: indices[frame.device], at: frame.time, emit)
             }
         }
-
         // End of input: pending deadlines fire, then every device goes.
-        fireDeadlines(through: nil)
-        let end = core.clock
-        for i in ids.indices {
-            let device = core.device(ids[i])
-            core.removeDevice(ids[i], now: end, into: &out)
-            flush(&out)
-            if controls != nil { emitAll(controls!.deviceRemoved(index: i, at: end)) }
-            emit(
-                .line(
-                    json: JSONLines.device("removed", device, time: end),
-                    text: "\(ReadableLines.pad(end.description, 12)) device removed \(device.name) (\(device.node))"))
-        }
-        core.sessionStopped(now: end, into: &out)
-        flush(&out)
-        emit(.line(json: JSONLines.session("stopped", time: end), text: "\(ReadableLines.pad(end.description, 12)) session stopped"))
+        pipeline.fireDeadlines(through: nil, emit)
+        let end = pipeline.clock
+        for i in indices { pipeline.removeDevice(i, at: end, emit) }
+        pipeline.sessionStopped(at: end, emit)
+        controls = pipeline.controls
     }
 
     /// Runs the replay and returns its outputs.
@@ -209,13 +159,5 @@ public struct ReplayPipeline {
         var all: [ReplayOutput] = []
         run { all.append($0) }
         return all
-    }
-
-    static func rolesText(_ profile: DeviceProfile) -> String {
-        let roles = profile.roles.filter { $0.value.role != .ignore }.sorted { $0.key < $1.key }
-        if roles.isEmpty { return "no roles" }
-        return roles.map { code, a in
-            "\(code.name)=\(a.step > 0 ? "slider+1" : a.step < 0 ? "slider-1" : a.role.rawValue)"
-        }.joined(separator: " ")
     }
 }
