@@ -72,7 +72,7 @@ enum ReplayControls {
     static func make(camera: String?) throws -> (any ReplayControlsStage)? {
         switch camera {
         case nil: return nil
-        case "sim": return SimCameraReplay()
+        case "sim": return CameraControlsStage()
         case let other?:
             throw ValidationError("--camera \(other): replay drives only the simulated camera for now; use --camera sim")
         }

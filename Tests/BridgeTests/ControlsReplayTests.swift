@@ -19,9 +19,10 @@ import Testing
 
     /// Replays `files` through the pipeline with the sim camera; returns the JSON lines and the camera.
     static func replay(_ files: [String], config: Config = Config()) throws -> (lines: [String], camera: SimCamera) {
-        let stage = SimCameraReplay()
+        let camera = SimCamera()
+        let stage = CameraControlsStage(camera: camera)
         var pipeline = ReplayPipeline(inputs: try ReplayInput.load(paths: files.map(fixture)), config: config, controls: stage)
-        return (pipeline.run().map(\.json), stage.camera)
+        return (pipeline.run().map(\.json), camera)
     }
 
     static func controlLines(_ lines: [String]) -> [String] { lines.filter { $0.hasPrefix("{\"event\":\"control\"") } }

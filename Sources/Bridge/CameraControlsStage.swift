@@ -1,21 +1,24 @@
 import Capture
 import Evdev
 
-/// The controls part of `evcapture replay --camera sim`: a `ControlsSession` with the default
-/// controls (zoom, then exposure bias) bound to a `SimCamera`, driven by the replay pipeline
-/// through its `ReplayControlsStage` seam on the recordings' clock.
+/// The controls stage of the pipeline: a `ControlsSession` with the default controls (zoom,
+/// then exposure bias) bound to a camera — the `SimCamera` for `evcapture replay --camera
+/// sim`, the V4L2 camera for `evcapture run` — driven through the pipeline's
+/// `ReplayControlsStage` seam on the pipeline's clock.
 ///
 /// Reports (spec §6): `control` objects (`control`, `value`, `raw`) for every value change and
 /// `controls` objects (`state`, `control`) for every interaction state change; once, with the
 /// first device, a `controls` object with state `configured` listing the controls. A replay
 /// never reads or writes the state file: the current control starts as `rememberedControl`.
-public final class SimCameraReplay: ReplayControlsStage {
-    public let camera: SimCamera
+public final class CameraControlsStage: ReplayControlsStage {
+    public let camera: any CameraBackend
     public let session: ControlsSession
+    /// Called when the current control changes (the daemon persists it in the state file).
+    public var onCurrentControl: ((String) -> Void)?
     private var profiles: [Int: DeviceProfile] = [:]
     private var announced = false
 
-    public init(camera: SimCamera = SimCamera(), configuration: ControlsConfiguration = .init(), rememberedControl: String? = nil) {
+    public init(camera: any CameraBackend = SimCamera(), configuration: ControlsConfiguration = .init(), rememberedControl: String? = nil) {
         self.camera = camera
         session = ControlsSession(configuration: configuration, rememberedControl: rememberedControl)
         _ = session.addDefaultControls(camera: camera, at: Timestamp(microseconds: 0))
@@ -64,6 +67,22 @@ public final class SimCameraReplay: ReplayControlsStage {
         return []
     }
 
+    /// The camera's values or ranges changed elsewhere (a V4L2 control event, a replug):
+    /// the controls follow, so the next slide starts from the camera's value.
+    public func cameraChanged(at now: Timestamp) -> [ReplayOutput] {
+        lines(session.cameraChanged(camera, at: now))
+    }
+
+    /// The camera went away (false) or came back (true): its controls are disabled (listed,
+    /// not changeable) or enabled again.
+    public func cameraAvailable(_ available: Bool, at now: Timestamp) -> [ReplayOutput] {
+        var events: [ControlsEvent] = []
+        for control in session.controls where control.binding.camera != nil {
+            events += session.setEnabled(available, named: control.name, at: now)
+        }
+        return lines(events)
+    }
+
     /// The JSON and readable lines of controls events.
     func lines(_ events: [ControlsEvent]) -> [ReplayOutput] {
         events.compactMap { event in
@@ -86,7 +105,10 @@ public final class SimCameraReplay: ReplayControlsStage {
                 return .line(
                     json: JSONLines.error("control \(control): \(error)", time: time),
                     text: "\(ReadableLines.pad(time.description, 12)) error     control \(control): \(error)")
-            case .controlsChanged, .currentControl:
+            case .currentControl(let name):
+                onCurrentControl?(name)
+                return nil
+            case .controlsChanged:
                 // The control set is fixed during a replay (announced as `configured` with
                 // the first device); the current control is what a daemon would persist.
                 return nil
