@@ -37,13 +37,31 @@ public struct ConfigError: Error, Hashable, Sendable, CustomStringConvertible {
 public struct Config: Sendable {
     /// Gesture thresholds and routing for the capture core.
     public var capture = CaptureCoreSettings()
-    /// Role overrides by device name, fed to `RoleClassifier.profile(config:)`.
-    public var devices: [String: RoleOverrides] = [:]
+    /// Role overrides per `[devices.LABEL]` table, in label order (the first match wins), fed to
+    /// `RoleClassifier.profile(config:)`.
+    public var deviceRules: [(label: String, match: DeviceMatch, overrides: RoleOverrides)] = []
+    /// The daemon's settings (camera, output, handlers, hooks, sound, socket, controls).
+    public var daemon = DaemonSettings()
 
     public init() {}
 
-    /// The overrides for a device, if the config names it.
-    public func overrides(forDevice name: String) -> RoleOverrides? { devices[name] }
+    /// Role overrides by label (the device name unless the table has match keys).
+    public var devices: [String: RoleOverrides] {
+        get { Dictionary(deviceRules.map { ($0.label, $0.overrides) }, uniquingKeysWith: { a, _ in a }) }
+        set {
+            deviceRules = newValue.keys.sorted().map { (label: $0, match: DeviceMatch(name: $0), overrides: newValue[$0]!) }
+        }
+    }
+
+    /// The overrides for a device named `name` (replays: no node to match).
+    public func overrides(forDevice name: String) -> RoleOverrides? {
+        deviceRules.first { $0.match.name == name && $0.match.node == nil }?.overrides
+    }
+
+    /// The overrides of the first `[devices.*]` table that matches a live device.
+    public func overrides(for description: DeviceDescription, node: String) -> RoleOverrides? {
+        deviceRules.first { $0.match.matches(description, node: node) }?.overrides
+    }
 
     /// Reads a config file.
     public static func load(path: String) throws(ConfigError) -> Config {
@@ -78,7 +96,9 @@ public struct Config: Sendable {
         }
         let reader = ConfigReader(file: file, lines: TOMLKeyLines(text))
         var config = Config()
-        try reader.checkKeys(table, path: [], allowed: ["capture", "devices"])
+        try reader.checkKeys(
+            table, path: [],
+            allowed: ["capture", "devices", "camera", "output", "handlers", "hooks", "sound", "socket", "controls"])
 
         if let capture = try reader.table(table, "capture", path: []) {
             let p = ["capture"]
@@ -94,7 +114,13 @@ public struct Config: Sendable {
             for name in devices.keys.sorted() {
                 let p = ["devices", name]
                 guard let device = try reader.table(devices, name, path: ["devices"]) else { continue }
-                try reader.checkKeys(device, path: p, allowed: ["kind", "grab", "roles"])
+                try reader.checkKeys(
+                    device, path: p, allowed: ["kind", "grab", "roles", "name", "node", "bus", "vendor", "product", "uniq"])
+                var match = DeviceMatch(
+                    name: try reader.string(device, "name", path: p), node: try reader.string(device, "node", path: p),
+                    bus: try reader.hex16(device, "bus", path: p), vendor: try reader.hex16(device, "vendor", path: p),
+                    product: try reader.hex16(device, "product", path: p), uniq: try reader.string(device, "uniq", path: p))
+                if match == DeviceMatch() { match.name = name }
                 var o = RoleOverrides()
                 if let kind = try reader.string(device, "kind", path: p) {
                     guard let k = DeviceKind(rawValue: kind), k != .other else {
@@ -120,9 +146,10 @@ public struct Config: Sendable {
                         o.codes[code] = role
                     }
                 }
-                config.devices[name] = o
+                config.deviceRules.append((label: name, match: match, overrides: o))
             }
         }
+        config.daemon = try reader.daemonSettings(table, capture: &config.capture)
         return config
     }
 }
