@@ -54,7 +54,22 @@ import Testing
             "[capture]\n\nhold-treshold = 0.5\n",
             "bad.toml:3: unknown key \"hold-treshold\" in [capture] (known: hold-threshold, double-click, double-click-window, secondary-handler)"
         ),
-        ("# top\n\n[camera]\nx = 1\n", "bad.toml:3: unknown key \"camera\" (known: capture, devices)"),
+        (
+            "# top\n\n[camra]\nx = 1\n",
+            "bad.toml:3: unknown key \"camra\" (known: capture, devices, camera, output, handlers, hooks, sound, socket, controls)"
+        ),
+        (
+            "# top\n\n[camera]\nx = 1\n",
+            "bad.toml:4: unknown key \"x\" in [camera] (known: device, capture-device, external-changes, width, height)"
+        ),
+        ("[camera]\nexternal-changes = \"ignore\"\n", "bad.toml:2: camera.external-changes must be \"follow\" or \"restore\", not \"ignore\""),
+        ("[output]\njpeg-quality = 101\n", "bad.toml:2: output.jpeg-quality must be between 1 and 100, not 101"),
+        ("[handlers.primary]\nclick = \"video\"\n", "bad.toml:2: handlers.primary.click must be one of \"photo\", \"none\", not \"video\""),
+        ("\n[[hooks]]\nargv = \"touch /tmp/x\"\n", "bad.toml:3: hooks.argv must be a list of strings"),
+        ("[[hooks]]\nargv = [\"/bin/true\"]\non = [\"clik\"]\n", "bad.toml:3: hooks[0].on: unknown trigger \"clik\" (use began, ended, cancelled, click, long-press, double-click, photo, video)"),
+        ("[sound]\nplay = \"loud\"\n", "bad.toml:2: sound.play must be \"default\", \"off\" or an absolute path to a WAV file"),
+        ("[controls]\norder = [\"zoom\", \"focus\"]\n", "bad.toml:2: controls.order: unknown control \"focus\" (use \"zoom\", \"exposure-bias\")"),
+        ("[devices.knob]\nvendor = \"xyz\"\n", "bad.toml:2: devices.knob.vendor must be a 16-bit id, as an integer or a hex string like \"077d\""),
         ("[capture]\nhold-threshold = \"half a second\"\n", "bad.toml:2: capture.hold-threshold must be a number of seconds"),
         ("[capture]\nhold-threshold = 0\n", "bad.toml:2: capture.hold-threshold must be more than 0 and at most 3600 seconds, not 0.0"),
         ("[capture]\ndouble-click = \"yes\"\n", "bad.toml:2: capture.double-click must be true or false"),
@@ -72,7 +87,7 @@ import Testing
             "bad.toml:4: unknown device kind \"camera\" (use one of buttons, shutter, headset, knob, dial, encoder, keyboard, pointer, ignore)"
         ),
         ("[devices.remote]\ngrab = 1\n", "bad.toml:2: devices.remote.grab must be true or false"),
-        ("[devices.remote]\ncolour = \"red\"\n", "bad.toml:2: unknown key \"colour\" in [devices.remote] (known: kind, grab, roles)"),
+        ("[devices.remote]\ncolour = \"red\"\n", "bad.toml:2: unknown key \"colour\" in [devices.remote] (known: kind, grab, roles, name, node, bus, vendor, product, uniq)"),
     ]
 
     @Test(arguments: bad)
@@ -97,5 +112,60 @@ import Testing
         } catch {
             #expect(error.description.hasPrefix("/nonexistent/evcapture.toml: cannot read"))
         }
+    }
+
+    @Test func daemonSectionsAreRead() throws {
+        let c = try Config.parse(
+            """
+            [camera]
+            device = "/dev/v4l/by-id/usb-cam-video-index0"
+            capture-device = "/dev/video2"
+            external-changes = "follow"
+            [output]
+            directory = "/srv/evcapture"
+            photo-name = "shot-{press}.jpg"
+            jpeg-quality = 80
+            [handlers.primary]
+            click = "photo"
+            long-press = "none"
+            [handlers.secondary]
+            click = "none"
+            long-press = "video"
+            [[hooks]]
+            name = "log"
+            argv = ["/usr/bin/logger", "-t", "evcapture"]
+            on = ["click", "photo"]
+            actions = ["primary"]
+            timeout = 2
+            [sound]
+            play = "off"
+            [socket]
+            path = "/run/evc.sock"
+            [controls]
+            order = ["exposure-bias"]
+            steps-per-range = 20
+            [devices.knob]
+            vendor = "077d"
+            product = 0x0410
+            kind = "knob"
+            """, file: "full.toml")
+        let d = c.daemon
+        #expect(d.camera == .path("/dev/v4l/by-id/usb-cam-video-index0"))
+        #expect(d.captureDevice == "/dev/video2")
+        #expect(d.followExternalChanges)
+        #expect(d.outputDirectory == "/srv/evcapture")
+        #expect(d.jpegQuality == 80)
+        #expect(d.primary == HandlerSetting(click: .photo, longPress: .none))
+        #expect(d.secondary == HandlerSetting(click: .none, longPress: .video))
+        #expect(c.capture.hasSecondaryHandler)
+        #expect(d.hooks == [ExecHook(name: "log", argv: ["/usr/bin/logger", "-t", "evcapture"], on: [.click, .photo], actions: ["primary"], timeout: .seconds(2))])
+        #expect(d.sound == .off)
+        #expect(d.socketPath == "/run/evc.sock")
+        #expect(d.controls == ["exposure-bias"])
+        #expect(d.controlsConfiguration.stepsPerRange == 20)
+        let powermate = DeviceDescription(name: "Griffin PowerMate", bus: .usb, vendor: 0x077d, product: 0x0410)
+        let other = DeviceDescription(name: "Griffin PowerMate", bus: .usb, vendor: 0x077d, product: 0x0411)
+        #expect(c.overrides(for: powermate, node: "/dev/input/event5")?.kind == .knob)
+        #expect(c.overrides(for: other, node: "/dev/input/event5") == nil)
     }
 }
