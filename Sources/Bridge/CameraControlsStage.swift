@@ -18,10 +18,26 @@ public final class CameraControlsStage: ReplayControlsStage {
     private var profiles: [Int: DeviceProfile] = [:]
     private var announced = false
 
-    public init(camera: any CameraBackend = SimCamera(), configuration: ControlsConfiguration = .init(), rememberedControl: String? = nil) {
+    /// `controls`: the system controls to show, in order (`zoom`, `exposure-bias`); a control
+    /// the camera cannot drive (no zoom control, say) is left out.
+    public init(
+        camera: any CameraBackend = SimCamera(), configuration: ControlsConfiguration = .init(),
+        rememberedControl: String? = nil, controls: [String] = ["zoom", "exposure-bias"]
+    ) {
         self.camera = camera
         session = ControlsSession(configuration: configuration, rememberedControl: rememberedControl)
-        _ = session.addDefaultControls(camera: camera, at: Timestamp(microseconds: 0))
+        let start = Timestamp(microseconds: 0)
+        session.beginConfiguration()
+        for name in controls {
+            let control: Control?
+            switch name {
+            case "zoom": control = try? Control.systemZoomSlider(camera: camera)
+            case "exposure-bias": control = try? Control.systemExposureBiasSlider(camera: camera)
+            default: control = nil
+            }
+            if let control, session.canAddControl(control) { _ = try? session.addControl(control, at: start) }
+        }
+        _ = session.commitConfiguration(at: start)
     }
 
     public func deviceAdded(_ profile: DeviceProfile, index: Int, at now: Timestamp) -> [ReplayOutput] {

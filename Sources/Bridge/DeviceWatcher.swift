@@ -21,6 +21,8 @@ public final class DeviceWatcher: Sendable {
         case removed(node: String)
         /// The node could not be opened (permissions still denied after waiting, ...).
         case failed(node: String, EvdevError)
+        /// Every device present at start has been opened (or has failed): the daemon is ready.
+        case enumerated
     }
 
     /// Config overrides for a device, looked up by the caller's rules (name, ids, node).
@@ -49,7 +51,8 @@ public final class DeviceWatcher: Sendable {
         self.logger = logger
     }
 
-    /// Starts watching. Devices present now come first as `.added`, then hotplug events.
+    /// Starts watching. Devices present now come first as `.added` (or `.failed`), then
+    /// `.enumerated`, then hotplug events.
     /// Ending the stream stops the watcher (open devices already handed out stay open).
     public func events() throws(UdevError) -> AsyncStream<Event> {
         let (monitor, udevEvents) = try UdevInputMonitor.start(on: loop, source: source)
@@ -70,6 +73,11 @@ public final class DeviceWatcher: Sendable {
                     pending?.cancel()
                     logger.info("input device removed", metadata: ["device.path": "\(device.node)"])
                     continuation.yield(.removed(node: device.node))
+                case .enumerated:
+                    // After the `.added`/`.failed` of every device present at start.
+                    let pending = state.withLock { Array($0.opening.values) }
+                    for task in pending { await task.value }
+                    continuation.yield(.enumerated)
                 case .changed(let device):
                     guard let description = state.withLock({ $0.descriptions[device.node] }) else { continue }
                     continuation.yield(.changed(profile(description, device)))

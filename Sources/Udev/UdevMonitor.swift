@@ -51,6 +51,8 @@ public enum UdevInputEvent: Hashable, Sendable {
     case removed(UdevInputDevice)
     /// Properties changed (`udevadm trigger`, a new rule).
     case changed(UdevInputDevice)
+    /// Every device present at start has been reported (once, after the enumeration).
+    case enumerated
 }
 
 /// Where hotplug events come from.
@@ -99,7 +101,7 @@ public final class UdevInputMonitor: Sendable {
     deinit { state.withLock { $0.closeNow() } }
 
     /// Starts watching on `loop`. The stream yields `.added` for every existing node first,
-    /// then hotplug events as they come. Ending the stream (or ``stop()``) stops watching.
+    /// then `.enumerated`, then hotplug events as they come. Ending the stream (or ``stop()``) stops watching.
     public static func start(on loop: IOLoop, source: UdevEventSource = .automatic)
         throws(UdevError) -> (UdevInputMonitor, AsyncStream<UdevInputEvent>)
     {
@@ -133,6 +135,7 @@ public final class UdevInputMonitor: Sendable {
             throw error
         }
         for device in existing { continuation.yield(.added(device)) }
+        continuation.yield(.enumerated)
 
         let token: IOToken
         do {
