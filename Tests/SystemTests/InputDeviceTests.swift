@@ -116,7 +116,7 @@ struct SpawnError: Error, CustomStringConvertible {
     var description: String { "\(what): \(String(cString: strerror(errno)))" }
 }
 
-@Suite(.enabled(if: UinputDevice.isAvailable, "needs /dev/uinput with write access (run inside the VM)"))
+@Suite(.systemTest)
 struct InputDeviceTests {
     /// The roles `evcapture devices --json` must show for each fixture device.
     static let expectedRoles: [String: [String: String]] = [
