@@ -150,10 +150,11 @@ public struct DeviceInventory: Sendable {
         for u in unreadable.prefix(5) { out += "  \(u.error)\n" }
         if unreadable.contains(where: { $0.error.code == .permissionDenied }) {
             out += """
-                Reading input devices needs permission: install udev-rules/70-evcapture.rules
-                (sudo cp udev-rules/70-evcapture.rules /etc/udev/rules.d/ && sudo udevadm control --reload \
-                && sudo udevadm trigger --subsystem-match=input), create the group and join it
-                (sudo groupadd -f evcapture && sudo usermod -aG evcapture $USER), then log in again.
+                Reading input devices needs permission: install the udev rules and join the groups
+                they name, then log in again:
+                  sudo cp udev-rules/70-evcapture.rules /etc/udev/rules.d/
+                  sudo udevadm control --reload && sudo udevadm trigger --action=change --subsystem-match=input
+                  sudo usermod -aG input,video "$USER"
 
                 """
         }

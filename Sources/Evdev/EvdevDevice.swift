@@ -243,8 +243,9 @@ public final class EvdevDevice: Sendable {
         do {
             token = try loop.register(
                 fd: fd,
-                handler: { [weak self] readiness in
-                    guard let self else { return }
+                // Strong captures: a watched device stays alive until its registration is
+                // removed (stream ended, close(), removal or loop stop), which breaks the cycle.
+                handler: { readiness in
                     var items = self.readAvailable()
                     if readiness.contains(.hangup) || readiness.contains(.error),
                        !items.contains(where: { if case .removed = $0 { true } else { false } }) {
@@ -259,10 +260,10 @@ public final class EvdevDevice: Sendable {
                         }
                     }
                 },
-                onRemove: { [weak self] in
+                onRemove: {
                     // Runs on the I/O thread after the handler's last call: closing here
                     // cannot race with a read on the same descriptor.
-                    self?.state.withLock { s in
+                    self.state.withLock { s in
                         s.registration = nil
                         s.closeNow()
                     }

@@ -141,13 +141,13 @@ public final class UdevInputMonitor: Sendable {
         do {
             token = try loop.register(
                 fd: fd,
-                handler: { [weak watcher] _ in
-                    guard let watcher else { return }
+                // Strong captures: the monitor lives until its registration is removed.
+                handler: { _ in
                     for event in watcher.receiveAvailable() { continuation.yield(event) }
                 },
-                onRemove: { [weak watcher] in
+                onRemove: {
                     // On the I/O thread after the last handler call: safe to free the monitor.
-                    watcher?.state.withLock { s in
+                    watcher.state.withLock { s in
                         s.registration = nil
                         s.closeNow()
                     }

@@ -1,29 +1,42 @@
 import ArgumentParser
+import Bridge
 #if canImport(Glibc)
 import Glibc
 #endif
-import Bridge
 
-/// `evcapture devices [--json]`: every input device with its roles and why.
+/// `evcapture devices [--config FILE] [--json]`: every input device with its roles and why.
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
         abstract: "List input devices with the role of each key and axis, and why.")
 
+    @Option(name: .long, help: "A config file (TOML) whose [devices] overrides apply.")
+    var config: String?
+
     @Flag(name: .long, help: "Print a JSON array (node, name, bus, vendor, product, roles, reasons, dedicated, headset).")
     var json = false
 
     func run() throws {
-        let inventory = DeviceInventory.take()
+        var settings = Config()
+        if let config {
+            do {
+                settings = try Config.load(path: config)
+            } catch {
+                printError("evcapture: \(error)\n")
+                throw ExitCode.failure
+            }
+        }
+        let inventory = DeviceInventory.take { description, _ in settings.overrides(forDevice: description.name) }
         if json {
             print(inventory.json())
-            if inventory.devices.isEmpty {
-                // stdout stays valid JSON; the explanation goes to stderr.
-                let text = inventory.noDevicesExplanation()
-                _ = text.withCString { write(2, $0, strlen($0)) }
-            }
+            // stdout stays valid JSON; why nothing is listed goes to stderr.
+            if inventory.devices.isEmpty { printError(inventory.noDevicesExplanation()) }
         } else {
             print(inventory.text(), terminator: "")
         }
+    }
+
+    private func printError(_ text: String) {
+        _ = text.withCString { write(2, $0, strlen($0)) }
     }
 }

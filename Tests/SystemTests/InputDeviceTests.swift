@@ -62,6 +62,17 @@ func waitForUdev(_ nodes: [String], timeout: Duration = .seconds(15)) async thro
     }
 }
 
+/// ``waitForUdev(_:timeout:)`` for synchronous tests.
+func waitForUdevBlocking(_ nodes: [String], timeout: Duration = .seconds(15)) throws {
+    guard UdevEventSource.automatic == .udev else { return }
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        let listed = try UdevInputMonitor.enumerateNow()
+        if nodes.allSatisfy({ n in listed.contains { $0.node == n && $0.properties["ID_INPUT"] == "1" } }) { return }
+        usleep(100_000)
+    }
+}
+
 /// The (type, code, value) of events, without times: what a replay must reproduce.
 func shape(_ events: [InputEvent]) -> [String] {
     events.map { "\($0.eventCode.name) \($0.value)" }
@@ -116,7 +127,7 @@ struct SpawnError: Error, CustomStringConvertible {
     var description: String { "\(what): \(String(cString: strerror(errno)))" }
 }
 
-@Suite(.enabled(if: UinputDevice.isAvailable, "needs /dev/uinput with write access (run inside the VM)"))
+@Suite(.systemTest)
 struct InputDeviceTests {
     /// The roles `evcapture devices --json` must show for each fixture device.
     static let expectedRoles: [String: [String: String]] = [
@@ -157,6 +168,56 @@ struct InputDeviceTests {
             #expect(entry["dedicated"] as? Bool != nil && entry["headset"] as? Bool == (c.fixture == "bluez-avrcp-headset"))
         }
         for c in created { c.device.destroy() }
+    }
+
+    @Test func devicesCommandAppliesConfigOverridesAndPrintsText() throws {
+        let description = try EvemuRecording.load(
+            path: InputPaths.fixture("logitech-media-keyboard-elite-volume-wheel")).description
+        let knob = try UinputDevice(description)
+        defer { knob.destroy() }
+        let dir = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
+        let path = "\(dir)/evcapture-devices-\(getpid()).toml"
+        try "[devices.\"\(description.name)\"]\nkind = \"knob\"\n".write(toFile: path, atomically: true, encoding: .utf8)
+        defer { unlink(path) }
+
+        let result = try runProgram(InputPaths.executable, ["devices", "--json", "--config", path])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let array = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        let entry = try #require(array.first { $0["node"] as? String == knob.node })
+        #expect(entry["roles"] as? [String: String] == ["KEY_VOLUMEUP": "slider", "KEY_VOLUMEDOWN": "slider", "KEY_MUTE": "light-press"])
+        #expect(entry["steps"] as? [String: Int] == ["KEY_VOLUMEUP": 1, "KEY_VOLUMEDOWN": -1])
+        #expect(entry["sources"] as? [String: String] == ["KEY_VOLUMEUP": "config", "KEY_VOLUMEDOWN": "config", "KEY_MUTE": "config"])
+        #expect(entry["kind"] as? String == "knob" && entry["dedicated"] as? Bool == true)
+
+        let text = try runProgram(InputPaths.executable, ["devices"])
+        #expect(text.status == 0)
+        let block = text.stdout.components(separatedBy: "\n").drop { !$0.hasPrefix(knob.node + " ") }.prefix(4)
+        #expect(block.first?.contains("\"\(description.name)\"  bus usb 046d:030f  [buttons]") == true, "\(text.stdout)")
+        #expect(block.contains { $0.contains("KEY_VOLUMEDOWN") && $0.contains("primary") && $0.contains("volume down key") })
+
+        let bad = try runProgram(InputPaths.executable, ["devices", "--config", "\(dir)/no-such-evcapture.toml"])
+        #expect(bad.status == 1 && bad.stderr.contains("no-such-evcapture.toml"))
+    }
+
+    @Test func devicesCommandExplainsWhenNothingIsReadable() throws {
+        let setpriv = "/usr/bin/setpriv"
+        try #require(access(setpriv, X_OK) == 0, "needs setpriv (util-linux) to run as nobody")
+        // A device whose node nobody may read, whatever udev's rules say.
+        let description = try EvemuRecording.load(path: InputPaths.fixture("griffin-powermate")).description
+        let device = try UinputDevice(description)
+        defer { device.destroy() }
+        try waitForUdevBlocking([device.node])
+        #expect(chmod(device.node, 0o600) == 0)
+        let asNobody = ["--reuid=65534", "--regid=65534", "--clear-groups", InputPaths.executable, "devices"]
+        let text = try runProgram(setpriv, asNobody)
+        #expect(text.status == 0, "stderr: \(text.stderr)")
+        #expect(text.stdout.contains("No readable input devices"), "\(text.stdout)")
+        #expect(text.stdout.contains("\(device.node): permission denied"), "\(text.stdout)")
+        #expect(text.stdout.contains("udev-rules/70-evcapture.rules"))
+        let json = try runProgram(setpriv, asNobody + ["--json"])
+        #expect(json.status == 0)
+        #expect((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [Any])?.isEmpty == true)
+        #expect(json.stderr.contains("permission denied"))
     }
 
     @Test(arguments: InputPaths.fixtures)

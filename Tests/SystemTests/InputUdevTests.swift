@@ -10,7 +10,7 @@ import Synchronization
 import Bridge
 import Capture
 
-@Suite(.enabled(if: UinputDevice.isAvailable, "needs /dev/uinput with write access (run inside the VM)"))
+@Suite(.systemTest)
 struct InputUdevTests {
     @Test func monitorSeesExistingDevicesThenHotplugAddAndRemove() async throws {
         let description = try EvemuRecording.load(path: InputPaths.fixture("griffin-powermate")).description
