@@ -156,11 +156,13 @@ public enum JSONLines {
         object(event: "session", time: time, [("state", .string(state))] + extra)
     }
 
-    public static func error(_ message: String, file: String? = nil, line: Int? = nil, time: Timestamp) -> String {
+    public static func error(
+        _ message: String, file: String? = nil, line: Int? = nil, time: Timestamp, extra: [(String, JSONValue)] = []
+    ) -> String {
         var fields: [(String, JSONValue)] = [("message", .string(message))]
         if let file { fields.append(("file", .string(file))) }
         if let line { fields.append(("line", .int(Int64(line)))) }
-        return object(event: "error", time: time, fields)
+        return object(event: "error", time: time, fields + extra)
     }
 
     static func hex4(_ v: UInt16) -> String {

@@ -26,7 +26,7 @@ struct DevicesCommand: ParsableCommand {
                 throw ExitCode.failure
             }
         }
-        let inventory = DeviceInventory.take { description, _ in settings.overrides(forDevice: description.name) }
+        let inventory = DeviceInventory.take { description, node in settings.overrides(for: description, node: node) }
         if json {
             print(inventory.json())
             // stdout stays valid JSON; why nothing is listed goes to stderr.

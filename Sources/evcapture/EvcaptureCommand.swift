@@ -6,5 +6,5 @@ struct Evcapture: AsyncParsableCommand {
         commandName: "evcapture",
         abstract: "Turn buttons and knobs into camera capture events and camera control changes.",
         version: "0.1.0",
-        subcommands: [DevicesCommand.self, ControlsCommand.self, ReplayCommand.self, MonitorCommand.self])
+        subcommands: [RunCommand.self, DevicesCommand.self, ControlsCommand.self, ReplayCommand.self, MonitorCommand.self, CheckConfigCommand.self])
 }

@@ -1,0 +1,423 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Capture
+import Evdev
+import Foundation
+import IOLoop
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// The current CLOCK_MONOTONIC time: the clock evdev devices are switched to, so kernel
+/// event times and deadlines compare directly.
+public func monotonicNow() -> Timestamp {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Timestamp(microseconds: Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000)
+}
+
+/// Where the daemon's JSON lines and readable lines go.
+public struct DaemonOutputOptions: Sendable {
+    /// JSON lines on stdout (`--json`); otherwise readable lines.
+    public var json: Bool
+    /// The Unix socket for JSON lines (`--socket`), nil for none.
+    public var socketPath: String?
+    public init(json: Bool = false, socketPath: String? = nil) {
+        self.json = json
+        self.socketPath = socketPath
+    }
+}
+
+/// `evcapture run`: input devices → the pipeline → actions, camera controls and JSON lines.
+///
+/// Threads and tasks: one ``IOLoop`` thread reads every device, the udev monitor and the
+/// camera's control events; one task (``run()``) owns the ``Pipeline`` and handles every
+/// message in order (device frames, hotplug, camera events, deadlines), so the core needs
+/// no lock; actions run in ``ActionRunner``'s own workers; output lines are written by a
+/// writer task. Nothing on the input path waits for the camera's frames, the disk, a
+/// child process or a client. While idle nothing wakes: the deadline timer exists only
+/// while a deadline does.
+public final class Daemon: Service, Sendable {
+    public let config: Config
+    public let output: DaemonOutputOptions
+    private let logger: Logger
+    /// Called once the first device enumeration is done (READY=1 for systemd).
+    private let onReady: @Sendable () -> Void
+
+    public init(config: Config, output: DaemonOutputOptions, logger: Logger, onReady: @escaping @Sendable () -> Void = {}) {
+        self.config = config
+        self.output = output
+        self.logger = logger
+        self.onReady = onReady
+    }
+
+    enum Message: Sendable {
+        case watcher(DeviceWatcher.Event)
+        case input(node: String, DeviceInput)
+        case camera(CameraSession.Event)
+        case tick
+    }
+
+    /// Runs until the service group shuts down (SIGTERM / SIGINT) — then releases grabs,
+    /// finishes a recording in progress, closes every file and returns.
+    public func run() async throws {
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        let lines = LineWriter(json: output.json)
+        defer { lines.finish() }
+        var socket: SocketServer?
+        if let path = output.socketPath ?? config.daemon.socketPath {
+            socket = try SocketServer(path: path, loop: loop, logger: logger)
+            lines.socket = socket
+        }
+        defer { socket?.stop() }
+
+        let (messages, inbox) = AsyncStream.makeStream(of: Message.self)
+
+        // Camera (controls) — optional: without one, capture events and hooks still work.
+        var cameraSession: CameraSession?
+        var cameraTask: Task<Void, Never>?
+        if config.daemon.camera != .none {
+            let selector: CameraSelector
+            switch config.daemon.camera {
+            case .path(let p): selector = .path(p)
+            default: selector = .automatic
+            }
+            do {
+                let session = try CameraSession(
+                    .init(camera: selector, onExternalChange: config.daemon.followExternalChanges ? .follow : .restore),
+                    loop: loop, logger: logger)
+                cameraSession = session
+                cameraTask = Task {
+                    async let follow: Void = session.run()
+                    for await event in session.events { inbox.yield(.camera(event)) }
+                    await follow
+                }
+            } catch {
+                logger.warning("no camera for controls: \(error)")
+                lines.emit(json: JSONLines.error("camera: \(error)", time: monotonicNow()), text: "no camera for controls: \(error)")
+            }
+        }
+        defer { cameraTask?.cancel() }
+
+        let stateFile = ControlStateFile()
+        var controls: CameraControlsStage?
+        if let cameraSession {
+            let remembered = (try? stateFile?.load()) ?? nil
+            let stage = CameraControlsStage(
+                camera: cameraSession.camera, configuration: config.daemon.controlsConfiguration,
+                rememberedControl: remembered, controls: config.daemon.controls)
+            stage.onCurrentControl = { [logger] name in
+                do { try stateFile?.save(currentControl: name) } catch { logger.warning("cannot remember the current control: \(error)") }
+            }
+            controls = stage
+        }
+
+        // Actions: photos and videos from the capture device (the controls camera unless
+        // configured), hooks, sound.
+        let captureDevice = config.daemon.captureDevice ?? cameraSession?.camera.devicePath
+        let outputDirectory = config.daemon.outputDirectory ?? DaemonSettings.defaultOutputDirectory()
+        var bindings = ["primary": config.daemon.primary.binding]
+        if let secondary = config.daemon.secondary { bindings["secondary"] = secondary.binding }
+        let sound: SoundSetting
+        switch config.daemon.sound {
+        case .off: sound = .off
+        case .file(let f): sound = .file(f)
+        case .builtIn: sound = .builtIn(directory: ShutterSound.defaultDirectory())
+        }
+        let actions = ActionRunner(
+            configuration: ActionsConfiguration(
+                capture: captureDevice.map {
+                    CaptureSettings(
+                        devicePath: $0, outputDirectory: outputDirectory, photoPattern: config.daemon.photoName,
+                        videoPattern: config.daemon.videoName, width: config.daemon.width, height: config.daemon.height,
+                        jpegQuality: config.daemon.jpegQuality)
+                },
+                bindings: bindings, hooks: config.daemon.hooks, sound: sound),
+            logger: logger,
+            onOutcome: { outcome in lines.emitOutcome(outcome) })
+
+        // Devices.
+        let watcher = DeviceWatcher(loop: loop, logger: logger, overrides: { [config] d, node in config.overrides(for: d, node: node) })
+        let watcherEvents = try watcher.events()
+        let watcherTask = Task {
+            for await event in watcherEvents { inbox.yield(.watcher(event)) }
+        }
+        defer { watcherTask.cancel() }
+
+        var state = DaemonState(
+            pipeline: Pipeline(settings: config.capture, controls: controls), loop: loop, lines: lines, actions: actions, inbox: inbox,
+            logger: logger)
+        let startTime = monotonicNow()
+        // The session runs while the camera does (or always, without a camera).
+        state.startSession(at: startTime, extra: cameraSession.map { [("camera", .string($0.camera.identity))] } ?? [])
+
+        await withGracefulShutdownHandler {
+            for await message in messages {
+                switch message {
+                case .watcher(.enumerated):
+                    logger.info("ready: \(state.devices.count) input device(s)")
+                    onReady()
+                case .watcher(let event): state.handle(event)
+                case .input(let node, let input): state.handle(input, from: node)
+                case .camera(let event): state.handle(event)
+                case .tick: state.tick()
+                }
+                state.scheduleDeadline()
+            }
+        } onGracefulShutdown: {
+            inbox.finish()
+        }
+
+        // Shutdown: presses in flight are cancelled, grabs released, devices closed.
+        state.stop(at: monotonicNow())
+        watcherTask.cancel()
+        cameraTask?.cancel()
+        await actions.shutdown()
+        logger.info("stopped")
+    }
+}
+
+/// The daemon's state, owned by its one message-handling task.
+struct DaemonState {
+    struct OpenDevice {
+        var index: Int
+        var device: EvdevDevice
+        var profile: DeviceProfile
+        var reader: Task<Void, Never>
+    }
+    var pipeline: Pipeline
+    /// The I/O thread every device is read on.
+    let loop: IOLoop
+    let lines: LineWriter
+    let actions: ActionRunner
+    let inbox: AsyncStream<Daemon.Message>.Continuation
+    let logger: Logger
+    var devices: [String: OpenDevice] = [:]
+    var timer: (deadline: Timestamp, task: Task<Void, Never>)?
+
+    mutating func emit(_ output: ReplayOutput) {
+        switch output {
+        case .capture(let event):
+            for trigger in ActionTrigger.triggers(for: event, time: Date().timeIntervalSince1970) { actions.handle(trigger) }
+            lines.emit(json: JSONLines.capture(event), text: ReadableLines.capture(event))
+        case .line(let json, let text):
+            lines.emit(json: json, text: text)
+        }
+    }
+
+    mutating func startSession(at now: Timestamp, extra: [(String, JSONValue)] = []) {
+        var out: [ReplayOutput] = []
+        pipeline.sessionStarted(at: now, extra: extra) { out.append($0) }
+        for o in out { emit(o) }
+        for d in devices.values where d.profile.isDedicated { d.device.grabWhenIdle() }
+    }
+
+    mutating func stopSession(at now: Timestamp, extra: [(String, JSONValue)] = []) {
+        var out: [ReplayOutput] = []
+        pipeline.sessionStopped(at: now, extra: extra) { out.append($0) }
+        for o in out { emit(o) }
+        for d in devices.values { d.device.releaseGrab() }
+    }
+
+    mutating func handle(_ event: DeviceWatcher.Event) {
+        let now = monotonicNow()
+        switch event {
+        case .added(let profile, let device):
+            guard devices[profile.node] == nil else { return }
+            var out: [ReplayOutput] = []
+            let index = pipeline.addDevice(profile, keysDown: Array(device.keysDown), at: now) { out.append($0) }
+            for o in out { emit(o) }
+            let stream: AsyncStream<DeviceInput>
+            do {
+                stream = try device.inputs(on: loop)
+            } catch {
+                logger.warning("cannot read \(profile.node): \(error)")
+                return
+            }
+            let inbox = self.inbox
+            let node = profile.node
+            let reader = Task {
+                for await input in stream { inbox.yield(.input(node: node, input)) }
+            }
+            devices[profile.node] = OpenDevice(index: index, device: device, profile: profile, reader: reader)
+            if pipeline.isRunning && profile.isDedicated { device.grabWhenIdle() }
+        case .changed(let profile):
+            // New roles (a rule or `udevadm trigger`): the device is re-added with them.
+            guard let old = devices[profile.node] else { return }
+            var out: [ReplayOutput] = []
+            pipeline.removeDevice(old.index, at: now) { out.append($0) }
+            let index = pipeline.addDevice(profile, keysDown: Array(old.device.keysDown), at: now) { out.append($0) }
+            for o in out { emit(o) }
+            devices[profile.node]?.index = index
+            devices[profile.node]?.profile = profile
+            if pipeline.isRunning {
+                if profile.isDedicated { old.device.grabWhenIdle() } else { old.device.releaseGrab() }
+            }
+        case .removed(let node):
+            remove(node, at: now)
+        case .failed(let node, let error):
+            lines.emit(
+                json: JSONLines.error("\(node): \(error)", time: now), text: "error: \(node): \(error)")
+        case .enumerated:
+            break
+        }
+    }
+
+    mutating func remove(_ node: String, at now: Timestamp) {
+        guard let d = devices.removeValue(forKey: node) else { return }
+        d.reader.cancel()
+        d.device.close()
+        var out: [ReplayOutput] = []
+        pipeline.removeDevice(d.index, at: now) { out.append($0) }
+        for o in out { emit(o) }
+    }
+
+    mutating func handle(_ input: DeviceInput, from node: String) {
+        guard let d = devices[node] else { return }
+        switch input {
+        case .frame(let frame):
+            var out: [ReplayOutput] = []
+            if frame.resync != nil {
+                pipeline.eventsLost(device: d.index, changes: frame.events, at: frame.time) { out.append($0) }
+            } else {
+                pipeline.handle(frame: frame.events, device: d.index, at: frame.time) { out.append($0) }
+            }
+            for o in out { emit(o) }
+        case .removed(let error):
+            if let error { logger.warning("\(node): \(error)") }
+            remove(node, at: monotonicNow())
+        }
+    }
+
+    mutating func handle(_ event: CameraSession.Event) {
+        let now = monotonicNow()
+        var out: [ReplayOutput] = []
+        let stage = pipeline.controls as? CameraControlsStage
+        switch event {
+        case .started(let identity, let device, let resumed):
+            guard resumed else { return }
+            out += stage?.cameraAvailable(true, at: now) ?? []
+            out += stage?.cameraChanged(at: now) ?? []
+            for o in out { emit(o) }
+            if !pipeline.isRunning { startSession(at: now, extra: [("camera", .string(identity)), ("device", .string(device))]) }
+        case .stopped(let reason):
+            if pipeline.isRunning { stopSession(at: now, extra: [("reason", .string("\(reason)"))]) }
+            for o in stage?.cameraAvailable(false, at: now) ?? [] { emit(o) }
+        case .controlChanged, .restored:
+            for o in stage?.cameraChanged(at: now) ?? [] { emit(o) }
+        case .error(let error):
+            lines.emit(json: JSONLines.error("camera: \(error)", time: now), text: "error: camera: \(error)")
+        }
+    }
+
+    mutating func tick() {
+        var out: [ReplayOutput] = []
+        pipeline.fireDeadlines(through: monotonicNow()) { out.append($0) }
+        for o in out { emit(o) }
+    }
+
+    /// Keeps exactly one timer task for the pipeline's next deadline; none while there is none.
+    mutating func scheduleDeadline() {
+        let next = pipeline.nextDeadline
+        if let t = timer, t.deadline == next { return }
+        timer?.task.cancel()
+        timer = nil
+        guard let next else { return }
+        let inbox = self.inbox
+        let wait = next - monotonicNow()
+        timer = (
+            next,
+            Task {
+                if wait > .zero { try? await Task.sleep(for: wait) }
+                if !Task.isCancelled { inbox.yield(.tick) }
+            }
+        )
+    }
+
+    mutating func stop(at now: Timestamp) {
+        timer?.task.cancel()
+        timer = nil
+        if pipeline.isRunning { stopSession(at: now, extra: [("reason", .string("shutdown"))]) }
+        for node in devices.keys.sorted() { remove(node, at: now) }
+    }
+}
+
+/// Writes the daemon's lines (stdout, and the socket when there is one) off the input path:
+/// `emit` queues, a writer task writes. A stuck stdout delays only the writer.
+final class LineWriter: Sendable {
+    private let json: Bool
+    private let continuation: AsyncStream<String>.Continuation
+    private let writer: Task<Void, Never>
+    private let socketBox = Mutex<SocketServer?>(nil)
+
+    var socket: SocketServer? {
+        get { socketBox.withLock { $0 } }
+        set { socketBox.withLock { $0 = newValue } }
+    }
+
+    init(json: Bool) {
+        self.json = json
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(10_000))
+        self.continuation = continuation
+        writer = Task.detached {
+            for await line in stream {
+                var l = line + "\n"
+                l.withUTF8 { b in
+                    var off = 0
+                    while off < b.count {
+                        let n = Glibc.write(1, b.baseAddress! + off, b.count - off)
+                        if n < 0 && errno == EINTR { continue }
+                        if n <= 0 { return }
+                        off += n
+                    }
+                }
+            }
+        }
+    }
+
+    func emit(json line: String, text: String) {
+        socket?.broadcast(line)
+        continuation.yield(json ? line : text)
+    }
+
+    func emitOutcome(_ outcome: ActionOutcome) {
+        let now = monotonicNow()
+        switch outcome {
+        case .photoSaved(let r, let press):
+            emit(
+                json: JSONLines.object(event: "action", time: now, [("action", .string("photo")), ("press", .int(Int64(press))), ("file", .string(r.path))]),
+                text: "\(ReadableLines.pad(now.description, 12)) photo     \(r.path) (press \(press))")
+        case .videoStarted(let press):
+            emit(
+                json: JSONLines.object(event: "action", time: now, [("action", .string("video-started")), ("press", .int(Int64(press)))]),
+                text: "\(ReadableLines.pad(now.description, 12)) video     recording (press \(press))")
+        case .videoSaved(let r, let press):
+            emit(
+                json: JSONLines.object(
+                    event: "action", time: now,
+                    [("action", .string("video")), ("press", .int(Int64(press))), ("file", .string(r.path)), ("frames", .int(Int64(r.frames)))]),
+                text: "\(ReadableLines.pad(now.description, 12)) video     \(r.path), \(r.frames) frames (press \(press))")
+        case .hookFinished(let name, let result, let press):
+            emit(
+                json: JSONLines.object(
+                    event: "action", time: now, [("action", .string("hook")), ("press", .int(Int64(press))), ("hook", .string(name)), ("result", .string("\(result)"))]),
+                text: "\(ReadableLines.pad(now.description, 12)) hook      \(name): \(result) (press \(press))")
+        case .soundStarted(let file, let press):
+            emit(
+                json: JSONLines.object(event: "action", time: now, [("action", .string("sound")), ("press", .int(Int64(press))), ("file", .string(file))]),
+                text: "\(ReadableLines.pad(now.description, 12)) sound     \(file) (press \(press))")
+        case .failed(let error, let press):
+            var fields: [(String, JSONValue)] = [("code", .string(error.code))]
+            if let press { fields.append(("press", .int(Int64(press)))) }
+            emit(
+                json: JSONLines.error(error.description, time: now, extra: fields),
+                text: "\(ReadableLines.pad(now.description, 12)) error     \(error)" + (press.map { " (press \($0))" } ?? ""))
+        }
+    }
+
+    func finish() {
+        continuation.finish()
+    }
+}

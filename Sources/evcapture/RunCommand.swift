@@ -1,0 +1,95 @@
+import ArgumentParser
+import Bridge
+import Logging
+import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `evcapture run [--config FILE] [--socket PATH] [--json]`: the daemon.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the daemon: buttons and knobs → capture events, photos, videos, hooks and camera controls.",
+        discussion: """
+            With no config it uses every suitable input device with its default roles, the first \
+            camera with a zoom or exposure control, zoom and exposure-bias controls, and takes a \
+            photo on a primary click and records video while a primary long press is held. \
+            SIGTERM or SIGINT stop it cleanly (grabs released, recording finished, exit 0).
+            """)
+
+    @Option(name: .long, help: "A config file (TOML); see the README for every setting.")
+    var config: String?
+
+    @Option(name: .long, help: "A Unix socket for JSON lines (mode 0660). Overrides [socket] path.")
+    var socket: String?
+
+    @Flag(name: .long, help: "JSON lines on stdout instead of readable lines.")
+    var json = false
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    func run() async throws {
+        // A bad config stops everything before anything starts.
+        var settings = Config()
+        if let config {
+            do {
+                settings = try Config.load(path: config)
+            } catch {
+                writeStderr("evcapture: \(error)\n")
+                throw ExitCode.failure
+            }
+        }
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "evcapture")
+        let notifier = SystemdNotifier()
+        let daemon = Daemon(
+            config: settings, output: DaemonOutputOptions(json: json, socketPath: socket), logger: logger,
+            onReady: {
+                do { _ = try notifier.ready(status: "watching input devices") } catch { logger.warning("sd_notify: \(error)") }
+            })
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            writeStderr("evcapture: \(error)\n")
+            throw ExitCode.failure
+        }
+    }
+}
+
+/// `evcapture check-config FILE`: validates a config file.
+struct CheckConfigCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-config", abstract: "Check a config file: every error names the file, line and problem.")
+
+    @Argument(help: "The config file (TOML).")
+    var file: String
+
+    func run() throws {
+        do {
+            let c = try Config.load(path: file)
+            print("\(file): ok (\(c.deviceRules.count) device rule(s), \(c.daemon.hooks.count) hook(s))")
+        } catch {
+            writeStderr("\(error)\n")
+            throw ExitCode.failure
+        }
+    }
+}
+
+func writeStderr(_ text: String) {
+    _ = text.withCString { write(2, $0, strlen($0)) }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
