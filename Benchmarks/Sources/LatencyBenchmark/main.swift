@@ -75,6 +75,10 @@ func fail(_ message: String) -> Never {
     exit(1)
 }
 
+/// When the pipeline task last received a frame (CLOCK_MONOTONIC ns): splits the latency
+/// into write → pipeline task and pipeline task → handler.
+let frameReceivedAt = Atomic<Int64>(0)
+
 /// Reads `device` on `loop` and feeds every frame through `pipeline` on one task, as the
 /// daemon's pipeline task does; `emit` sees each output.
 func startReading(
@@ -90,6 +94,7 @@ func startReading(
         pipeline.sessionStarted(at: now) { emit($0) }
         for await input in stream {
             guard case .frame(let frame) = input else { break }
+            frameReceivedAt.store(nowNanoseconds(), ordering: .relaxed)
             if frame.resync != nil {
                 pipeline.eventsLost(device: index, changes: frame.events, at: frame.time) { emit($0) }
             } else {
@@ -108,16 +113,18 @@ func keys(presses: Int, gapMicroseconds: UInt32) throws {
         autorepeat: false)
     let device = try EvdevDevice.open(uinput.node)
     let signal = Signal()
+    let received = Atomic<Int64>(0)
     let dispatcher = CaptureDispatcher(
         interaction: CaptureEventInteraction(primary: { event in
             let t = nowNanoseconds()
+            received.store(frameReceivedAt.load(ordering: .relaxed), ordering: .relaxed)
             if event.phase == .began || event.phase == .ended { signal.post(at: t) }
         }))
     let reading = try startReading(
         device, loop: loop, pipeline: Pipeline(settings: CaptureCoreSettings(hasSecondaryHandler: false)),
         emit: { output in if case .capture(let e) = output { dispatcher.deliver(e) } })
 
-    var down: [Int64] = [], up: [Int64] = []
+    var down: [Int64] = [], up: [Int64] = [], toTask: [Int64] = [], toHandler: [Int64] = []
     down.reserveCapacity(presses)
     up.reserveCapacity(presses)
     let warmup = presses / 20 + 10
@@ -125,7 +132,12 @@ func keys(presses: Int, gapMicroseconds: UInt32) throws {
         var t0 = nowNanoseconds()
         try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .volumeDown, 1)])
         guard let seenDown = signal.wait() else { fail("press \(i): the handler never saw began") }
-        if i >= 0 { down.append(seenDown - t0) }
+        if i >= 0 {
+            down.append(seenDown - t0)
+            let r = received.load(ordering: .relaxed)
+            toTask.append(r - t0)
+            toHandler.append(seenDown - r)
+        }
         usleep(gapMicroseconds)
         t0 = nowNanoseconds()
         try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .volumeDown, 0)])
@@ -136,6 +148,8 @@ func keys(presses: Int, gapMicroseconds: UInt32) throws {
     print("evcapture (EvdevDevice + IOLoop + Pipeline + CaptureDispatcher → handler), \(presses) presses, \(gapMicroseconds) us apart")
     report("evcapture press", down)
     report("evcapture release", up)
+    report("  press: write → pipeline task", toTask)
+    report("  press: pipeline task → handler", toHandler)
     reading.cancel()
     device.close()
     uinput.destroy()

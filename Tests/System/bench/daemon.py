@@ -28,6 +28,7 @@ def log(*a):
 
 
 def video_node(card):
+    """/dev/videoN of the first capture interface whose name starts with card."""
     base = "/sys/class/video4linux"
     for entry in sorted(os.listdir(base)) if os.path.isdir(base) else []:
         try:
@@ -35,7 +36,7 @@ def video_node(card):
             index = open(f"{base}/{entry}/index").read().strip()
         except OSError:
             continue
-        if name == card and index == "0" and os.path.exists(f"/dev/{entry}"):
+        if name.startswith(card) and index == "0" and os.path.exists(f"/dev/{entry}"):
             return f"/dev/{entry}"
     return None
 

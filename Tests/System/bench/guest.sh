@@ -22,7 +22,7 @@ cam=$!
 node=
 for _ in $(seq 150); do
     for d in /sys/class/video4linux/video*; do
-        [ "$(cat "$d/name" 2>/dev/null)" = "evcapture fake camera" ] && [ "$(cat "$d/index")" = 0 ] && node=/dev/${d##*/}
+        case "$(cat "$d/name" 2>/dev/null)" in "evcapture fake camera"*) [ "$(cat "$d/index")" = 0 ] && node=/dev/${d##*/} ;; esac
     done
     [ -n "$node" ] && break
     sleep 0.1
@@ -36,8 +36,7 @@ else
 fi
 kill "$cam"; wait "$cam"
 for _ in $(seq 100); do
-    ls /sys/class/video4linux/ | grep -q . || break
-    found=; for d in /sys/class/video4linux/video*; do [ "$(cat "$d/name" 2>/dev/null)" = "evcapture fake camera" ] && found=1; done
+    found=; for d in /sys/class/video4linux/video*; do case "$(cat "$d/name" 2>/dev/null)" in "evcapture fake camera"*) found=1 ;; esac; done
     [ -z "$found" ] && break
     sleep 0.1
 done
