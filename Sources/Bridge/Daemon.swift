@@ -118,6 +118,10 @@ public final class Daemon: Service, Sendable {
         // configured), hooks, sound.
         let captureDevice = config.daemon.captureDevice ?? cameraSession?.camera.devicePath
         let outputDirectory = config.daemon.outputDirectory ?? DaemonSettings.defaultOutputDirectory()
+        if config.daemon.outputDirectory == nil {
+            // A fresh install has no ~/Pictures/evcapture yet: every photo would fail.
+            do { try AtomicFile.makeDirectory(outputDirectory) } catch { logger.warning("\(error)") }
+        }
         var bindings = ["primary": config.daemon.primary.binding]
         if let secondary = config.daemon.secondary { bindings["secondary"] = secondary.binding }
         let sound: SoundSetting
