@@ -81,11 +81,43 @@ public struct Config: Sendable {
             return String(cString: strerror(p.rawValue))
         }
         if let e = error as? CocoaError, e.code == .fileReadNoSuchFile { return "no such file" }
+        if let e = error as? CocoaError, e.code == .fileReadInapplicableStringEncoding || e.code == .fileReadCorruptFile {
+            return "not UTF-8 text"
+        }
         return "\(error)"
+    }
+
+    /// A table header whose first key starts with a character that is neither a bare-key
+    /// character nor a quote (`[é]`, `[ ~]`, `[[~]]`) trips an assertion in the TOML parser
+    /// under TOMLKit (toml++ 3, asserts compiled in) and aborts the process; found by
+    /// fuzzing (Tests/Fuzz). Such headers are refused here first, with the line. Lines inside
+    /// multi-line strings are skipped.
+    static func checkTableHeaders(_ text: String, file: String) throws(ConfigError) {
+        var inMultiline = false
+        var number = 0
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            number += 1
+            let delimiters = line.utf8.count >= 3 ? (line.components(separatedBy: "\"\"\"").count - 1) + (line.components(separatedBy: "'''").count - 1) : 0
+            defer { if delimiters % 2 == 1 { inMultiline.toggle() } }
+            guard !inMultiline else { continue }
+            var rest = line.drop { $0 == " " || $0 == "\t" }
+            guard rest.first == "[" else { continue }
+            rest = rest.dropFirst()
+            if rest.first == "[" { rest = rest.dropFirst() }
+            rest = rest.drop { $0 == " " || $0 == "\t" }
+            guard let c = rest.unicodeScalars.first, c != "]" else { continue }
+            let bare = ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || c == "_" || c == "-"
+            if !bare && c != "\"" && c != "'" {
+                throw ConfigError(
+                    file: file, line: number,
+                    problem: "a table header must start with a key (letters, digits, - and _, or a quoted key), not '\(c)'")
+            }
+        }
     }
 
     /// Parses config text; `file` names it in errors.
     public static func parse(_ text: String, file: String) throws(ConfigError) -> Config {
+        try checkTableHeaders(text, file: file)
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)

@@ -9,11 +9,13 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [.package(name: "evcapture", path: "../..")],
     targets: [
+        // Declares libFuzzer's LLVMFuzzerRunDriver: SwiftPM gives executables their own main.
+        .target(name: "FuzzDriver"),
         .executableTarget(
-            name: "fuzz-config", dependencies: [.product(name: "EvcaptureKit", package: "evcapture")],
+            name: "fuzz-config", dependencies: ["FuzzDriver", .product(name: "EvcaptureKit", package: "evcapture")],
             path: "Sources/FuzzConfig"),
         .executableTarget(
-            name: "fuzz-evemu", dependencies: [.product(name: "EvcaptureKit", package: "evcapture")],
+            name: "fuzz-evemu", dependencies: ["FuzzDriver", .product(name: "EvcaptureKit", package: "evcapture")],
             path: "Sources/FuzzEvemu"),
     ],
     swiftLanguageModes: [.v6]

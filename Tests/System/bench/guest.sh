@@ -9,6 +9,7 @@ daemon_presses=${EVC_BENCH_DAEMON_PRESSES:-50000}
 status=0
 echo "bench: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU(s), QEMU TCG"
 
+if [ "${EVC_BENCH_ONLY:-}" != daemon ]; then
 echo "bench: === input latency: C floor (libevdev + epoll) ==="
 "$EVC_BENCH_DIR/evdev-floor" "$presses" 200 || status=1
 echo "bench: === input latency: evcapture ==="
@@ -42,6 +43,8 @@ for _ in $(seq 100); do
     [ -z "$found" ] && break
     sleep 0.1
 done
+
+fi
 
 echo "bench: === daemon: start, idle, memory (5 input devices + fake camera) ==="
 python3 "$EVC_BENCH_DIR_SRC/daemon.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" --presses "$daemon_presses" \

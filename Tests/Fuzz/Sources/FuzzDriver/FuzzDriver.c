@@ -1,0 +1,1 @@
+// LLVMFuzzerRunDriver comes from libFuzzer (linked by -sanitize=fuzzer).
