@@ -88,29 +88,66 @@ public struct Config: Sendable {
     }
 
     /// A table header whose first key starts with a character that is neither a bare-key
-    /// character nor a quote (`[é]`, `[ ~]`, `[[~]]`) trips an assertion in the TOML parser
-    /// under TOMLKit (toml++ 3, asserts compiled in) and aborts the process; found by
-    /// fuzzing (Tests/Fuzz). Such headers are refused here first, with the line. Lines inside
-    /// multi-line strings are skipped.
+    /// character nor a quote (`[é]`, `[ ~]`, `[[+]]`, a `[` alone on its line) trips an
+    /// assertion in the TOML parser under TOMLKit (toml++ 3, asserts compiled in) and aborts
+    /// the process; found by fuzzing (Tests/Fuzz). Such headers are refused here first, with
+    /// the line. Only lines where a header can start are checked: not inside an array or
+    /// inline table left open by an earlier line, nor inside a multi-line string.
     static func checkTableHeaders(_ text: String, file: String) throws(ConfigError) {
-        var inMultiline = false
+        var depth = 0  // `[` and `{` of values still open at the end of the previous line
+        var multiline: Unicode.Scalar?  // the quote of an open """ or ''' string
         var number = 0
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             number += 1
-            let delimiters = line.utf8.count >= 3 ? (line.components(separatedBy: "\"\"\"").count - 1) + (line.components(separatedBy: "'''").count - 1) : 0
-            defer { if delimiters % 2 == 1 { inMultiline.toggle() } }
-            guard !inMultiline else { continue }
-            var rest = line.drop { $0 == " " || $0 == "\t" }
-            guard rest.first == "[" else { continue }
-            rest = rest.dropFirst()
-            if rest.first == "[" { rest = rest.dropFirst() }
-            rest = rest.drop { $0 == " " || $0 == "\t" }
-            guard let c = rest.unicodeScalars.first, c != "]" else { continue }
-            let bare = ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c) || c == "_" || c == "-"
-            if !bare && c != "\"" && c != "'" {
-                throw ConfigError(
-                    file: file, line: number,
-                    problem: "a table header must start with a key (letters, digits, - and _, or a quoted key), not '\(c)'")
+            let s = Array(line.unicodeScalars)
+            var i = 0
+            func skipBlanks() { while i < s.count && (s[i] == " " || s[i] == "\t") { i += 1 } }
+            if multiline == nil && depth == 0 {
+                skipBlanks()
+                if i < s.count && s[i] == "[" {
+                    i += 1
+                    if i < s.count && s[i] == "[" { i += 1 }
+                    skipBlanks()
+                    let c = i < s.count ? s[i] : nil
+                    let fine = c.map { c in
+                        c == "]" || c == "\"" || c == "'" || c == "_" || c == "-"
+                            || ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c)
+                    } ?? false
+                    if !fine {
+                        throw ConfigError(
+                            file: file, line: number,
+                            problem: "a table header must start with a key (letters, digits, - and _, or a quoted key), not "
+                                + (c.map { "'\($0)'" } ?? "the end of the line"))
+                    }
+                }
+                i = 0
+            }
+            // Follow strings, comments and brackets to the end of the line.
+            while i < s.count {
+                let c = s[i]
+                if let q = multiline {
+                    if c == q && i + 2 < s.count && s[i + 1] == q && s[i + 2] == q {
+                        multiline = nil
+                        i += 3
+                    } else {
+                        i += (q == "\"" && c == "\\") ? 2 : 1
+                    }
+                    continue
+                }
+                if c == "#" { break }
+                if c == "\"" || c == "'" {
+                    if i + 2 < s.count && s[i + 1] == c && s[i + 2] == c {
+                        multiline = c
+                        i += 3
+                        continue
+                    }
+                    i += 1
+                    while i < s.count && s[i] != c { i += (c == "\"" && s[i] == "\\") ? 2 : 1 }
+                    i += 1
+                    continue
+                }
+                if c == "[" || c == "{" { depth += 1 } else if c == "]" || c == "}" { depth = max(0, depth - 1) }
+                i += 1
             }
         }
     }
