@@ -36,18 +36,31 @@ struct ReliabilityInputTests {
         let before = daemon.openDescriptors()
 
         var devices: [UinputDevice?] = []
+        var heldAtRemoval: [String] = []  // nodes removed with a begun press still down
         let start = ContinuousClock.now
         for i in 0..<100 {
             devices.append(try UinputDevice(Self.keys("evcapture storm \(i)"), autorepeat: false))
             // i-1: press; i-2: release (a click) and press the other key; i-4: removed,
-            // every other one with that key still down (a press in flight).
+            // every other one (even i) with that key still down (a press in flight).
             if i >= 1, let d = devices[i - 1] { try Self.press(d, .volumeDown, 1) }
+            // Every tenth removal is made certain to hit a press in flight: its device is
+            // waited for (added, then its press begun) — the rest race the daemon freely.
+            let certain = { (index: Int) in index % 10 == 6 }
             if i >= 2, let d = devices[i - 2] {
+                if certain(i - 2) {
+                    daemon.waitFor(timeout: .seconds(3)) { $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == d.node } }
+                }
                 try Self.press(d, .volumeDown, 0)
                 try Self.press(d, .volumeUp, 1)
             }
             if i >= 4, let d = devices[i - 4] {
-                if i % 2 == 0 { try Self.press(d, .volumeUp, 0) }
+                if certain(i - 4) {
+                    let begun = daemon.waitFor(timeout: .seconds(3)) {
+                        $0.contains { $0["phase"] as? String == "began" && $0["node"] as? String == d.node && $0["button"] as? String == "KEY_VOLUMEUP" }
+                    }
+                    if begun { heldAtRemoval.append(d.node) }
+                }
+                if i % 2 == 1 { try Self.press(d, .volumeUp, 0) }
                 d.destroy()
                 devices[i - 4] = nil
             }
@@ -85,9 +98,12 @@ struct ReliabilityInputTests {
         // the storm really exercised presses, including removals mid-press
         #expect(added.count >= 50, "only \(added.count) of 100 devices were opened by the daemon")
         #expect(began.count >= 25, "only \(began.count) presses began\n\(daemon)")
-        #expect(!removedInFlight.isEmpty, "no press was cancelled by its device's removal\n\(daemon)")
+        // Removed mid-press: the kernel itself releases held keys when a device is
+        // unregistered, so such a press ends (`ended`) or, if the removal is seen first,
+        // is `cancelled` (device-removed); either way it is closed (checked above).
+        #expect(heldAtRemoval.count >= 5, "only \(heldAtRemoval.count) devices were removed with a press in flight\n\(daemon)")
         print("storm: \(stormSeconds) s, \(added.count)/100 devices opened, \(began.count) presses began, "
-              + "\(removedInFlight.count) cancelled by removal, descriptors \(before.count) → \(after.count)")
+              + "\(heldAtRemoval.count) removed mid-press, \(removedInFlight.count) presses cancelled device-removed, descriptors \(before.count) → \(after.count)")
         #expect(daemon.stop() == 0, "\(daemon)")
     }
 
