@@ -53,13 +53,12 @@ struct ActionsCameraTests {
 
     @Test func photoFromVividIsAJPEGThatDecodes() throws {
         let scratch = try ScratchDirectory(prefix: "photo")
-        let dir = scratch.url.path
         let photo = try Photo.take(settings(scratch), CaptureRequest(press: 7, action: "primary", time: 1_763_769_599.5))
-        #expect(photo.path.hasPrefix(dir + "/evcapture-") && photo.path.hasSuffix("-press7.jpg"), "\(photo.path)")
+        #expect(photo.path.hasPrefix(scratch.url.path + "/evcapture-") && photo.path.hasSuffix("-press7.jpg"), "\(photo.path)")
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: photo.path)))
         let info = try JPEG.decode(bytes)
         #expect(info.width == 320 && info.height == photo.height && info.warnings == 0, "\(info)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir).count == 1, "no temporary file left")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).count == 1, "no temporary file left")
     }
 
     @Test func aBusyCameraIsATypedErrorNotAHang() throws {
@@ -96,14 +95,14 @@ struct ActionsCameraTests {
         #expect(p.frames == video.frames, "ffprobe counted \(p.frames), the writer \(video.frames)")
         let parts = p.rate.split(separator: "/").compactMap { Double($0) }
         #expect(parts.count == 2 && abs(parts[0] / parts[1] - video.framesPerSecond) < 0.01, "rate \(p.rate)")
+        withExtendedLifetime(scratch) {}  // the directory stays until the checks are done
     }
 
     @Test func runnerRecordsOnLongPressAndTakesAPhotoFromTheRecording() async throws {
         let scratch = try ScratchDirectory(prefix: "runner")
-        let dir = scratch.url.path
         let saved = Mutex<[String]>([])
         let failures = Mutex<[ActionError]>([])
-        let hookLog = "\(dir)/hook.log"
+        let hookLog = "\(scratch.url.path)/hook.log"
         let hook = ExecHook(argv: ["/bin/sh", "-c", "echo \"$EVCAPTURE_EVENT $EVCAPTURE_FILE\" >> \"$0\"", hookLog], on: [.photo, .video])
         let runner = ActionRunner(
             configuration: ActionsConfiguration(capture: settings(scratch), hooks: [hook], sound: .off),
@@ -136,7 +135,7 @@ struct ActionsCameraTests {
             #expect(try JPEG.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: jpg)))).width == 320)
         }
         let hookLines = try String(contentsOfFile: hookLog, encoding: .utf8).split(separator: "\n").sorted()
-        #expect(hookLines.count == 2 && hookLines[0].hasPrefix("photo \(dir)/") && hookLines[1].hasPrefix("video \(dir)/"), "\(hookLines)")
+        #expect(hookLines.count == 2 && hookLines[0].hasPrefix("photo \(scratch.url.path)/") && hookLines[1].hasPrefix("video \(scratch.url.path)/"), "\(hookLines)")
     }
 
     @Test func rapidClicksEachGetTheirOwnPhoto() async throws {
@@ -156,5 +155,6 @@ struct ActionsCameraTests {
         #expect(files.count == 3 && Set(files).count == 3, "\(files)")
         #expect(files.map { ($0 as NSString).lastPathComponent.suffix(11) } == ["press10.jpg", "press11.jpg", "press12.jpg"])
         for f in files { #expect(try JPEG.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: f)))).warnings == 0) }
+        withExtendedLifetime(scratch) {}  // the directory stays until the checks are done
     }
 }
