@@ -65,7 +65,6 @@ public final class Daemon: Service, Sendable {
         let loop = try IOLoop()
         defer { loop.stop() }
         let lines = LineWriter(json: output.json)
-        defer { lines.finish() }
         var socket: SocketServer?
         if let path = output.socketPath ?? config.daemon.socketPath {
             socket = try SocketServer(path: path, loop: loop, logger: logger)
@@ -175,6 +174,8 @@ public final class Daemon: Service, Sendable {
         watcherTask.cancel()
         cameraTask?.cancel()
         await actions.shutdown()
+        // Every line written (the last `session stopped` included) before the process exits.
+        await lines.finish()
         logger.info("stopped")
     }
 }
@@ -417,7 +418,9 @@ final class LineWriter: Sendable {
         }
     }
 
-    func finish() {
+    /// Ends the output once everything queued is written.
+    func finish() async {
         continuation.finish()
+        await writer.value
     }
 }
