@@ -80,7 +80,9 @@ public enum CameraDiscovery {
         switch selector {
         case .path(let path):
             do {
-                let device = try V4L2Device(path: path)
+                // A link (`/dev/v4l/by-id/…`) is opened as the node it leads to, so the device
+                // reads /dev/videoN as it will after a replug; the link stays the identity.
+                let device = try V4L2Device(path: resolvedNode(path))
                 guard device.capabilities.canCapture else {
                     throw CameraDiscoveryError(
                         reason: "\(path) (\(device.capabilities.card)) is not a video capture device", rejected: [])
@@ -137,12 +139,12 @@ public enum CameraDiscovery {
     /// Why `node` is not a camera candidate, from what udev (or sysfs) says without opening
     /// it; nil when only opening it can tell.
     static func passedOver(_ node: VideoNode) -> String? {
-        if let index = node.index, index != 0 {
-            return "index \(index) (a secondary node, such as metadata)"
-        }
         if let capabilities = node.udevCapabilities, !capabilities.contains("capture") {
             let words = capabilities.sorted().joined(separator: ":")
             return "\(node.name): not a video capture device (udev: ID_V4L_CAPABILITIES=:\(words)\(words.isEmpty ? "" : ":"))"
+        }
+        if let index = node.index, index != 0 {
+            return "index \(index) (a secondary node, such as metadata)"
         }
         return nil
     }
