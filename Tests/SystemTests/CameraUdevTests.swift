@@ -186,3 +186,55 @@ struct CameraUdevTests {
         #expect(camera.waitUntilReceived("zoom_absolute", 222), "\(camera.log)")
     }
 }
+
+/// How udev's facts about a node decide whether the session may try it as its camera: no
+/// kernel needed (values as udevd and the kernel report them for the fake camera).
+@Suite struct CameraUdevMatchingTests {
+    static let byID = CameraUVCTests.byID
+
+    static func udevNode(_ node: String, index: Int, capabilities: String, links: [String]) -> VideoNode {
+        VideoNode(
+            UdevVideoDevice(
+                node: node, syspath: "/sys/devices/platform/dummy_hcd.0/usb1/1-1/1-1:1.0/video4linux/"
+                    + node.dropFirst("/dev/".count),
+                properties: ["ID_V4L_CAPABILITIES": capabilities, "DEVLINKS": links.joined(separator: " ")],
+                name: "evcapture fake camera: evcaptur", index: index))
+    }
+
+    @Test func udevPropertiesBecomeTheNodesFacts() {
+        let node = Self.udevNode(
+            "/dev/video4", index: 0, capabilities: ":capture:",
+            links: ["/dev/v4l/by-path/platform-dummy_hcd.0-usb-0:1:1.0-video-index0", Self.byID])
+        #expect(node.byID == Self.byID)
+        #expect(node.udevCapabilities == ["capture"])
+        #expect(node.index == 0)
+        #expect(node.name == "evcapture fake camera: evcaptur")
+    }
+
+    @Test func theCameraIsRecognisedByItsLinkAndOthersAreNotOpened() {
+        let capture = Self.udevNode("/dev/video6", index: 0, capabilities: ":capture:", links: [Self.byID])
+        #expect(CameraDiscovery.mayBe(capture, identity: Self.byID))
+        // Another camera, its metadata node, an output node: ruled out on udev's word.
+        let other = Self.udevNode(
+            "/dev/video8", index: 0, capabilities: ":capture:", links: ["/dev/v4l/by-id/usb-Other_Cam-video-index0"])
+        #expect(!CameraDiscovery.mayBe(other, identity: Self.byID, busAndCard: "usb-dummy_hcd.0-1 cam"))
+        let metadata = Self.udevNode(
+            "/dev/video7", index: 1, capabilities: ":", links: [Self.byID.replacingOccurrences(of: "index0", with: "index1")])
+        #expect(!CameraDiscovery.mayBe(metadata, identity: Self.byID))
+        let output = Self.udevNode("/dev/video9", index: 0, capabilities: ":video_output:", links: [])
+        #expect(!CameraDiscovery.mayBe(output, identity: "usb-dummy_hcd.0-1 evcapture fake camera"))
+    }
+
+    @Test func aKernelAnnouncedNodeIsOpenedOnlyWhenItCanBeCheckedByBusAndCard() {
+        // From the kernel's group: no udev properties, so no links and no capabilities.
+        let bare = VideoNode(
+            UdevVideoDevice(
+                node: "/dev/video6", syspath: "/sys/devices/x/video4linux/video6", properties: ["DEVNAME": "/dev/video6"],
+                name: "evcapture fake camera: evcaptur", index: 0))
+        #expect(bare.byID == nil && bare.udevCapabilities == nil)
+        #expect(CameraDiscovery.mayBe(bare, identity: Self.byID, busAndCard: "usb-dummy_hcd.0-1 evcapture fake camera"))
+        #expect(!CameraDiscovery.mayBe(bare, identity: Self.byID, busAndCard: nil))
+        // Identity by bus and card: any capture node may be it; opening tells.
+        #expect(CameraDiscovery.mayBe(bare, identity: "usb-dummy_hcd.0-1 evcapture fake camera"))
+    }
+}
