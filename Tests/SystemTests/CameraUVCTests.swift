@@ -225,7 +225,7 @@ struct CameraUVCTests {
         let loop = try IOLoop()
         defer { loop.stop() }
         let session = try CameraSession(
-            .init(camera: .path(node), reconnectInterval: .milliseconds(200)), loop: loop, logger: Self.logger)
+            .init(camera: .path(node)), loop: loop, logger: Self.logger)
         let events = AsyncCollector(session.events)
         let task = Task { await session.run() }
         defer { task.cancel() }
