@@ -102,12 +102,15 @@ final class DescriptorCollector: Sendable {
 final class DaemonProcess {
     let pid: pid_t
     let arguments: [String]
+    /// Names the transcript file.
+    let label: String
     private let stdoutCollector: DescriptorCollector
     private let stderrCollector: DescriptorCollector
     private(set) var exitStatus: Int32?
 
     /// Starts the executable with `arguments`; `environment` replaces the test's own.
-    init(arguments: [String], environment: [String: String]) throws {
+    init(_ label: String, arguments: [String], environment: [String: String]) throws {
+        self.label = label
         guard let executable = DaemonPaths.executable else { throw DaemonSpawnError(what: "no evcapture executable", errno: ENOENT) }
         self.arguments = arguments
         var outPipe: [Int32] = [0, 0]
@@ -155,10 +158,15 @@ final class DaemonProcess {
     }
 
     deinit {
-        if exitStatus == nil {
+        if isRunning {
             kill(pid, SIGKILL)
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        }
+        // Kept for a person reading a run: `.build-systest/out/daemon-*.log` on the host.
+        if let out = ProcessInfo.processInfo.environment["EVCAPTURE_SYSTEST_OUT"], !out.isEmpty {
+            _ = waitUntil(timeout: .seconds(2)) { stdoutCollector.isFinished && stderrCollector.isFinished }
+            try? transcript.write(toFile: "\(out)/daemon-\(label)-\(pid).log", atomically: true, encoding: .utf8)
         }
     }
 
@@ -259,10 +267,12 @@ final class SocketClient {
 final class DaemonScratch {
     let directory: ScratchDirectory
     var path: String { directory.url.path }
+    let label: String
     let output: String
     let bin: String
 
     init(_ label: String) throws {
+        self.label = label
         directory = try ScratchDirectory(prefix: "daemon-\(label)")
         let base = directory.url.path
         output = base + "/out"
