@@ -174,8 +174,9 @@ public final class Daemon: Service, Sendable {
         watcherTask.cancel()
         cameraTask?.cancel()
         await actions.shutdown()
+        socket?.stop()
         // Every line written (the last `session stopped` included) before the process exits.
-        await lines.finish()
+        await lines.finishAndFlush()
         logger.info("stopped")
     }
 }
@@ -197,6 +198,14 @@ struct DaemonState {
     let logger: Logger
     var devices: [String: OpenDevice] = [:]
     var timer: (deadline: Timestamp, task: Task<Void, Never>)?
+    /// Key releases the input core made up (``Frame/releasedByKernel``), per node, held
+    /// until `decideBy`: a removal of the device before then means it was unplugged (its
+    /// presses are cancelled `device-removed`, not ended: nobody let go of the key);
+    /// otherwise it was reset (resume) and they count as lost events.
+    var heldReleases: [String: (frame: Frame, decideBy: Timestamp)] = [:]
+    /// How long a kernel release waits for the removal that usually follows within
+    /// microseconds (the same `input_unregister_device` call).
+    static let removalGrace = Duration.seconds(1)
 
     mutating func emit(_ output: ReplayOutput) {
         switch output {
@@ -247,6 +256,7 @@ struct DaemonState {
         case .changed(let profile):
             // New roles (a rule or `udevadm trigger`): the device is re-added with them.
             guard let old = devices[profile.node] else { return }
+            releaseHeld(profile.node, at: now)
             var out: [ReplayOutput] = []
             pipeline.removeDevice(old.index, at: now) { out.append($0) }
             let index = pipeline.addDevice(profile, keysDown: Array(old.device.keysDown), at: now) { out.append($0) }
@@ -267,6 +277,7 @@ struct DaemonState {
     }
 
     mutating func remove(_ node: String, at now: Timestamp) {
+        heldReleases[node] = nil
         guard let d = devices.removeValue(forKey: node) else { return }
         d.reader.cancel()
         d.device.close()
@@ -279,6 +290,11 @@ struct DaemonState {
         guard let d = devices[node] else { return }
         switch input {
         case .frame(let frame):
+            releaseHeld(node, at: frame.time)
+            if frame.releasedByKernel {
+                heldReleases[node] = (frame, monotonicNow() + Self.removalGrace)
+                return
+            }
             var out: [ReplayOutput] = []
             if frame.resync != nil {
                 pipeline.eventsLost(device: d.index, changes: frame.events, at: frame.time) { out.append($0) }
@@ -304,7 +320,12 @@ struct DaemonState {
             for o in out { emit(o) }
             if !pipeline.isRunning { startSession(at: now, extra: [("camera", .string(identity)), ("device", .string(device))]) }
         case .stopped(let reason):
-            if pipeline.isRunning { stopSession(at: now, extra: [("reason", .string("\(reason)"))]) }
+            // A code like the capture events' reasons (`session-stopped`), not the readable text.
+            let code = switch reason {
+            case .cameraRemoved: "camera-removed"
+            case .shutdown: "shutdown"
+            }
+            if pipeline.isRunning { stopSession(at: now, extra: [("reason", .string(code))]) }
             for o in stage?.cameraAvailable(false, at: now) ?? [] { emit(o) }
         case .controlChanged, .restored:
             for o in stage?.cameraChanged(at: now) ?? [] { emit(o) }
@@ -313,7 +334,17 @@ struct DaemonState {
         }
     }
 
+    /// Feeds a held kernel release as lost events (the device stayed: it was reset).
+    mutating func releaseHeld(_ node: String, at now: Timestamp) {
+        guard let held = heldReleases.removeValue(forKey: node), let d = devices[node] else { return }
+        var out: [ReplayOutput] = []
+        pipeline.eventsLost(device: d.index, changes: held.frame.events, at: max(now, pipeline.clock)) { out.append($0) }
+        for o in out { emit(o) }
+    }
+
     mutating func tick() {
+        let now = monotonicNow()
+        for (node, held) in heldReleases where held.decideBy <= now { releaseHeld(node, at: now) }
         var out: [ReplayOutput] = []
         pipeline.fireDeadlines(through: monotonicNow()) { out.append($0) }
         for o in out { emit(o) }
@@ -321,7 +352,7 @@ struct DaemonState {
 
     /// Keeps exactly one timer task for the pipeline's next deadline; none while there is none.
     mutating func scheduleDeadline() {
-        let next = pipeline.nextDeadline
+        let next = ([pipeline.nextDeadline] + heldReleases.values.map(\.decideBy)).compactMap { $0 }.min()
         if let t = timer, t.deadline == next { return }
         timer?.task.cancel()
         timer = nil
@@ -418,8 +449,15 @@ final class LineWriter: Sendable {
         }
     }
 
-    /// Ends the output once everything queued is written.
-    func finish() async {
+    /// Ends the stream; lines already queued are still written.
+    func finish() {
+        continuation.finish()
+    }
+
+    /// Ends the stream and waits until every queued line is written: the last lines
+    /// (presses cancelled by the shutdown, the recording finished, `session stopped`) must
+    /// be out before the process exits.
+    func finishAndFlush() async {
         continuation.finish()
         await writer.value
     }
