@@ -6,7 +6,10 @@ import PackageDescription
 let package = Package(
     name: "evcapture-benchmarks",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(name: "evcapture", path: "..")],
+    dependencies: [
+        .package(name: "evcapture", path: ".."),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
     targets: [
         // Counts every malloc/calloc/realloc/memalign of the process (interposes glibc's).
         .target(name: "MallocCounter"),
@@ -14,6 +17,15 @@ let package = Package(
             name: "capture-benchmark",
             dependencies: ["MallocCounter", .product(name: "EvcaptureKit", package: "evcapture")],
             path: "Sources/CaptureBenchmark"),
+        // End-to-end latency on a real kernel (uinput → handler, knob step → V4L2 ioctl);
+        // run in the test VM by Tests/System/bench/run.
+        .executableTarget(
+            name: "latency-benchmark",
+            dependencies: [
+                .product(name: "EvcaptureKit", package: "evcapture"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/LatencyBenchmark"),
     ],
     swiftLanguageModes: [.v6]
 )

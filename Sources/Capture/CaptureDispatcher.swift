@@ -186,7 +186,16 @@ final class HandlerQueue: Sendable {
         waiter?.resume()
     }
 
-    static let spinsBeforeParking = 20_000
+    /// Spinning only pays when another CPU can queue work meanwhile. On one CPU (a Pi Zero,
+    /// the one-CPU test VM) a spinning drain task holds the only CPU the input thread
+    /// needs: measured in the VM, it added hundreds of µs to the next event's latency.
+    static let spinsBeforeParking: Int = {
+        #if canImport(Glibc)
+        return sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1 ? 20_000 : 0
+        #else
+        return 20_000
+        #endif
+    }()
 
     private func drain(_ handler: CaptureEventInteraction.Handler) async {
         // Two buffers swapped under the lock: neither is reallocated in steady state.

@@ -34,6 +34,9 @@ public final class AtomicFile {
         precondition(!finalName.contains("/"), "file names come from FileNamePattern, which rejects '/'")
         self.directory = directory
         self.finalName = finalName
+        // The output directory (by default ~/Pictures/evcapture) need not exist yet on a
+        // fresh install: it is made, with its parents, as a person would expect.
+        try Self.makeDirectory(directory)
         var opened: Int32 = -1
         var path = ""
         for _ in 0..<16 {
@@ -48,6 +51,19 @@ public final class AtomicFile {
     }
 
     deinit { abandon() }
+
+    /// `mkdir -p`: makes `path` and its missing parents (mode 0755, less the umask).
+    static func makeDirectory(_ path: String) throws(FileWriteError) {
+        var st = stat()
+        if stat(path, &st) == 0 { return }
+        var current = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/") {
+            current += "/" + part
+            if mkdir(current, 0o755) != 0 && errno != EEXIST {
+                throw FileWriteError(errno: errno, context: "creating the output directory \(current)")
+            }
+        }
+    }
 
     /// Appends all of `bytes` (retrying short writes and EINTR).
     public func write(_ bytes: [UInt8]) throws(FileWriteError) {

@@ -1,0 +1,232 @@
+// End-to-end latency on a real kernel, through evcapture's own input path:
+//
+//   keys  uinput write (CLOCK_MONOTONIC) → evdev node → IOLoop thread (epoll + libevdev,
+//         EvdevDevice) → the device's AsyncStream → Pipeline (roles → capture core) →
+//         CaptureDispatcher → the primary handler, which reads CLOCK_MONOTONIC.
+//   knob  uinput write of one REL_DIAL step → the same path to the controls stage
+//         (CameraControlsStage → ControlsSession → V4L2Camera.set) → the return of the
+//         VIDIOC_S_EXT_CTRLS ioctl on the camera (the fake UVC camera in the test VM).
+//
+// The writer (main thread) and the measured side talk through a POSIX semaphore, as in
+// the C floor (Tests/System/bench/evdev-floor.c), so the two differ only by what lies
+// between the evdev read and the handler. Not a test: it prints figures; run it in the
+// test VM with Tests/System/bench/run (BENCHMARKS.md).
+import Bridge
+import Capture
+import Evdev
+import IOLoop
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@inline(__always) func nowNanoseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}
+
+/// A POSIX semaphore plus the time its poster saw (the writer waits on it).
+final class Signal: Sendable {
+    // sem_t lives at a fixed heap address for the object's life; sem_post/sem_wait are
+    // thread-safe by definition, which is why the raw pointer may be shared.
+    private nonisolated(unsafe) let sem = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+    private let seenAt = Atomic<Int64>(0)
+    init() { sem_init(sem, 0, 0) }
+    deinit {
+        sem_destroy(sem)
+        sem.deallocate()
+    }
+    func post(at time: Int64) {
+        seenAt.store(time, ordering: .releasing)
+        sem_post(sem)
+    }
+    /// The poster's time, or nil after `seconds` without a post.
+    func wait(seconds: Int = 5) -> Int64? {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        deadline.tv_sec += seconds
+        while sem_timedwait(sem, &deadline) != 0 {
+            if errno == EINTR { continue }
+            return nil
+        }
+        return seenAt.load(ordering: .acquiring)
+    }
+}
+
+func report(_ what: String, _ samples: [Int64]) {
+    let v = samples.sorted()
+    let n = v.count
+    func p(_ q: Double) -> String { us(v[Int(Double(n - 1) * q)]) }
+    let mean = Double(v.reduce(0, +)) / Double(n) / 1000
+    print("\(what): n=\(n) p50=\(p(0.5))us p90=\(p(0.9))us p99=\(p(0.99))us p99.9=\(p(0.999))us max=\(us(v[n - 1]))us mean=\(fmt(mean))us")
+}
+
+func us(_ ns: Int64) -> String { fmt(Double(ns) / 1000) }
+func fmt(_ v: Double) -> String {
+    let r = (v * 10).rounded() / 10
+    return String(r)
+}
+
+func fail(_ message: String) -> Never {
+    print("latency-benchmark: \(message)")
+    exit(1)
+}
+
+/// When the pipeline task last received a frame (CLOCK_MONOTONIC ns): splits the latency
+/// into write → pipeline task and pipeline task → handler.
+let frameReceivedAt = Atomic<Int64>(0)
+
+/// Reads `device` on `loop` and feeds every frame through `pipeline` on one task, as the
+/// daemon's pipeline task does; `emit` sees each output.
+func startReading(
+    _ device: EvdevDevice, loop: IOLoop, pipeline: consuming Pipeline, emit: @escaping @Sendable (ReplayOutput) -> Void
+) throws -> Task<Void, Never> {
+    let stream = try device.inputs(on: loop)
+    let profile = RoleClassifier.profile(for: device.description, node: device.node)
+    nonisolated(unsafe) var owned = pipeline
+    return Task.detached {
+        var pipeline = owned
+        let now = monotonicNow()
+        let index = pipeline.addDevice(profile, at: now) { emit($0) }
+        pipeline.sessionStarted(at: now) { emit($0) }
+        for await input in stream {
+            guard case .frame(let frame) = input else { break }
+            frameReceivedAt.store(nowNanoseconds(), ordering: .relaxed)
+            if frame.resync != nil {
+                pipeline.eventsLost(device: index, changes: frame.events, at: frame.time) { emit($0) }
+            } else {
+                pipeline.handle(frame: frame.events, device: index, at: frame.time) { emit($0) }
+            }
+        }
+    }
+}
+
+// MARK: - keys
+
+func keys(presses: Int, gapMicroseconds: UInt32) throws {
+    let loop = try IOLoop()
+    let uinput = try UinputDevice(
+        DeviceDescription(name: "evcapture latency bench", bus: .host, vendor: 1, product: 1, codes: [.synReport, .volumeDown]),
+        autorepeat: false)
+    let device = try EvdevDevice.open(uinput.node)
+    let signal = Signal()
+    let received = Atomic<Int64>(0)
+    let dispatcher = CaptureDispatcher(
+        interaction: CaptureEventInteraction(primary: { event in
+            let t = nowNanoseconds()
+            received.store(frameReceivedAt.load(ordering: .relaxed), ordering: .relaxed)
+            if event.phase == .began || event.phase == .ended { signal.post(at: t) }
+        }))
+    let reading = try startReading(
+        device, loop: loop, pipeline: Pipeline(settings: CaptureCoreSettings(hasSecondaryHandler: false)),
+        emit: { output in if case .capture(let e) = output { dispatcher.deliver(e) } })
+
+    var down: [Int64] = [], up: [Int64] = [], toTask: [Int64] = [], toHandler: [Int64] = []
+    down.reserveCapacity(presses)
+    up.reserveCapacity(presses)
+    let warmup = presses / 20 + 10
+    for i in -warmup..<presses {
+        var t0 = nowNanoseconds()
+        try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .volumeDown, 1)])
+        guard let seenDown = signal.wait() else { fail("press \(i): the handler never saw began") }
+        if i >= 0 {
+            down.append(seenDown - t0)
+            let r = received.load(ordering: .relaxed)
+            toTask.append(r - t0)
+            toHandler.append(seenDown - r)
+        }
+        usleep(gapMicroseconds)
+        t0 = nowNanoseconds()
+        try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .volumeDown, 0)])
+        guard let seenUp = signal.wait() else { fail("press \(i): the handler never saw ended") }
+        if i >= 0 { up.append(seenUp - t0) }
+        usleep(gapMicroseconds)
+    }
+    print("evcapture (EvdevDevice + IOLoop + Pipeline + CaptureDispatcher → handler), \(presses) presses, \(gapMicroseconds) us apart")
+    report("evcapture press", down)
+    report("evcapture release", up)
+    report("  press: write → pipeline task", toTask)
+    report("  press: pipeline task → handler", toHandler)
+    reading.cancel()
+    device.close()
+    uinput.destroy()
+    loop.stop()
+}
+
+// MARK: - knob
+
+/// The camera the controls drive, timing each set: the poster's time is the return of the
+/// V4L2 ioctl.
+final class TimedCamera: CameraBackend {
+    let camera: any CameraBackend
+    let signal: Signal
+    init(_ camera: any CameraBackend, signal: Signal) {
+        self.camera = camera
+        self.signal = signal
+    }
+    var identity: String { camera.identity }
+    func controls() throws(CameraError) -> [CameraControlInfo] { try camera.controls() }
+    func value(of id: CameraControlID) throws(CameraError) -> Int64 { try camera.value(of: id) }
+    func set(_ id: CameraControlID, to value: Int64) throws(CameraError) -> Int64 {
+        defer { signal.post(at: nowNanoseconds()) }
+        return try camera.set(id, to: value)
+    }
+}
+
+func knob(steps: Int, gapMicroseconds: UInt32, cameraPath: String) throws {
+    let loop = try IOLoop()
+    let session = try CameraSession(.init(camera: .path(cameraPath)), loop: loop, logger: Logger(label: "bench"))
+    let signal = Signal()
+    let stage = CameraControlsStage(
+        camera: TimedCamera(session.camera, signal: signal), configuration: ControlsConfiguration(), controls: ["zoom"])
+    guard stage.session.controls.contains(where: { $0.name == "zoom" }) else { fail("\(cameraPath) has no zoom control") }
+    let uinput = try UinputDevice(
+        DeviceDescription(name: "evcapture knob bench", bus: .usb, vendor: 0x1209, product: 0x0d1a, codes: [.synReport, .relDial, .btn0]))
+    let device = try EvdevDevice.open(uinput.node)
+    let errors = Atomic<Int>(0)
+    let reading = try startReading(
+        device, loop: loop, pipeline: Pipeline(settings: CaptureCoreSettings(), controls: stage),
+        emit: { output in if case .line(let json, _) = output, json.contains("\"error\"") { errors.add(1, ordering: .relaxed) } })
+
+    var samples: [Int64] = []
+    samples.reserveCapacity(steps)
+    let warmup = steps / 20 + 5
+    for i in -warmup..<steps {
+        let t0 = nowNanoseconds()
+        try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .relDial, i % 2 == 0 ? 1 : -1)])
+        guard let seen = signal.wait() else { fail("step \(i): no control was set within 5 s") }
+        if i >= 0 { samples.append(seen - t0) }
+        usleep(gapMicroseconds)
+    }
+    print("evcapture knob step → VIDIOC_S_EXT_CTRLS returned (\(cameraPath), zoom_absolute), \(steps) steps, \(gapMicroseconds) us apart, \(errors.load(ordering: .relaxed)) error lines")
+    report("knob step → S_EXT_CTRLS", samples)
+    reading.cancel()
+    device.close()
+    uinput.destroy()
+    loop.stop()
+}
+
+// MARK: - main
+
+@main
+enum LatencyBenchmark {
+    static func main() {
+        let args = Array(CommandLine.arguments.dropFirst())
+        do {
+            switch args.first {
+            case "keys":
+                try keys(presses: args.count > 1 ? Int(args[1]) ?? 10_000 : 10_000, gapMicroseconds: args.count > 2 ? UInt32(args[2]) ?? 200 : 200)
+            case "knob" where args.count > 1:
+                try knob(steps: args.count > 2 ? Int(args[2]) ?? 1000 : 1000, gapMicroseconds: args.count > 3 ? UInt32(args[3]) ?? 2000 : 2000, cameraPath: args[1])
+            default:
+                print("usage: latency-benchmark keys [PRESSES [GAP_US]] | knob /dev/videoN [STEPS [GAP_US]]")
+                exit(2)
+            }
+        } catch {
+            fail("\(error)")
+        }
+    }
+}

@@ -1,0 +1,46 @@
+#!/bin/sh
+# Runs in the test VM (Tests/System/bench/run passes it to Tests/System/run --shell-script):
+# every real-kernel figure of BENCHMARKS.md in one boot, floor first, same boot.
+# Needs EVC_BENCH_LATENCY, EVC_BENCH_EVCAPTURE and EVC_BENCH_DIR (set by run).
+set -u
+presses=${EVC_BENCH_PRESSES:-10000}
+knob_steps=${EVC_BENCH_KNOB_STEPS:-1000}
+daemon_presses=${EVC_BENCH_DAEMON_PRESSES:-500000}
+status=0
+echo "bench: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU(s), QEMU TCG"
+
+echo "bench: === input latency: C floor (libevdev + epoll) ==="
+"$EVC_BENCH_DIR/evdev-floor" "$presses" 200 || status=1
+echo "bench: === input latency: evcapture ==="
+"$EVC_BENCH_LATENCY" keys "$presses" 200 || status=1
+echo "bench: === input latency: C floor again (drift check) ==="
+"$EVC_BENCH_DIR/evdev-floor" "$presses" 200 || status=1
+
+echo "bench: === knob step → VIDIOC_S_EXT_CTRLS (fake UVC camera) ==="
+"$EVCAPTURE_FAKEUVC" > "$TMPDIR/fakeuvc-knob.log" 2>&1 &
+cam=$!
+node=
+for _ in $(seq 150); do
+    for d in /sys/class/video4linux/video*; do
+        case "$(cat "$d/name" 2>/dev/null)" in "evcapture fake camera"*) [ "$(cat "$d/index")" = 0 ] && node=/dev/${d##*/} ;; esac
+    done
+    [ -n "$node" ] && break
+    sleep 0.1
+done
+if [ -n "$node" ]; then
+    udevadm settle --timeout=10
+    "$EVC_BENCH_LATENCY" knob "$node" "$knob_steps" 2000 || status=1
+    echo "bench: fake camera received $(grep -c 'SET_CUR zoom_absolute' "$TMPDIR/fakeuvc-knob.log") zoom SET_CURs, problems: $(grep -c -e ' lost' -e aborted "$TMPDIR/fakeuvc-knob.log")"
+else
+    echo "bench: the fake camera did not appear"; status=1
+fi
+kill "$cam"; wait "$cam"
+for _ in $(seq 100); do
+    found=; for d in /sys/class/video4linux/video*; do case "$(cat "$d/name" 2>/dev/null)" in "evcapture fake camera"*) found=1 ;; esac; done
+    [ -z "$found" ] && break
+    sleep 0.1
+done
+
+echo "bench: === daemon: start, idle, memory (5 input devices + fake camera) ==="
+python3 "$EVC_BENCH_DIR_SRC/daemon.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" --presses "$daemon_presses" || status=1
+exit $status
