@@ -8,6 +8,7 @@ import IOLoop
 import Logging
 import ServiceLifecycle
 import Synchronization
+import Udev
 
 /// The current CLOCK_MONOTONIC time: the clock evdev devices are switched to, so kernel
 /// event times and deadlines compare directly.
@@ -56,6 +57,8 @@ public final class Daemon: Service, Sendable {
         case watcher(DeviceWatcher.Event)
         case input(node: String, DeviceInput)
         case camera(CameraSession.Event)
+        /// A camera appeared after start (there was none then).
+        case cameraFound(CameraSession)
         case tick
     }
 
@@ -74,68 +77,16 @@ public final class Daemon: Service, Sendable {
 
         let (messages, inbox) = AsyncStream.makeStream(of: Message.self)
 
-        // Camera (controls) — optional: without one, capture events and hooks still work.
-        var cameraSession: CameraSession?
-        var cameraTask: Task<Void, Never>?
-        if config.daemon.camera != .none {
-            let selector: CameraSelector
-            switch config.daemon.camera {
-            case .path(let p): selector = .path(p)
-            default: selector = .automatic
-            }
-            do {
-                let session = try CameraSession(
-                    .init(camera: selector, onExternalChange: config.daemon.followExternalChanges ? .follow : .restore),
-                    loop: loop, logger: logger)
-                cameraSession = session
-                cameraTask = Task {
-                    async let follow: Void = session.run()
-                    for await event in session.events { inbox.yield(.camera(event)) }
-                    await follow
-                }
-            } catch {
-                logger.warning("no camera for controls: \(error)")
-                lines.emit(json: JSONLines.error("camera: \(error)", time: monotonicNow()), text: "no camera for controls: \(error)")
-            }
+        // Camera (controls) — optional: without one, capture events and hooks still work,
+        // and a camera plugged in later is picked up.
+        let cameras = CameraSetup(config: config, loop: loop, logger: logger, lines: lines, inbox: inbox)
+        let cameraSession = cameras.openAtStart()
+        var cameraTask = cameraSession.map { cameras.follow($0) }
+        let cameraWatch = cameraSession == nil && config.daemon.camera != .none ? cameras.waitForCamera() : nil
+        defer {
+            cameraTask?.cancel()
+            cameraWatch?.cancel()
         }
-        defer { cameraTask?.cancel() }
-
-        let stateFile = ControlStateFile()
-        var controls: CameraControlsStage?
-        if let cameraSession {
-            let remembered = (try? stateFile?.load()) ?? nil
-            let stage = CameraControlsStage(
-                camera: cameraSession.camera, configuration: config.daemon.controlsConfiguration,
-                rememberedControl: remembered, controls: config.daemon.controls)
-            stage.onCurrentControl = { [logger] name in
-                do { try stateFile?.save(currentControl: name) } catch { logger.warning("cannot remember the current control: \(error)") }
-            }
-            controls = stage
-        }
-
-        // Actions: photos and videos from the capture device (the controls camera unless
-        // configured), hooks, sound.
-        let captureDevice = config.daemon.captureDevice ?? cameraSession?.camera.devicePath
-        let outputDirectory = config.daemon.outputDirectory ?? DaemonSettings.defaultOutputDirectory()
-        var bindings = ["primary": config.daemon.primary.binding]
-        if let secondary = config.daemon.secondary { bindings["secondary"] = secondary.binding }
-        let sound: SoundSetting
-        switch config.daemon.sound {
-        case .off: sound = .off
-        case .file(let f): sound = .file(f)
-        case .builtIn: sound = .builtIn(directory: ShutterSound.defaultDirectory())
-        }
-        let actions = ActionRunner(
-            configuration: ActionsConfiguration(
-                capture: captureDevice.map {
-                    CaptureSettings(
-                        devicePath: $0, outputDirectory: outputDirectory, photoPattern: config.daemon.photoName,
-                        videoPattern: config.daemon.videoName, width: config.daemon.width, height: config.daemon.height,
-                        jpegQuality: config.daemon.jpegQuality)
-                },
-                bindings: bindings, hooks: config.daemon.hooks, sound: sound),
-            logger: logger,
-            onOutcome: { outcome in lines.emitOutcome(outcome) })
 
         // Devices.
         let watcher = DeviceWatcher(loop: loop, logger: logger, overrides: { [config] d, node in config.overrides(for: d, node: node) })
@@ -146,8 +97,8 @@ public final class Daemon: Service, Sendable {
         defer { watcherTask.cancel() }
 
         var state = DaemonState(
-            pipeline: Pipeline(settings: config.capture, controls: controls), loop: loop, lines: lines, actions: actions, inbox: inbox,
-            logger: logger)
+            pipeline: Pipeline(settings: config.capture, controls: cameraSession.map { cameras.controlsStage(for: $0) }),
+            loop: loop, lines: lines, actions: cameras.actionRunner(for: cameraSession), inbox: inbox, logger: logger)
         let startTime = monotonicNow()
         // The session runs while the camera does (or always, without a camera).
         state.startSession(at: startTime, extra: cameraSession.map { [("camera", .string($0.camera.identity))] } ?? [])
@@ -161,6 +112,10 @@ public final class Daemon: Service, Sendable {
                 case .watcher(let event): state.handle(event)
                 case .input(let node, let input): state.handle(input, from: node)
                 case .camera(let event): state.handle(event)
+                case .cameraFound(let session):
+                    cameraWatch?.cancel()
+                    cameraTask = cameras.follow(session)
+                    state.cameraFound(session, cameras)
                 case .tick: state.tick()
                 }
                 state.scheduleDeadline()
@@ -173,7 +128,7 @@ public final class Daemon: Service, Sendable {
         state.stop(at: monotonicNow())
         watcherTask.cancel()
         cameraTask?.cancel()
-        await actions.shutdown()
+        await state.actions.shutdown()
         socket?.stop()
         // Every line written (the last `session stopped` included) before the process exits.
         await lines.finishAndFlush()
@@ -193,7 +148,7 @@ struct DaemonState {
     /// The I/O thread every device is read on.
     let loop: IOLoop
     let lines: LineWriter
-    let actions: ActionRunner
+    var actions: ActionRunner
     let inbox: AsyncStream<Daemon.Message>.Continuation
     let logger: Logger
     var devices: [String: OpenDevice] = [:]
@@ -342,6 +297,23 @@ struct DaemonState {
         for o in out { emit(o) }
     }
 
+    /// A camera appeared after start: its controls join the pipeline (with every device
+    /// present), and photos and videos come from it from now on.
+    mutating func cameraFound(_ session: CameraSession, _ setup: CameraSetup) {
+        let now = monotonicNow()
+        var out: [ReplayOutput] = []
+        pipeline.attachControls(setup.controlsStage(for: session), at: now) { out.append($0) }
+        for o in out { emit(o) }
+        lines.emit(
+            json: JSONLines.session("camera-added", time: now, extra: [("camera", .string(session.camera.identity))]),
+            text: "\(ReadableLines.pad(now.description, 12)) camera    \(session.camera.identity)")
+        if setup.config.daemon.captureDevice == nil {
+            let old = actions
+            actions = setup.actionRunner(for: session)
+            Task { await old.shutdown() }
+        }
+    }
+
     mutating func tick() {
         let now = monotonicNow()
         for (node, held) in heldReleases where held.decideBy <= now { releaseHeld(node, at: now) }
@@ -460,5 +432,109 @@ final class LineWriter: Sendable {
     func finishAndFlush() async {
         continuation.finish()
         await writer.value
+    }
+}
+
+/// How the daemon gets its camera: at start, or when one is plugged in later; the
+/// controls stage and the action runner that go with it.
+struct CameraSetup: Sendable {
+    let config: Config
+    let loop: IOLoop
+    let logger: Logger
+    let lines: LineWriter
+    let inbox: AsyncStream<Daemon.Message>.Continuation
+
+    private var configuration: CameraSession.Configuration {
+        let selector: CameraSelector
+        switch config.daemon.camera {
+        case .path(let p): selector = .path(p)
+        default: selector = .automatic
+        }
+        return .init(camera: selector, onExternalChange: config.daemon.followExternalChanges ? .follow : .restore)
+    }
+
+    /// The configured (or first suitable) camera, if it is there now.
+    func openAtStart() -> CameraSession? {
+        guard config.daemon.camera != .none else { return nil }
+        do {
+            return try CameraSession(configuration, loop: loop, logger: logger)
+        } catch {
+            logger.warning("no camera for controls (waiting for one): \(error)")
+            lines.emit(
+                json: JSONLines.error("camera: \(error)", time: monotonicNow()),
+                text: "no camera for controls, waiting for one: \(error)")
+            return nil
+        }
+    }
+
+    /// Follows a camera session: its events become messages.
+    func follow(_ session: CameraSession) -> Task<Void, Never> {
+        let inbox = self.inbox
+        return Task {
+            async let following: Void = session.run()
+            for await event in session.events { inbox.yield(.camera(event)) }
+            await following
+        }
+    }
+
+    /// Waits (on udev, no polling) for a video device that makes a usable camera.
+    func waitForCamera() -> Task<Void, Never> {
+        let (loop, logger, inbox, configuration) = (self.loop, self.logger, self.inbox, self.configuration)
+        return Task {
+            let monitor: UdevVideoMonitor
+            let events: AsyncStream<UdevVideoEvent>
+            do {
+                (monitor, events) = try UdevVideoMonitor.start(on: loop)
+            } catch {
+                logger.warning("cannot follow camera hotplug: \(error)")
+                return
+            }
+            defer { monitor.stop() }
+            for await event in events {
+                guard case .added = event else { continue }
+                if let session = try? CameraSession(configuration, loop: loop, logger: logger) {
+                    inbox.yield(.cameraFound(session))
+                    return
+                }
+            }
+        }
+    }
+
+    func controlsStage(for session: CameraSession) -> CameraControlsStage {
+        let stateFile = ControlStateFile()
+        let remembered = (try? stateFile?.load()) ?? nil
+        let stage = CameraControlsStage(
+            camera: session.camera, configuration: config.daemon.controlsConfiguration,
+            rememberedControl: remembered, controls: config.daemon.controls)
+        stage.onCurrentControl = { [logger] name in
+            do { try stateFile?.save(currentControl: name) } catch { logger.warning("cannot remember the current control: \(error)") }
+        }
+        return stage
+    }
+
+    /// Photos and videos from the configured capture device, else from the camera.
+    func actionRunner(for session: CameraSession?) -> ActionRunner {
+        let d = config.daemon
+        let captureDevice = d.captureDevice ?? session?.camera.devicePath
+        var bindings = ["primary": d.primary.binding]
+        if let secondary = d.secondary { bindings["secondary"] = secondary.binding }
+        let sound: SoundSetting
+        switch d.sound {
+        case .off: sound = .off
+        case .file(let f): sound = .file(f)
+        case .builtIn: sound = .builtIn(directory: ShutterSound.defaultDirectory())
+        }
+        let lines = self.lines
+        return ActionRunner(
+            configuration: ActionsConfiguration(
+                capture: captureDevice.map {
+                    CaptureSettings(
+                        devicePath: $0, outputDirectory: d.outputDirectory ?? DaemonSettings.defaultOutputDirectory(),
+                        photoPattern: d.photoName, videoPattern: d.videoName, width: d.width, height: d.height,
+                        jpegQuality: d.jpegQuality)
+                },
+                bindings: bindings, hooks: d.hooks, sound: sound),
+            logger: logger,
+            onOutcome: { outcome in lines.emitOutcome(outcome) })
     }
 }

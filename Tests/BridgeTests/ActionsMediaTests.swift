@@ -94,11 +94,19 @@ func fourCC(_ b: [UInt8], _ o: Int) -> String { String(decoding: b[o..<o + 4], a
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == ["a-1.jpg", "a.jpg"])
     }
 
-    @Test func missingDirectoryIsAClearError() {
+    /// A missing output directory is made (a fresh install's ~/Pictures/evcapture); one that
+    /// cannot be made (its parent is a file) is a clear error naming it.
+    @Test func anOutputDirectoryThatCannotBeMadeIsAClearError() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let made = try AtomicFile(directory: "\(dir)/new/photos", finalName: "x.jpg")
+        made.abandon()
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/new/photos"))
+        FileManager.default.createFile(atPath: "\(dir)/file", contents: Data())
         #expect {
-            _ = try AtomicFile(directory: "/nonexistent/evcapture", finalName: "x.jpg")
+            _ = try AtomicFile(directory: "\(dir)/file/evcapture", finalName: "x.jpg")
         } throws: { error in
-            "\(error)".contains("/nonexistent/evcapture") && "\(error)".contains("No such file")
+            "\(error)".contains("\(dir)/file/evcapture")
         }
     }
 }

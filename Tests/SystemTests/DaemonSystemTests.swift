@@ -491,6 +491,41 @@ struct DaemonSystemTests {
         #expect(daemon.waitFor(from: beforeClick, DaemonLines.capture("ended", node: keys.node)) != nil, "\(daemon.transcript)")
         #expect(daemon.terminate() == 0, "\(daemon.transcript)")
     }
+
+    /// No camera at start (vivid has no zoom or exposure control, so it does not count): the
+    /// daemon runs its capture events, and a camera plugged in later is picked up through
+    /// udev — its controls join the pipeline and the knob drives its zoom.
+    @Test(.needsFakeCamera)
+    func aCameraPluggedInLaterIsPickedUp() throws {
+        let scratch = try DaemonScratch("late-camera")
+        let config = try scratch.write(
+            "evcapture.toml",
+            """
+            [handlers.primary]
+            click = "none"
+            long-press = "none"
+            """)
+        let keys = try fixtureDevice("gpio-keys-volume-keys")
+        let knob = try fixtureDevice("rotary-encoder-rel-x")
+        let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
+        defer { daemon.terminate() }
+        for node in [keys.node, knob.node] {
+            try #require(daemon.waitFor(DaemonLines.deviceAdded(node)) != nil, "\(daemon.transcript)")
+        }
+        #expect(daemon.objects.contains { $0.string("event") == "error" && ($0.string("message") ?? "").hasPrefix("camera:") }, "\(daemon.transcript)")
+        // Capture events work without a camera.
+        try keys.click(.volumeDown)
+        #expect(daemon.waitFor(DaemonLines.capture("ended", node: keys.node)) != nil, "\(daemon.transcript)")
+
+        let camera = try FakeCamera()
+        _ = try camera.start()
+        defer { try? camera.stop() }
+        let added = daemon.waitFor(DaemonLines.session("camera-added"))
+        try #require(added != nil, "the camera was not picked up: \(daemon.transcript)")
+        for _ in 0..<5 { try knob.move(.relX, by: 1) }
+        #expect(camera.waitUntilReceived("zoom_absolute", 140, timeout: .seconds(20)), "\(camera.log)\n\(daemon.transcript)")
+        #expect(daemon.terminate() == 0, "\(daemon.transcript)")
+    }
 }
 
 /// A bad config: `file:line: problem` on stderr, a non-zero exit, and nothing started (no
