@@ -230,15 +230,20 @@ public final class ActionRunner: ActionTriggerSink {
         case .success(let photo):
             logger.info("photo saved", metadata: ["file.path": "\(photo.path)", "press": "\(trigger.press)"])
             onOutcome(.photoSaved(photo, press: trigger.press))
-            var done = trigger
-            done.kind = .photo
-            done.file = photo.path
-            done.time = wallClockNow()
-            runHooks(for: done)
+            fileWritten(.photo, photo.path, for: trigger)
         case .failure(let error):
             logger.info("photo failed", metadata: ["error": "\(error)", "press": "\(trigger.press)"])
             onOutcome(.failed(error, press: trigger.press))
         }
+    }
+
+    /// Hooks that want the file (`on = ["photo"]` / `["video"]`) run once it is written.
+    private func fileWritten(_ kind: ActionTrigger.Kind, _ path: String, for trigger: ActionTrigger) {
+        var done = trigger
+        done.kind = kind
+        done.file = path
+        done.time = wallClockNow()
+        runHooks(for: done)
     }
 
     private func runVideo(_ commands: AsyncStream<VideoCommand>) async {
@@ -252,11 +257,7 @@ public final class ActionRunner: ActionTriggerSink {
             case .success(let video):
                 logger.info("video saved", metadata: ["file.path": "\(video.path)", "video.frames": "\(video.frames)"])
                 onOutcome(.videoSaved(video, press: trigger.press))
-                var done = trigger
-                done.kind = .video
-                done.file = video.path
-                done.time = wallClockNow()
-                runHooks(for: done)
+                fileWritten(.video, video.path, for: trigger)
             case .failure(let error):
                 onOutcome(.failed(error, press: trigger.press))
             }
