@@ -56,6 +56,16 @@ public final class V4L2Camera: CameraBackend {
         return out
     }
 
+    /// The description last queried or reported by a control event (ranges follow
+    /// `V4L2_EVENT_CTRL`); `value` is the control's default, not read from the camera.
+    public func cachedControl(_ id: CameraControlID) throws(CameraError) -> CameraControlInfo? {
+        let cid = ControlID(id.rawValue)
+        return try state.withLock { s throws(CameraError) -> CameraControlInfo? in
+            guard s.device != nil else { throw gone(control: name(cid, in: s)) }
+            return s.descriptions[cid].map { CameraControlInfo($0, value: $0.defaultValue) }
+        }
+    }
+
     /// Sets a control (clamped and rounded to its step), remembers it as the person's value,
     /// follows it for changes made elsewhere, and returns the value the camera holds.
     @discardableResult

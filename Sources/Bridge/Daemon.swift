@@ -87,6 +87,10 @@ public final class Daemon: Service, Sendable {
             cameraTask?.cancel()
             cameraWatch?.cancel()
         }
+        if config.daemon.outputDirectory == nil {
+            // A fresh install has no ~/Pictures/evcapture yet: every photo would fail.
+            do { try AtomicFile.makeDirectory(DaemonSettings.defaultOutputDirectory()) } catch { logger.warning("\(error)") }
+        }
 
         // Devices.
         let watcher = DeviceWatcher(loop: loop, logger: logger, overrides: { [config] d, node in config.overrides(for: d, node: node) })

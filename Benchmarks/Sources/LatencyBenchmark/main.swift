@@ -170,11 +170,14 @@ final class TimedCamera: CameraBackend {
     var identity: String { camera.identity }
     func controls() throws(CameraError) -> [CameraControlInfo] { try camera.controls() }
     func value(of id: CameraControlID) throws(CameraError) -> Int64 { try camera.value(of: id) }
+    func cachedControl(_ id: CameraControlID) throws(CameraError) -> CameraControlInfo? { try camera.cachedControl(id) }
     func set(_ id: CameraControlID, to value: Int64) throws(CameraError) -> Int64 {
         defer { signal.post(at: nowNanoseconds()) }
         return try camera.set(id, to: value)
     }
 }
+
+let verbose = getenv("EVC_BENCH_VERBOSE") != nil
 
 func knob(steps: Int, gapMicroseconds: UInt32, cameraPath: String) throws {
     let loop = try IOLoop()
@@ -187,9 +190,20 @@ func knob(steps: Int, gapMicroseconds: UInt32, cameraPath: String) throws {
         DeviceDescription(name: "evcapture knob bench", bus: .usb, vendor: 0x1209, product: 0x0d1a, codes: [.synReport, .relDial, .btn0]))
     let device = try EvdevDevice.open(uinput.node)
     let errors = Atomic<Int>(0)
+    let recent = Mutex<[String]>([])
     let reading = try startReading(
         device, loop: loop, pipeline: Pipeline(settings: CaptureCoreSettings(), controls: stage),
-        emit: { output in if case .line(let json, _) = output, json.contains("\"error\"") { errors.add(1, ordering: .relaxed) } })
+        emit: { output in
+            guard case .line(let json, _) = output else { return }
+            if verbose { print(json) }
+            recent.withLock { r in
+                if r.count == 20 { r.removeFirst() }
+                r.append(json)
+            }
+            if json.contains("\"error\"") { errors.add(1, ordering: .relaxed) }
+        })
+    // the camera driver may still be settling right after it appeared
+    usleep(500_000)
 
     var samples: [Int64] = []
     samples.reserveCapacity(steps)
@@ -197,7 +211,9 @@ func knob(steps: Int, gapMicroseconds: UInt32, cameraPath: String) throws {
     for i in -warmup..<steps {
         let t0 = nowNanoseconds()
         try uinput.writeFrame([InputEvent(time: Timestamp(microseconds: 0), .relDial, i % 2 == 0 ? 1 : -1)])
-        guard let seen = signal.wait() else { fail("step \(i): no control was set within 5 s") }
+        guard let seen = signal.wait() else {
+            fail("step \(i): no control was set within 5 s; last lines:\n" + recent.withLock { $0.joined(separator: "\n") })
+        }
         if i >= 0 { samples.append(seen - t0) }
         usleep(gapMicroseconds)
     }

@@ -34,9 +34,6 @@ public final class AtomicFile {
         precondition(!finalName.contains("/"), "file names come from FileNamePattern, which rejects '/'")
         self.directory = directory
         self.finalName = finalName
-        // The output directory (by default ~/Pictures/evcapture) need not exist yet on a
-        // fresh install: it is made, with its parents, as a person would expect.
-        try Self.makeDirectory(directory)
         var opened: Int32 = -1
         var path = ""
         for _ in 0..<16 {
@@ -52,7 +49,9 @@ public final class AtomicFile {
 
     deinit { abandon() }
 
-    /// `mkdir -p`: makes `path` and its missing parents (mode 0755, less the umask).
+    /// `mkdir -p`: makes `path` and its missing parents (mode 0755, less the umask). The
+    /// daemon uses it for the default output directory only: a configured one that is
+    /// missing (an unmounted card) stays an error rather than filling the root file system.
     static func makeDirectory(_ path: String) throws(FileWriteError) {
         var st = stat()
         if stat(path, &st) == 0 { return }

@@ -95,4 +95,16 @@ public protocol CameraBackend: AnyObject, Sendable {
     func set(_ id: CameraControlID, to value: Int64) throws(CameraError) -> Int64
     /// Reads a control's current value.
     func value(of id: CameraControlID) throws(CameraError) -> Int64
+    /// One control's description (range, step, menu, flags) as the backend last learned it,
+    /// without asking the camera again; its `value` may be stale. For per-detent work: a
+    /// full ``controls()`` reads every control from the device (on a UVC camera, USB
+    /// control transfers), which made each knob step cost milliseconds. nil: no such control.
+    func cachedControl(_ id: CameraControlID) throws(CameraError) -> CameraControlInfo?
+}
+
+extension CameraBackend {
+    /// Default: from ``controls()`` (fine for cameras where that is cheap, such as the simulator).
+    public func cachedControl(_ id: CameraControlID) throws(CameraError) -> CameraControlInfo? {
+        try controls().first { $0.id == id }
+    }
 }

@@ -178,7 +178,7 @@ public final class ControlsSession {
             case .app:
                 return nil
             case .systemZoom(let camera):
-                guard let info = try camera.controls().first(where: { $0.id == .zoomAbsolute }) else {
+                guard let info = try camera.cachedControl(.zoomAbsolute) else {
                     throw CameraError(code: .noSuchControl, control: "zoom_absolute", device: camera.identity)
                 }
                 let map = ZoomMapping(info)

@@ -96,8 +96,7 @@ public struct ExposureBiasDriver: Sendable, Hashable {
 
     /// Applies `ev`; returns the raw value the camera holds (menu index, or exposure time).
     public mutating func apply(_ ev: Double, camera: any CameraBackend) throws(CameraError) -> Int64 {
-        let list = try camera.controls()
-        if let bias = list.first(where: { $0.id == .autoExposureBias }) {
+        if let bias = try camera.cachedControl(.autoExposureBias) {
             let target = Int64((ev * 1000).rounded())
             let best = bias.menu.compactMap { (i, text) in Int64(text).map { (i, $0) } }
                 .min { Swift.abs($0.1 - target) < Swift.abs($1.1 - target) || (Swift.abs($0.1 - target) == Swift.abs($1.1 - target) && $0.0 < $1.0) }
