@@ -94,19 +94,25 @@ func fourCC(_ b: [UInt8], _ o: Int) -> String { String(decoding: b[o..<o + 4], a
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == ["a-1.jpg", "a.jpg"])
     }
 
-    /// A missing output directory is made (a fresh install's ~/Pictures/evcapture); one that
-    /// cannot be made (its parent is a file) is a clear error naming it.
-    @Test func anOutputDirectoryThatCannotBeMadeIsAClearError() throws {
+    /// A configured output directory that is missing (an unmounted card) is a clear error
+    /// naming it — nothing is created under it. The daemon makes only its default directory
+    /// (`makeDirectory`), which fails clearly when its parent is a file.
+    @Test func aMissingOutputDirectoryIsAClearError() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let made = try AtomicFile(directory: "\(dir)/new/photos", finalName: "x.jpg")
-        made.abandon()
+        #expect {
+            _ = try AtomicFile(directory: "\(dir)/card/photos", finalName: "x.jpg")
+        } throws: { error in
+            "\(error)".contains("\(dir)/card/photos") && "\(error)".contains("No such file")
+        }
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/card"))
+        try AtomicFile.makeDirectory("\(dir)/new/photos")
         #expect(FileManager.default.fileExists(atPath: "\(dir)/new/photos"))
         FileManager.default.createFile(atPath: "\(dir)/file", contents: Data())
         #expect {
-            _ = try AtomicFile(directory: "\(dir)/file/evcapture", finalName: "x.jpg")
+            try AtomicFile.makeDirectory("\(dir)/file/evcapture")
         } throws: { error in
-            "\(error)".contains("\(dir)/file/evcapture")
+            "\(error)".contains("\(dir)/file")
         }
     }
 }
