@@ -26,6 +26,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/LatencyBenchmark"),
+        // A Swift program that runs one task and parks: the idle-wakeup floor.
+        .executableTarget(name: "idle-floor", path: "Sources/IdleFloor"),
     ],
     swiftLanguageModes: [.v6]
 )

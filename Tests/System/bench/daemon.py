@@ -89,6 +89,7 @@ class Daemon:
                                      stdout=subprocess.PIPE, stderr=open(f"{tmp}/daemon-{n}.err", "w"), env=env)
         self.began = self.ended = self.cancelled = self.errors = 0
         self.tail = b""
+        self.changed = threading.Condition()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -107,6 +108,20 @@ class Daemon:
             self.cancelled += whole.count(b'"phase":"cancelled"')
             self.errors += whole.count(b'"event":"error"')
             self.tail = (self.tail + whole)[-4000:]
+            with self.changed:
+                self.changed.notify_all()
+
+    def wait_began(self, count, timeout):
+        """Waits until `count` began lines were seen; False after `timeout` s without progress."""
+        with self.changed:
+            last, since = self.began, time.monotonic()
+            while self.began < count:
+                self.changed.wait(0.5)
+                if self.began != last:
+                    last, since = self.began, time.monotonic()
+                elif time.monotonic() - since > timeout:
+                    return False
+        return True
 
     def wait_ready(self, timeout=30):
         self.notify.settimeout(timeout)
@@ -132,9 +147,11 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("evcapture")
     p.add_argument("flood")
-    p.add_argument("--presses", type=int, default=500_000)
+    p.add_argument("--presses", type=int, default=250_000)
     p.add_argument("--starts", type=int, default=5)
     p.add_argument("--idle", type=float, default=10.0)
+    p.add_argument("--also", help="another evcapture build (e.g. --static-swift-stdlib): start and steady RSS only")
+    p.add_argument("--idle-floor", help="a minimal Swift concurrency program (idle-floor) measured the same way")
     a = p.parse_args()
     tmp = os.environ.get("TMPDIR", "/tmp") + "/evc-bench"
     os.makedirs(tmp, exist_ok=True)
@@ -187,8 +204,9 @@ directory = "{tmp}/out"
             f"(all: {', '.join(f'{t:.0f}' for t in (x * 1000 for x in times))})")
     pid = daemon.proc.pid
 
-    # let the camera session and device grabs settle, then watch 10 s of nothing
-    time.sleep(3)
+    # let the start-up settle (libdispatch retires idle worker threads ~5 s after their
+    # last job), then watch 10 s of nothing
+    time.sleep(8)
     before = threads(pid)
     time.sleep(a.idle)
     after = threads(pid)
@@ -204,25 +222,69 @@ directory = "{tmp}/out"
     for w in woke + gone:
         log(f"  {w}")
 
+    if a.idle_floor:
+        # the same 10 s for a 6-line Swift program that ran one task and parks: what the
+        # Swift runtime itself does while idle (libdispatch on Linux)
+        floor = subprocess.Popen([a.idle_floor], stdout=subprocess.DEVNULL)
+        time.sleep(8)
+        fb = threads(floor.pid)
+        time.sleep(a.idle)
+        fa = threads(floor.pid)
+        fw = [f"{tid} {n}: voluntary {fb[tid][1]}→{v}" for tid, (n, v, nv) in sorted(fa.items()) if tid in fb and (v, nv) != fb[tid][1:]]
+        log(f"figure idle-wakeups-floor (Swift runtime alone): threads={len(fa)} seconds={a.idle:.0f} threads-woken={len(fw)}")
+        for w in fw:
+            log(f"  {w}")
+        floor.kill()
+        floor.wait()
+
     # memory: steady state, then after PRESSES clicks
     rss0 = status_kb(pid, "VmRSS")
-    log(f"figure rss-steady kB: {rss0} (VmHWM {status_kb(pid, 'VmHWM')}, threads {len(after)})")
+    log(f"figure rss-steady kB: {rss0} (anonymous {status_kb(pid, 'RssAnon')}, file-backed {status_kb(pid, 'RssFile')}, "
+        f"VmHWM {status_kb(pid, 'VmHWM')}, threads {len(after)})")
+    # closed loop: bursts of 8 clicks (32 events: the evdev client buffer holds 64), each
+    # written only when the daemon has reported the previous one, so nothing is lost to an
+    # overflow and the time is the daemon's own; RSS sampled at every quarter
     began0 = daemon.began
     t0 = time.monotonic()
-    flood.stdin.write(f"press {a.presses} 8 300\n")
-    reply = flood.stdout.readline().split()
-    wait_for("the daemon to report every press", lambda: daemon.began - began0 >= a.presses and daemon.ended >= daemon.began,
-             max(60, a.presses / 1000))
+    sent = 0
+    samples = []
+    quarter = max(1, a.presses // 4)
+    while sent < a.presses:
+        n = min(8, a.presses - sent)
+        flood.stdin.write(f"press {n} 0 0\n")
+        flood.stdin.flush()
+        flood.stdout.readline()
+        sent += n
+        if not daemon.wait_began(began0 + sent, 5):
+            log(f"  the daemon stopped reporting at {daemon.began - began0} of {sent} clicks")
+            break
+        if sent % quarter < 8 and sent >= quarter:
+            samples.append(f"{sent}: {status_kb(pid, 'VmRSS')}")
     seconds = time.monotonic() - t0
     time.sleep(1)
     rss1 = status_kb(pid, "VmRSS")
-    log(f"figure rss-after-events kB: {rss1} after {a.presses} clicks = {2 * a.presses} key events "
-        f"({2 * a.presses} capture events, {daemon.began - began0} began seen, {daemon.cancelled} cancelled, "
-        f"{daemon.errors} error lines) in {seconds:.1f} s (writer {reply[2] if len(reply) > 2 else '?'} s); "
-        f"growth {rss1 - rss0} kB; VmHWM {status_kb(pid, 'VmHWM')}")
+    seen = daemon.began - began0
+    log(f"figure rss-after-events kB: {rss1} after {sent} clicks = {4 * sent} evdev events "
+        f"(key down, SYN_REPORT, key up, SYN_REPORT; {2 * sent} capture events expected, {seen} began and "
+        f"{daemon.ended} ended seen, {daemon.cancelled} cancelled, {daemon.errors} error lines) in {seconds:.1f} s "
+        f"= {seen / seconds:.0f} clicks/s; growth {rss1 - rss0} kB; RSS kB after N clicks: {', '.join(samples)} (anonymous now {status_kb(pid, 'RssAnon')}); VmHWM {status_kb(pid, 'VmHWM')}")
+    if seen != sent:
+        log(f"  {sent - seen} clicks were not reported")
+        failed = True
 
     status = daemon.stop()
     log(f"daemon exit status {status}")
+    if a.also:
+        times, rss = [], []
+        for n in range(3):
+            d = Daemon(a.also, config, tmp, 100 + n)
+            times.append(d.wait_ready() * 1000)
+            time.sleep(8)
+            rss.append((status_kb(d.proc.pid, "VmRSS"), status_kb(d.proc.pid, "RssAnon")))
+            d.stop()
+        log(f"figure also {a.also}: start-to-ready ms {', '.join(f'{t:.0f}' for t in times)}; "
+            f"steady VmRSS kB (of it anonymous) {', '.join(f'{r} ({an})' for r, an in rss)}")
+
     flood.stdin.close()
     flood.wait(10)
     camera.send_signal(signal.SIGTERM)

@@ -5,7 +5,7 @@
 set -u
 presses=${EVC_BENCH_PRESSES:-10000}
 knob_steps=${EVC_BENCH_KNOB_STEPS:-1000}
-daemon_presses=${EVC_BENCH_DAEMON_PRESSES:-500000}
+daemon_presses=${EVC_BENCH_DAEMON_PRESSES:-50000}
 status=0
 echo "bench: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU(s), QEMU TCG"
 
@@ -29,6 +29,8 @@ for _ in $(seq 150); do
 done
 if [ -n "$node" ]; then
     udevadm settle --timeout=10
+    sleep 2  # udev's own probes of the new camera (v4l_id) done: GadgetFS drops overlapping requests
+    v4l2-ctl -d "$node" --get-ctrl zoom_absolute
     "$EVC_BENCH_LATENCY" knob "$node" "$knob_steps" 2000 || status=1
     echo "bench: fake camera received $(grep -c 'SET_CUR zoom_absolute' "$TMPDIR/fakeuvc-knob.log") zoom SET_CURs, problems: $(grep -c -e ' lost' -e aborted "$TMPDIR/fakeuvc-knob.log")"
 else
@@ -42,5 +44,6 @@ for _ in $(seq 100); do
 done
 
 echo "bench: === daemon: start, idle, memory (5 input devices + fake camera) ==="
-python3 "$EVC_BENCH_DIR_SRC/daemon.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" --presses "$daemon_presses" || status=1
+python3 "$EVC_BENCH_DIR_SRC/daemon.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" --presses "$daemon_presses" \
+    --idle-floor "$EVC_BENCH_IDLE_FLOOR" ${EVC_BENCH_EVCAPTURE_STATIC:+--also "$EVC_BENCH_EVCAPTURE_STATIC"} || status=1
 exit $status
