@@ -99,6 +99,24 @@ public final class CameraControlsStage: ReplayControlsStage {
         return lines(events)
     }
 
+    /// What a display needs to draw a control (`evcapture monitor`'s bar): title, range,
+    /// prominent values, value format.
+    func displayFields(_ name: String) -> [(String, JSONValue)] {
+        guard let c = session.core.control(named: name) else { return [] }
+        var fields: [(String, JSONValue)] = [("title", .string(c.title))]
+        switch c.scale {
+        case .continuous(let range, let prominent):
+            fields += [("min", .double(range.lowerBound)), ("max", .double(range.upperBound))]
+            if !prominent.isEmpty { fields.append(("prominent", .array(prominent.map { .double($0) }))) }
+        case .discrete(let values):
+            fields += [("min", .double(values.first ?? 0)), ("max", .double(values.last ?? 0))]
+        case .index:
+            fields.append(("display", .string(c.displayValue)))
+        }
+        fields.append(("format", .string(c.valueFormat)))
+        return fields
+    }
+
     /// The JSON and readable lines of controls events.
     func lines(_ events: [ControlsEvent]) -> [ReplayOutput] {
         events.compactMap { event in
@@ -110,7 +128,7 @@ public final class CameraControlsStage: ReplayControlsStage {
                     return c.displayValue
                 } ?? String(v.value)
                 return .line(
-                    json: JSONLines.control(v.control, value: v.value, raw: v.raw, time: v.time),
+                    json: JSONLines.control(v.control, value: v.value, raw: v.raw, time: v.time, extra: displayFields(v.control)),
                     text: "\(ReadableLines.pad(v.time.description, 12)) control   \(v.control) \(shown)"
                         + (v.raw.map { " (raw \($0))" } ?? "") + (v.origin == .external ? " [external]" : ""))
             case .state(let change, let control, let time):

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Udev
 import V4L2
 
 /// Which camera the session uses.
@@ -17,6 +18,9 @@ public struct OpenedCamera: Sendable {
     public var controls: [ControlDescription]
     /// The by-id path when there is one, else bus info and card (`usb-0000:00:14.0-1 HD Webcam`).
     public var identity: String
+    /// Bus info and card, whatever the identity: what a node the kernel announced (without
+    /// udev's links) is compared with.
+    public var busAndCard: String { CameraDiscovery.fallbackIdentity(of: device) }
 }
 
 /// Why no camera was opened: the overall reason, and each node looked at with why it was not used.
@@ -31,15 +35,54 @@ public struct CameraDiscoveryError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// Finding and re-finding cameras. The scan reads `/sys/class/video4linux` and
-/// `/dev/v4l/by-id` (see ``videoNodes(sysfs:dev:byID:)``); udev gives the same facts when present.
+/// The video nodes discovery looks at, and where the list came from.
+public struct CameraCandidates: Sendable {
+    public enum Source: String, Sendable {
+        /// libudev's enumeration of the `video4linux` subsystem (with udevd: its properties
+        /// and links; without: the kernel's and sysfs's facts only).
+        case udev
+        /// The `/sys/class/video4linux` scan: libudev could not enumerate.
+        case sysfs
+    }
+    /// `/dev/video*` nodes in node-number order.
+    public var nodes: [VideoNode]
+    public var source: Source
+    /// Why libudev could not enumerate (source `sysfs`).
+    public var udevProblem: String?
+}
+
+extension VideoNode {
+    /// The facts discovery uses from udev's description of a node.
+    public init(_ device: UdevVideoDevice) {
+        let sysname = device.syspath.split(separator: "/").last.map(String.init) ?? device.node
+        self.init(
+            path: device.node, name: device.name ?? device.properties["ID_V4L_PRODUCT"] ?? sysname,
+            index: device.index, byID: device.byID, udevCapabilities: device.capabilities)
+    }
+}
+
+/// Finding and re-finding cameras through udev: the `video4linux` subsystem, capture nodes
+/// (`ID_V4L_CAPABILITIES`), identity from the `/dev/v4l/by-id/…` link in `DEVLINKS`. When
+/// libudev cannot enumerate, the sysfs scan (``videoNodes(sysfs:dev:byID:)``) stands in.
 public enum CameraDiscovery {
+    /// The nodes to look at: udev's enumeration, or the sysfs scan when libudev fails.
+    public static func candidates() -> CameraCandidates {
+        do {
+            let devices = try UdevVideoMonitor.enumerateNow()
+            return CameraCandidates(nodes: devices.map(VideoNode.init), source: .udev)
+        } catch {
+            return CameraCandidates(nodes: videoNodes(), source: .sysfs, udevProblem: "\(error)")
+        }
+    }
+
     /// Opens the camera `selector` names.
     public static func open(_ selector: CameraSelector) throws(CameraDiscoveryError) -> OpenedCamera {
         switch selector {
         case .path(let path):
             do {
-                let device = try V4L2Device(path: path)
+                // A link (`/dev/v4l/by-id/…`) is opened as the node it leads to, so the device
+                // reads /dev/videoN as it will after a replug; the link stays the identity.
+                let device = try V4L2Device(path: resolvedNode(path))
                 guard device.capabilities.canCapture else {
                     throw CameraDiscoveryError(
                         reason: "\(path) (\(device.capabilities.card)) is not a video capture device", rejected: [])
@@ -54,14 +97,14 @@ public enum CameraDiscovery {
                 throw CameraDiscoveryError(reason: "cannot use camera \(path): \(error)", rejected: [])
             }
         case .automatic:
-            let nodes = videoNodes()
-            guard !nodes.isEmpty else {
+            let found = candidates()
+            guard !found.nodes.isEmpty else {
                 throw CameraDiscoveryError(reason: "no camera: there is no /dev/video* device", rejected: [])
             }
             var rejected: [(String, String)] = []
-            for node in nodes {
-                if let index = node.index, index != 0 {
-                    rejected.append((node.path, "index \(index) (a secondary node, such as metadata)"))
+            for node in found.nodes {
+                if let why = passedOver(node) {
+                    rejected.append((node.path, why))
                     continue
                 }
                 do {
@@ -76,7 +119,8 @@ public enum CameraDiscovery {
                         rejected.append((node.path, "\(device.capabilities.card): no zoom or exposure controls"))
                         continue
                     }
-                    return OpenedCamera(device: device, controls: controls, identity: identity(of: device, namedAs: node.path))
+                    return OpenedCamera(
+                        device: device, controls: controls, identity: node.byID ?? fallbackIdentity(of: device))
                 } catch {
                     rejected.append((node.path, error.code == .permissionDenied
                         ? "permission denied (is this user in the video group, or do the udev rules apply?)"
@@ -92,21 +136,57 @@ public enum CameraDiscovery {
         }
     }
 
-    /// Opens the camera with `identity` again, if it is present: the by-id link when the
-    /// identity is one, else the capture node whose bus info and card match.
-    public static func reopen(identity: String) -> OpenedCamera? {
-        if identity.hasPrefix("/dev/") {
-            // Opened as the node it points to, so the device path reads /dev/videoN.
-            guard let device = try? V4L2Device(path: resolvedNode(identity)), device.capabilities.canCapture,
-                let controls = try? device.controls()
-            else { return nil }
-            return OpenedCamera(device: device, controls: controls, identity: identity)
+    /// Why `node` is not a camera candidate, from what udev (or sysfs) says without opening
+    /// it; nil when only opening it can tell.
+    static func passedOver(_ node: VideoNode) -> String? {
+        if let capabilities = node.udevCapabilities, !capabilities.contains("capture") {
+            let words = capabilities.sorted().joined(separator: ":")
+            return "\(node.name): not a video capture device (udev: ID_V4L_CAPABILITIES=:\(words)\(words.isEmpty ? "" : ":"))"
         }
-        for node in videoNodes() where node.index == nil || node.index == 0 {
-            guard let device = try? V4L2Device(path: node.path), device.capabilities.canCapture,
-                Self.identity(of: device, namedAs: node.path) == identity, let controls = try? device.controls()
-            else { continue }
-            return OpenedCamera(device: device, controls: controls, identity: identity)
+        if let index = node.index, index != 0 {
+            return "index \(index) (a secondary node, such as metadata)"
+        }
+        return nil
+    }
+
+    /// Whether `node` may be the camera with `identity`, judged without opening it: not when
+    /// udev's facts rule it out (a secondary or non-capture node, another by-id link).
+    /// `busAndCard` (``OpenedCamera/busAndCard`` of the camera when it was last open) lets a
+    /// node the kernel announced without udev's facts be checked by opening it.
+    public static func mayBe(_ node: VideoNode, identity: String, busAndCard: String? = nil) -> Bool {
+        if passedOver(node) != nil { return false }
+        guard identity.hasPrefix("/dev/") else { return true }  // bus info and card: open to know
+        if matchesLink(node, identity) { return true }
+        // A kernel event (no udevd, or before it ran its rules): no links to compare.
+        return node.byID == nil && node.udevCapabilities == nil && busAndCard != nil
+    }
+
+    /// Opens `node` as the camera with `identity`: nil when it turns out to be another
+    /// device (bus info and card differ) or not a capture device.
+    public static func open(_ node: VideoNode, as identity: String, busAndCard: String? = nil) throws(V4L2Error)
+        -> OpenedCamera?
+    {
+        let byLink = identity.hasPrefix("/dev/") && matchesLink(node, identity)
+        let device = try V4L2Device(path: node.path)
+        guard device.capabilities.canCapture else { return nil }
+        if !byLink {
+            let expected = identity.hasPrefix("/dev/") ? busAndCard : identity
+            guard let expected, fallbackIdentity(of: device) == expected else { return nil }
+        }
+        return OpenedCamera(device: device, controls: try device.controls(), identity: identity)
+    }
+
+    /// Whether the by-id link `identity` is `node`'s (udevd makes the links before it
+    /// announces the device, so a returning camera's link already leads to its new node).
+    private static func matchesLink(_ node: VideoNode, _ identity: String) -> Bool {
+        node.byID == identity || resolvedNode(identity) == node.path
+    }
+
+    /// Opens the camera with `identity` again, if it is present now (one look at the
+    /// candidates; the session waits for udev's `add` instead of calling this repeatedly).
+    public static func reopen(identity: String) -> OpenedCamera? {
+        for node in candidates().nodes where mayBe(node, identity: identity) {
+            if let opened = try? open(node, as: identity) { return opened }
         }
         return nil
     }
@@ -116,8 +196,13 @@ public enum CameraDiscovery {
     static func identity(of device: V4L2Device, namedAs path: String) -> String {
         if path.hasPrefix("/dev/v4l/by-id/") { return path }
         let node = resolvedNode(path)
-        if let link = videoNodes().first(where: { $0.path == node })?.byID { return link }
-        return "\(device.capabilities.busInfo) \(device.capabilities.card)"
+        if let link = candidates().nodes.first(where: { $0.path == node })?.byID { return link }
+        return fallbackIdentity(of: device)
+    }
+
+    /// Bus info and card (`usb-0000:00:14.0-1 HD Webcam`): the identity without a by-id link.
+    static func fallbackIdentity(of device: V4L2Device) -> String {
+        "\(device.capabilities.busInfo) \(device.capabilities.card)"
     }
 }
 

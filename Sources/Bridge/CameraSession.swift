@@ -2,6 +2,7 @@ import Capture
 import IOLoop
 import Logging
 import Synchronization
+import Udev
 import V4L2
 
 /// The camera side of the daemon: one V4L2 camera, its controls bound to the system sliders,
@@ -9,6 +10,11 @@ import V4L2
 ///
 /// ``events`` reports what happens; `stopped` is what the capture pipeline consumes to cancel
 /// presses in flight (reason: session stopped) and disable the camera-bound controls.
+///
+/// While the camera is away the session sleeps on a udev monitor of the `video4linux`
+/// subsystem (created when the camera goes, enumerated right after, so a camera back in the
+/// meantime is not missed) and tries a node only when udev announces one that may be the
+/// same camera: no polling, no timer.
 /// Sets go through ``camera`` (the ``Capture/CameraBackend`` the controls drive).
 public final class CameraSession: Sendable {
     /// What to do when another program changes a value the person set.
@@ -22,16 +28,17 @@ public final class CameraSession: Sendable {
     public struct Configuration: Sendable {
         public var camera: CameraSelector
         public var onExternalChange: ExternalChangePolicy
-        /// How often to look for the camera while it is gone.
-        public var reconnectInterval: Duration
+        /// Where the session hears of the camera's return: udevd's events, or the kernel's
+        /// when udevd is not running (`.automatic`).
+        public var hotplugSource: UdevEventSource
 
         public init(
             camera: CameraSelector = .automatic, onExternalChange: ExternalChangePolicy = .follow,
-            reconnectInterval: Duration = .milliseconds(250)
+            hotplugSource: UdevEventSource = .automatic
         ) {
             self.camera = camera
             self.onExternalChange = onExternalChange
-            self.reconnectInterval = reconnectInterval
+            self.hotplugSource = hotplugSource
         }
     }
 
@@ -83,6 +90,9 @@ public final class CameraSession: Sendable {
         var opened: OpenedCamera?
         var bindings: CameraBindings
         var running = false
+        var reopenAttempts = 0
+        /// Bus info and card of the camera when it was last open.
+        var busAndCard: String?
     }
     private let state: Mutex<State>
 
@@ -104,13 +114,16 @@ public final class CameraSession: Sendable {
         self.logger = logger
         self.camera = camera
         (events, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .unbounded)
-        state = Mutex(State(opened: opened, bindings: bindings))
+        state = Mutex(State(opened: opened, bindings: bindings, busAndCard: opened.busAndCard))
     }
 
     /// Which V4L2 controls the system sliders drive (refreshed at every (re)connection).
     public var bindings: CameraBindings { state.withLock { $0.bindings } }
     /// Whether the camera is present and followed.
     public var isRunning: Bool { state.withLock { $0.running } }
+    /// How many times the session has opened a node to get its camera back. One per udev
+    /// event that may be the camera: it stays put while nothing is plugged in.
+    public var reopenAttempts: Int { state.withLock { $0.reopenAttempts } }
 
     /// Follows the camera until cancelled: control events, removal, reconnection.
     /// Finishes ``events`` with `stopped(.shutdown)` when it returns.
@@ -123,20 +136,88 @@ public final class CameraSession: Sendable {
         var resumed = false
         var opened = state.withLock { s in defer { s.opened = nil }; return s.opened }
         while !Task.isCancelled {
+            var onlyNewArrivals = false
             if let current = opened {
-                await follow(current, resumed: resumed)
+                let end = await follow(current, resumed: resumed)
                 opened = nil
                 if Task.isCancelled { break }
                 resumed = true
+                // The camera is still there but could not be followed: trying the same node
+                // again at once would fail again, in a loop. Wait for it to come anew.
+                onlyNewArrivals = end == .failedWhilePresent
             }
-            // Gone: look for it again (udev would tell us; the scan works without it).
-            do { try await Task.sleep(for: configuration.reconnectInterval) } catch { break }
-            opened = CameraDiscovery.reopen(identity: camera.identity)
+            switch await waitForReturn(onlyNewArrivals: onlyNewArrivals) {
+            case .back(let camera): opened = camera
+            case .ended: return
+            }
         }
     }
 
+    private enum FollowEnd { case removed, failedWhilePresent, cancelled }
+    private enum Return { case back(OpenedCamera), ended }
+
+    /// Sleeps until udev announces a node that turns out to be the camera (same identity),
+    /// and returns it opened. `.ended` when the task is cancelled or the loop stopped.
+    private func waitForReturn(onlyNewArrivals: Bool) async -> Return {
+        let identity = camera.identity
+        let busAndCard = state.withLock { $0.busAndCard }
+        let monitor: UdevVideoMonitor
+        let arrivals: AsyncStream<UdevVideoEvent>
+        do {
+            (monitor, arrivals) = try UdevVideoMonitor.start(on: loop, source: configuration.hotplugSource)
+        } catch {
+            logger.error(
+                "cannot watch for the camera's return; it will not be followed again",
+                metadata: ["camera.identity": "\(identity)", "error": "\(error)"])
+            continuation.yield(
+                .error(CameraError(code: .failed, control: "*", device: identity, detail: "cannot watch udev: \(error)")))
+            await Self.untilCancelled()
+            return .ended
+        }
+        defer { monitor.stop() }
+        logger.info(
+            "waiting for the camera to come back",
+            metadata: ["camera.identity": "\(identity)", "udev.source": "\(monitor.source)"])
+        var enumerated = false
+        for await event in arrivals {
+            let device: UdevVideoDevice
+            switch event {
+            case .enumerated:
+                enumerated = true
+                continue
+            case .removed:
+                continue
+            case .added(let d), .changed(let d):
+                if onlyNewArrivals && !enumerated { continue }
+                device = d
+            }
+            let node = VideoNode(device)
+            guard CameraDiscovery.mayBe(node, identity: identity, busAndCard: busAndCard) else { continue }
+            state.withLock { $0.reopenAttempts += 1 }
+            do {
+                if let opened = try CameraDiscovery.open(node, as: identity, busAndCard: busAndCard) {
+                    return .back(opened)
+                }
+            } catch {
+                // A node on its way out (listed by the enumeration just after the removal)
+                // answers ENODEV; its successor will be announced.
+                logger.info(
+                    "a node udev announced is not usable (yet)",
+                    metadata: ["device.path": "\(node.path)", "camera.identity": "\(identity)", "error": "\(error)"])
+            }
+        }
+        return .ended
+    }
+
+    /// Returns when the current task is cancelled; no wakeups until then.
+    private static func untilCancelled() async {
+        let (never, keep) = AsyncStream.makeStream(of: Never.self)
+        for await _ in never {}
+        withExtendedLifetime(keep) {}
+    }
+
     /// One connection: attach, re-apply, watch until the camera goes away or the task ends.
-    private func follow(_ opened: OpenedCamera, resumed: Bool) async {
+    private func follow(_ opened: OpenedCamera, resumed: Bool) async -> FollowEnd {
         let bindings = CameraBindings(controls: opened.controls)
         let notifications: AsyncStream<DeviceNotification>
         do {
@@ -147,11 +228,13 @@ public final class CameraSession: Sendable {
                 "cannot follow the camera", metadata: ["device.path": "\(opened.device.path)", "error": "\(error)"])
             camera.detach()
             continuation.yield(.error(cameraError(error, control: error.control ?? "*")))
-            return
+            let gone = error.code == .deviceRemoved || error.code == .noSuchDevice
+            return gone ? .removed : .failedWhilePresent
         }
         state.withLock { s in
             s.bindings = bindings
             s.running = true
+            s.busAndCard = opened.busAndCard
         }
         logger.info(
             "camera started",
@@ -168,10 +251,10 @@ public final class CameraSession: Sendable {
         // The stream ends on removal, or because this task was cancelled.
         state.withLock { $0.running = false }
         camera.detach()
-        if !Task.isCancelled {
-            logger.info("camera removed", metadata: ["device.path": "\(opened.device.path)"])
-            continuation.yield(.stopped(.cameraRemoved))
-        }
+        if Task.isCancelled { return .cancelled }
+        logger.info("camera removed", metadata: ["device.path": "\(opened.device.path)"])
+        continuation.yield(.stopped(.cameraRemoved))
+        return .removed
     }
 
     private func handle(_ event: ControlEvent) {

@@ -8,6 +8,7 @@ import IOLoop
 import Logging
 import ServiceLifecycle
 import Synchronization
+import Udev
 
 /// The current CLOCK_MONOTONIC time: the clock evdev devices are switched to, so kernel
 /// event times and deadlines compare directly.
@@ -56,6 +57,8 @@ public final class Daemon: Service, Sendable {
         case watcher(DeviceWatcher.Event)
         case input(node: String, DeviceInput)
         case camera(CameraSession.Event)
+        /// A camera appeared after start (there was none then).
+        case cameraFound(CameraSession)
         case tick
     }
 
@@ -65,7 +68,6 @@ public final class Daemon: Service, Sendable {
         let loop = try IOLoop()
         defer { loop.stop() }
         let lines = LineWriter(json: output.json)
-        defer { lines.finish() }
         var socket: SocketServer?
         if let path = output.socketPath ?? config.daemon.socketPath {
             socket = try SocketServer(path: path, loop: loop, logger: logger)
@@ -75,72 +77,20 @@ public final class Daemon: Service, Sendable {
 
         let (messages, inbox) = AsyncStream.makeStream(of: Message.self)
 
-        // Camera (controls) — optional: without one, capture events and hooks still work.
-        var cameraSession: CameraSession?
-        var cameraTask: Task<Void, Never>?
-        if config.daemon.camera != .none {
-            let selector: CameraSelector
-            switch config.daemon.camera {
-            case .path(let p): selector = .path(p)
-            default: selector = .automatic
-            }
-            do {
-                let session = try CameraSession(
-                    .init(camera: selector, onExternalChange: config.daemon.followExternalChanges ? .follow : .restore),
-                    loop: loop, logger: logger)
-                cameraSession = session
-                cameraTask = Task {
-                    async let follow: Void = session.run()
-                    for await event in session.events { inbox.yield(.camera(event)) }
-                    await follow
-                }
-            } catch {
-                logger.warning("no camera for controls: \(error)")
-                lines.emit(json: JSONLines.error("camera: \(error)", time: monotonicNow()), text: "no camera for controls: \(error)")
-            }
+        // Camera (controls) — optional: without one, capture events and hooks still work,
+        // and a camera plugged in later is picked up.
+        let cameras = CameraSetup(config: config, loop: loop, logger: logger, lines: lines, inbox: inbox)
+        let cameraSession = cameras.openAtStart()
+        var cameraTask = cameraSession.map { cameras.follow($0) }
+        let cameraWatch = cameraSession == nil && config.daemon.camera != .none ? cameras.waitForCamera() : nil
+        defer {
+            cameraTask?.cancel()
+            cameraWatch?.cancel()
         }
-        defer { cameraTask?.cancel() }
-
-        let stateFile = ControlStateFile()
-        var controls: CameraControlsStage?
-        if let cameraSession {
-            let remembered = (try? stateFile?.load()) ?? nil
-            let stage = CameraControlsStage(
-                camera: cameraSession.camera, configuration: config.daemon.controlsConfiguration,
-                rememberedControl: remembered, controls: config.daemon.controls)
-            stage.onCurrentControl = { [logger] name in
-                do { try stateFile?.save(currentControl: name) } catch { logger.warning("cannot remember the current control: \(error)") }
-            }
-            controls = stage
-        }
-
-        // Actions: photos and videos from the capture device (the controls camera unless
-        // configured), hooks, sound.
-        let captureDevice = config.daemon.captureDevice ?? cameraSession?.camera.devicePath
-        let outputDirectory = config.daemon.outputDirectory ?? DaemonSettings.defaultOutputDirectory()
         if config.daemon.outputDirectory == nil {
             // A fresh install has no ~/Pictures/evcapture yet: every photo would fail.
-            do { try AtomicFile.makeDirectory(outputDirectory) } catch { logger.warning("\(error)") }
+            do { try AtomicFile.makeDirectory(DaemonSettings.defaultOutputDirectory()) } catch { logger.warning("\(error)") }
         }
-        var bindings = ["primary": config.daemon.primary.binding]
-        if let secondary = config.daemon.secondary { bindings["secondary"] = secondary.binding }
-        let sound: SoundSetting
-        switch config.daemon.sound {
-        case .off: sound = .off
-        case .file(let f): sound = .file(f)
-        case .builtIn: sound = .builtIn(directory: ShutterSound.defaultDirectory())
-        }
-        let actions = ActionRunner(
-            configuration: ActionsConfiguration(
-                capture: captureDevice.map {
-                    CaptureSettings(
-                        devicePath: $0, outputDirectory: outputDirectory, photoPattern: config.daemon.photoName,
-                        videoPattern: config.daemon.videoName, width: config.daemon.width, height: config.daemon.height,
-                        jpegQuality: config.daemon.jpegQuality)
-                },
-                bindings: bindings, hooks: config.daemon.hooks, sound: sound),
-            logger: logger,
-            onOutcome: { outcome in lines.emitOutcome(outcome) })
 
         // Devices.
         let watcher = DeviceWatcher(loop: loop, logger: logger, overrides: { [config] d, node in config.overrides(for: d, node: node) })
@@ -151,8 +101,8 @@ public final class Daemon: Service, Sendable {
         defer { watcherTask.cancel() }
 
         var state = DaemonState(
-            pipeline: Pipeline(settings: config.capture, controls: controls), loop: loop, lines: lines, actions: actions, inbox: inbox,
-            logger: logger)
+            pipeline: Pipeline(settings: config.capture, controls: cameraSession.map { cameras.controlsStage(for: $0) }),
+            loop: loop, lines: lines, actions: cameras.actionRunner(for: cameraSession), inbox: inbox, logger: logger)
         let startTime = monotonicNow()
         // The session runs while the camera does (or always, without a camera).
         state.startSession(at: startTime, extra: cameraSession.map { [("camera", .string($0.camera.identity))] } ?? [])
@@ -166,6 +116,10 @@ public final class Daemon: Service, Sendable {
                 case .watcher(let event): state.handle(event)
                 case .input(let node, let input): state.handle(input, from: node)
                 case .camera(let event): state.handle(event)
+                case .cameraFound(let session):
+                    cameraWatch?.cancel()
+                    cameraTask = cameras.follow(session)
+                    state.cameraFound(session, cameras)
                 case .tick: state.tick()
                 }
                 state.scheduleDeadline()
@@ -178,7 +132,10 @@ public final class Daemon: Service, Sendable {
         state.stop(at: monotonicNow())
         watcherTask.cancel()
         cameraTask?.cancel()
-        await actions.shutdown()
+        await state.actions.shutdown()
+        socket?.stop()
+        // Every line written (the last `session stopped` included) before the process exits.
+        await lines.finishAndFlush()
         logger.info("stopped")
     }
 }
@@ -195,11 +152,19 @@ struct DaemonState {
     /// The I/O thread every device is read on.
     let loop: IOLoop
     let lines: LineWriter
-    let actions: ActionRunner
+    var actions: ActionRunner
     let inbox: AsyncStream<Daemon.Message>.Continuation
     let logger: Logger
     var devices: [String: OpenDevice] = [:]
     var timer: (deadline: Timestamp, task: Task<Void, Never>)?
+    /// Key releases the input core made up (``Frame/releasedByKernel``), per node, held
+    /// until `decideBy`: a removal of the device before then means it was unplugged (its
+    /// presses are cancelled `device-removed`, not ended: nobody let go of the key);
+    /// otherwise it was reset (resume) and they count as lost events.
+    var heldReleases: [String: (frame: Frame, decideBy: Timestamp)] = [:]
+    /// How long a kernel release waits for the removal that usually follows within
+    /// microseconds (the same `input_unregister_device` call).
+    static let removalGrace = Duration.seconds(1)
 
     mutating func emit(_ output: ReplayOutput) {
         switch output {
@@ -250,6 +215,7 @@ struct DaemonState {
         case .changed(let profile):
             // New roles (a rule or `udevadm trigger`): the device is re-added with them.
             guard let old = devices[profile.node] else { return }
+            releaseHeld(profile.node, at: now)
             var out: [ReplayOutput] = []
             pipeline.removeDevice(old.index, at: now) { out.append($0) }
             let index = pipeline.addDevice(profile, keysDown: Array(old.device.keysDown), at: now) { out.append($0) }
@@ -270,6 +236,7 @@ struct DaemonState {
     }
 
     mutating func remove(_ node: String, at now: Timestamp) {
+        heldReleases[node] = nil
         guard let d = devices.removeValue(forKey: node) else { return }
         d.reader.cancel()
         d.device.close()
@@ -282,6 +249,11 @@ struct DaemonState {
         guard let d = devices[node] else { return }
         switch input {
         case .frame(let frame):
+            releaseHeld(node, at: frame.time)
+            if frame.releasedByKernel {
+                heldReleases[node] = (frame, monotonicNow() + Self.removalGrace)
+                return
+            }
             var out: [ReplayOutput] = []
             if frame.resync != nil {
                 pipeline.eventsLost(device: d.index, changes: frame.events, at: frame.time) { out.append($0) }
@@ -307,7 +279,12 @@ struct DaemonState {
             for o in out { emit(o) }
             if !pipeline.isRunning { startSession(at: now, extra: [("camera", .string(identity)), ("device", .string(device))]) }
         case .stopped(let reason):
-            if pipeline.isRunning { stopSession(at: now, extra: [("reason", .string("\(reason)"))]) }
+            // A code like the capture events' reasons (`session-stopped`), not the readable text.
+            let code = switch reason {
+            case .cameraRemoved: "camera-removed"
+            case .shutdown: "shutdown"
+            }
+            if pipeline.isRunning { stopSession(at: now, extra: [("reason", .string(code))]) }
             for o in stage?.cameraAvailable(false, at: now) ?? [] { emit(o) }
         case .controlChanged, .restored:
             for o in stage?.cameraChanged(at: now) ?? [] { emit(o) }
@@ -316,7 +293,34 @@ struct DaemonState {
         }
     }
 
+    /// Feeds a held kernel release as lost events (the device stayed: it was reset).
+    mutating func releaseHeld(_ node: String, at now: Timestamp) {
+        guard let held = heldReleases.removeValue(forKey: node), let d = devices[node] else { return }
+        var out: [ReplayOutput] = []
+        pipeline.eventsLost(device: d.index, changes: held.frame.events, at: max(now, pipeline.clock)) { out.append($0) }
+        for o in out { emit(o) }
+    }
+
+    /// A camera appeared after start: its controls join the pipeline (with every device
+    /// present), and photos and videos come from it from now on.
+    mutating func cameraFound(_ session: CameraSession, _ setup: CameraSetup) {
+        let now = monotonicNow()
+        var out: [ReplayOutput] = []
+        pipeline.attachControls(setup.controlsStage(for: session), at: now) { out.append($0) }
+        for o in out { emit(o) }
+        lines.emit(
+            json: JSONLines.session("camera-added", time: now, extra: [("camera", .string(session.camera.identity))]),
+            text: "\(ReadableLines.pad(now.description, 12)) camera    \(session.camera.identity)")
+        if setup.config.daemon.captureDevice == nil {
+            let old = actions
+            actions = setup.actionRunner(for: session)
+            Task { await old.shutdown() }
+        }
+    }
+
     mutating func tick() {
+        let now = monotonicNow()
+        for (node, held) in heldReleases where held.decideBy <= now { releaseHeld(node, at: now) }
         var out: [ReplayOutput] = []
         pipeline.fireDeadlines(through: monotonicNow()) { out.append($0) }
         for o in out { emit(o) }
@@ -324,7 +328,7 @@ struct DaemonState {
 
     /// Keeps exactly one timer task for the pipeline's next deadline; none while there is none.
     mutating func scheduleDeadline() {
-        let next = pipeline.nextDeadline
+        let next = ([pipeline.nextDeadline] + heldReleases.values.map(\.decideBy)).compactMap { $0 }.min()
         if let t = timer, t.deadline == next { return }
         timer?.task.cancel()
         timer = nil
@@ -421,7 +425,120 @@ final class LineWriter: Sendable {
         }
     }
 
+    /// Ends the stream; lines already queued are still written.
     func finish() {
         continuation.finish()
+    }
+
+    /// Ends the stream and waits until every queued line is written: the last lines
+    /// (presses cancelled by the shutdown, the recording finished, `session stopped`) must
+    /// be out before the process exits.
+    func finishAndFlush() async {
+        continuation.finish()
+        await writer.value
+    }
+}
+
+/// How the daemon gets its camera: at start, or when one is plugged in later; the
+/// controls stage and the action runner that go with it.
+struct CameraSetup: Sendable {
+    let config: Config
+    let loop: IOLoop
+    let logger: Logger
+    let lines: LineWriter
+    let inbox: AsyncStream<Daemon.Message>.Continuation
+
+    private var configuration: CameraSession.Configuration {
+        let selector: CameraSelector
+        switch config.daemon.camera {
+        case .path(let p): selector = .path(p)
+        default: selector = .automatic
+        }
+        return .init(camera: selector, onExternalChange: config.daemon.followExternalChanges ? .follow : .restore)
+    }
+
+    /// The configured (or first suitable) camera, if it is there now.
+    func openAtStart() -> CameraSession? {
+        guard config.daemon.camera != .none else { return nil }
+        do {
+            return try CameraSession(configuration, loop: loop, logger: logger)
+        } catch {
+            logger.warning("no camera for controls (waiting for one): \(error)")
+            lines.emit(
+                json: JSONLines.error("camera: \(error)", time: monotonicNow()),
+                text: "no camera for controls, waiting for one: \(error)")
+            return nil
+        }
+    }
+
+    /// Follows a camera session: its events become messages.
+    func follow(_ session: CameraSession) -> Task<Void, Never> {
+        let inbox = self.inbox
+        return Task {
+            async let following: Void = session.run()
+            for await event in session.events { inbox.yield(.camera(event)) }
+            await following
+        }
+    }
+
+    /// Waits (on udev, no polling) for a video device that makes a usable camera.
+    func waitForCamera() -> Task<Void, Never> {
+        let (loop, logger, inbox, configuration) = (self.loop, self.logger, self.inbox, self.configuration)
+        return Task {
+            let monitor: UdevVideoMonitor
+            let events: AsyncStream<UdevVideoEvent>
+            do {
+                (monitor, events) = try UdevVideoMonitor.start(on: loop)
+            } catch {
+                logger.warning("cannot follow camera hotplug: \(error)")
+                return
+            }
+            defer { monitor.stop() }
+            for await event in events {
+                guard case .added = event else { continue }
+                if let session = try? CameraSession(configuration, loop: loop, logger: logger) {
+                    inbox.yield(.cameraFound(session))
+                    return
+                }
+            }
+        }
+    }
+
+    func controlsStage(for session: CameraSession) -> CameraControlsStage {
+        let stateFile = ControlStateFile()
+        let remembered = (try? stateFile?.load()) ?? nil
+        let stage = CameraControlsStage(
+            camera: session.camera, configuration: config.daemon.controlsConfiguration,
+            rememberedControl: remembered, controls: config.daemon.controls)
+        stage.onCurrentControl = { [logger] name in
+            do { try stateFile?.save(currentControl: name) } catch { logger.warning("cannot remember the current control: \(error)") }
+        }
+        return stage
+    }
+
+    /// Photos and videos from the configured capture device, else from the camera.
+    func actionRunner(for session: CameraSession?) -> ActionRunner {
+        let d = config.daemon
+        let captureDevice = d.captureDevice ?? session?.camera.devicePath
+        var bindings = ["primary": d.primary.binding]
+        if let secondary = d.secondary { bindings["secondary"] = secondary.binding }
+        let sound: SoundSetting
+        switch d.sound {
+        case .off: sound = .off
+        case .file(let f): sound = .file(f)
+        case .builtIn: sound = .builtIn(directory: ShutterSound.defaultDirectory())
+        }
+        let lines = self.lines
+        return ActionRunner(
+            configuration: ActionsConfiguration(
+                capture: captureDevice.map {
+                    CaptureSettings(
+                        devicePath: $0, outputDirectory: d.outputDirectory ?? DaemonSettings.defaultOutputDirectory(),
+                        photoPattern: d.photoName, videoPattern: d.videoName, width: d.width, height: d.height,
+                        jpegQuality: d.jpegQuality)
+                },
+                bindings: bindings, hooks: d.hooks, sound: sound),
+            logger: logger,
+            onOutcome: { outcome in lines.emitOutcome(outcome) })
     }
 }

@@ -13,6 +13,7 @@ public struct Pipeline {
     public private(set) var core: CaptureCore
     public var controls: (any ReplayControlsStage)?
     private var ids: [Int: CaptureDeviceID] = [:]
+    private var profiles: [Int: DeviceProfile] = [:]
     private var nextIndex = 0
     private var out: [CaptureOutput] = []
 
@@ -42,6 +43,7 @@ public struct Pipeline {
         nextIndex += 1
         let id = core.addDevice(profile, keysDown: keysDown)
         ids[index] = id
+        profiles[index] = profile
         let device = core.device(id)
         emit(
             .line(
@@ -52,9 +54,19 @@ public struct Pipeline {
         return index
     }
 
+    /// Gives the pipeline a controls stage after it started (a camera plugged in later):
+    /// the stage learns every device present.
+    public mutating func attachControls(_ stage: any ReplayControlsStage, at now: Timestamp, _ emit: (ReplayOutput) -> Void) {
+        controls = stage
+        for index in profiles.keys.sorted() {
+            emitAll(controls!.deviceAdded(profiles[index]!, index: index, at: now), emit)
+        }
+    }
+
     /// Removes a device: its presses in flight are cancelled (`device-removed`).
     public mutating func removeDevice(_ index: Int, at now: Timestamp, _ emit: (ReplayOutput) -> Void) {
         guard let id = ids.removeValue(forKey: index) else { return }
+        profiles[index] = nil
         let device = core.device(id)
         core.removeDevice(id, now: now, into: &out)
         flush(emit)

@@ -15,15 +15,27 @@ public struct Frame: Hashable, Sendable {
     /// Set when events were lost (`SYN_DROPPED`): this frame is then not what the device
     /// sent but the difference libevdev found between its old state and the device's.
     public var resync: Resync?
+    /// The closing `SYN_REPORT`'s value: 0 for what the device sent, 1 for frames the input
+    /// core made itself (autorepeat, and the key releases it sends when a device is
+    /// unregistered or reset).
+    public var reportValue: Int32
 
-    public init(events: [InputEvent], time: Timestamp, resync: Resync? = nil) {
+    public init(events: [InputEvent], time: Timestamp, resync: Resync? = nil, reportValue: Int32 = 0) {
         self.events = events
         self.time = time
         self.resync = resync
+        self.reportValue = reportValue
+    }
+
+    /// The input core released keys that were still down (`input_dev_release_keys`: key-ups
+    /// in a frame closed by `SYN_REPORT` 1): the device is being unplugged or was reset
+    /// (resume). Nobody released them; presses they would end did not end normally.
+    public var releasedByKernel: Bool {
+        reportValue == 1 && resync == nil && events.contains { $0.type == .key && $0.value == 0 }
     }
 
     /// The events with the `SYN_REPORT` appended: what the device wrote.
-    public var eventsWithReport: [InputEvent] { events + [InputEvent(time: time, .synReport, 0)] }
+    public var eventsWithReport: [InputEvent] { events + [InputEvent(time: time, .synReport, reportValue)] }
 
     /// Splits a flat event list (a recording) into frames. Events after the last
     /// `SYN_REPORT` are dropped, as the kernel would.
@@ -31,7 +43,7 @@ public struct Frame: Hashable, Sendable {
         var frames: [Frame] = [], pending: [InputEvent] = []
         for e in events {
             if e.isSynReport {
-                frames.append(Frame(events: pending, time: e.time))
+                frames.append(Frame(events: pending, time: e.time, reportValue: e.value))
                 pending = []
             } else {
                 pending.append(e)
@@ -174,7 +186,7 @@ public final class EvdevDevice: Sendable {
                 if rc == LIBEVDEV_READ_STATUS_SUCCESS.rawValue {
                     let e = InputEvent(ev)
                     if e.isSynReport {
-                        out.append(.frame(Frame(events: s.partial, time: e.time)))
+                        out.append(.frame(Frame(events: s.partial, time: e.time, reportValue: e.value)))
                         s.partial = []
                     } else {
                         s.partial.append(e)

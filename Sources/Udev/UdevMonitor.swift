@@ -19,38 +19,62 @@ public struct UdevError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// One evdev node as udev (or the kernel) describes it.
-public struct UdevInputDevice: Hashable, Sendable {
-    /// `/dev/input/eventN`.
+/// What udev (or the kernel) says about one device node: the raw material of a
+/// ``UdevDeviceKind``.
+public struct UdevRecord: Hashable, Sendable {
+    /// `/dev/input/event3`, `/dev/video0`.
     public var node: String
-    /// `/sys/devices/.../input/inputM/eventN`.
+    /// `/sys/devices/.../video4linux/video0`.
     public var syspath: String
-    /// Every property: `ID_INPUT_KEY`, `ID_INPUT_KEYBOARD`, `EVCAPTURE_ROLE`, `DEVNAME`, ...
-    /// Without udevd only the kernel's (`DEVNAME`, `MAJOR`, `MINOR`, ...).
+    /// `event3`, `video0`.
+    public var sysname: String
+    /// Every property. Without udevd only the kernel's (`DEVNAME`, `MAJOR`, `MINOR`, ...).
     public var properties: [String: String]
+    /// The sysfs attributes the kind asked for (``UdevDeviceKind/attributes``) that could be
+    /// read; none for a device that is already gone.
+    public var attributes: [String: String]
 
-    public init(node: String, syspath: String, properties: [String: String]) {
+    public init(
+        node: String, syspath: String, sysname: String, properties: [String: String],
+        attributes: [String: String] = [:]
+    ) {
         self.node = node
         self.syspath = syspath
+        self.sysname = sysname
         self.properties = properties
-    }
-
-    /// The `EVCAPTURE_ROLE` property set by `udev-rules/`, if any.
-    public var role: String? { properties["EVCAPTURE_ROLE"] }
-    /// `ID_INPUT_*` flags that are set (`ID_INPUT_KEY`, `ID_INPUT_MOUSE`, ...).
-    public var inputClasses: Set<String> {
-        Set(properties.filter { $0.key.hasPrefix("ID_INPUT_") && $0.value == "1" }.keys)
+        self.attributes = attributes
     }
 }
 
-/// A hotplug event for an evdev node.
-public enum UdevInputEvent: Hashable, Sendable {
+/// A kind of device node a ``UdevMonitor`` follows: one udev subsystem, the nodes of it that
+/// count, and the value each becomes. ``UdevInputDevice`` and ``UdevVideoDevice`` are the two.
+public protocol UdevDeviceKind: Hashable, Sendable {
+    /// The udev subsystem: `input`, `video4linux`.
+    static var subsystem: String { get }
+    /// The sysname prefix of the nodes wanted (`event`, not `input*`/`mouse*`/`js*`).
+    static var sysnamePrefix: String { get }
+    /// sysfs attributes read along with the properties (`index`, `name`).
+    static var attributes: [String] { get }
+    /// Where the node is when neither udev nor the kernel names it (`/dev/input`).
+    static var nodeDirectory: String { get }
+    /// What duplicate `add`s and `remove`s are matched by.
+    var syspath: String { get }
+    init(_ record: UdevRecord)
+}
+
+extension UdevDeviceKind {
+    public static var attributes: [String] { [] }
+    public static var nodeDirectory: String { "/dev" }
+}
+
+/// A hotplug event for a node of kind `Device`.
+public enum UdevEvent<Device: UdevDeviceKind>: Hashable, Sendable {
     /// Present at start (enumerated) or plugged in later.
-    case added(UdevInputDevice)
+    case added(Device)
     /// Gone.
-    case removed(UdevInputDevice)
+    case removed(Device)
     /// Properties changed (`udevadm trigger`, a new rule).
-    case changed(UdevInputDevice)
+    case changed(Device)
     /// Every device present at start has been reported (once, after the enumeration).
     case enumerated
 }
@@ -60,7 +84,7 @@ public enum UdevEventSource: String, Sendable {
     /// udevd's netlink group: events after the rules ran, with their properties.
     case udev
     /// The kernel's netlink group: used when udevd is not running (containers, minimal
-    /// images); no `ID_INPUT_*` or `EVCAPTURE_ROLE`, so roles come from capabilities only.
+    /// images); no `ID_*` properties, no `/dev/…/by-id` links.
     case kernel
 
     /// `udev` when udevd is running (`/run/udev/control` exists), else `kernel`.
@@ -69,10 +93,13 @@ public enum UdevEventSource: String, Sendable {
     }
 }
 
-/// Watches the input subsystem: the monitor is created and listening before the existing
-/// devices are enumerated, so a device plugged in meanwhile is seen (possibly twice: the
-/// duplicate `add` is dropped here).
-public final class UdevInputMonitor: Sendable {
+/// Watches one subsystem: the monitor is created and listening before the existing devices
+/// are enumerated, so a device plugged in meanwhile is seen (possibly twice: the duplicate
+/// `add` is dropped here).
+///
+/// `UdevMonitor<UdevInputDevice>` (``UdevInputMonitor``) follows evdev nodes,
+/// `UdevMonitor<UdevVideoDevice>` (``UdevVideoMonitor``) V4L2 nodes.
+public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
     /// The libudev contexts. libudev is not thread-safe: they are used only inside
     /// `state.withLock`, which makes handing them between threads sound.
     private struct Handles: @unchecked Sendable {
@@ -103,27 +130,28 @@ public final class UdevInputMonitor: Sendable {
     /// Starts watching on `loop`. The stream yields `.added` for every existing node first,
     /// then `.enumerated`, then hotplug events as they come. Ending the stream (or ``stop()``) stops watching.
     public static func start(on loop: IOLoop, source: UdevEventSource = .automatic)
-        throws(UdevError) -> (UdevInputMonitor, AsyncStream<UdevInputEvent>)
+        throws(UdevError) -> (UdevMonitor, AsyncStream<UdevEvent<Device>>)
     {
+        let subsystem = Device.subsystem
         guard let udev = udev_new() else { throw UdevError(errno: errno, context: "udev_new") }
         guard let monitor = udev_monitor_new_from_netlink(udev, source.rawValue) else {
             let e = errno
             udev_unref(udev)
-            throw UdevError(errno: e, context: "opening the \(source.rawValue) netlink monitor")
+            throw UdevError(errno: e, context: "opening the \(source.rawValue) netlink monitor for \(subsystem)")
         }
-        var rc = udev_monitor_filter_add_match_subsystem_devtype(monitor, "input", nil)
+        var rc = udev_monitor_filter_add_match_subsystem_devtype(monitor, subsystem, nil)
         if rc >= 0 { rc = udev_monitor_enable_receiving(monitor) }
         guard rc >= 0 else {
             udev_monitor_unref(monitor)
             udev_unref(udev)
-            throw UdevError(errno: -rc, context: "starting the \(source.rawValue) netlink monitor")
+            throw UdevError(errno: -rc, context: "starting the \(source.rawValue) netlink monitor for \(subsystem)")
         }
         let fd = udev_monitor_get_fd(monitor)
-        let watcher = UdevInputMonitor(handles: Handles(udev: udev, monitor: monitor), source: source)
-        let (stream, continuation) = AsyncStream.makeStream(of: UdevInputEvent.self)
+        let watcher = UdevMonitor(handles: Handles(udev: udev, monitor: monitor), source: source)
+        let (stream, continuation) = AsyncStream.makeStream(of: UdevEvent<Device>.self)
 
         // Monitor first (above), then enumerate.
-        let existing: [UdevInputDevice]
+        let existing: [Device]
         do {
             existing = try watcher.state.withLock { s throws(UdevError) in
                 let list = try enumerate(s.handles.udev!)
@@ -155,7 +183,7 @@ public final class UdevInputMonitor: Sendable {
                 })
         } catch {
             watcher.stop()
-            throw UdevError(errno: error.errno, context: "watching the udev monitor")
+            throw UdevError(errno: error.errno, context: "watching the udev monitor for \(subsystem)")
         }
         watcher.state.withLock { $0.registration = (loop, token) }
         continuation.onTermination = { [weak watcher] _ in watcher?.stop() }
@@ -175,14 +203,15 @@ public final class UdevInputMonitor: Sendable {
     }
 
     /// Reads every waiting monitor message (the socket is non-blocking).
-    func receiveAvailable() -> [UdevInputEvent] {
+    func receiveAvailable() -> [UdevEvent<Device>] {
         state.withLock { s in
             guard let monitor = s.handles.monitor else { return [] }
-            var out: [UdevInputEvent] = []
+            var out: [UdevEvent<Device>] = []
             while let dev = udev_monitor_receive_device(monitor) {
                 defer { udev_device_unref(dev) }
-                guard let device = Self.inputDevice(dev) else { continue }
                 let action = udev_device_get_action(dev).map { String(cString: $0) } ?? "add"
+                // A removed device's sysfs directory is gone: no attributes to read.
+                guard let device = Self.device(dev, readAttributes: action != "remove") else { continue }
                 switch action {
                 case "add":
                     if s.known.insert(device.syspath).inserted { out.append(.added(device)) }
@@ -200,39 +229,47 @@ public final class UdevInputMonitor: Sendable {
         }
     }
 
-    /// The evdev nodes present now (no monitor): for one-shot listings.
-    public static func enumerateNow() throws(UdevError) -> [UdevInputDevice] {
+    /// The nodes present now (no monitor): for one-shot listings.
+    public static func enumerateNow() throws(UdevError) -> [Device] {
         guard let udev = udev_new() else { throw UdevError(errno: errno, context: "udev_new") }
         defer { udev_unref(udev) }
         return try enumerate(udev)
     }
 
-    private static func enumerate(_ udev: OpaquePointer) throws(UdevError) -> [UdevInputDevice] {
+    private static func enumerate(_ udev: OpaquePointer) throws(UdevError) -> [Device] {
         guard let en = udev_enumerate_new(udev) else { throw UdevError(errno: errno, context: "udev_enumerate_new") }
         defer { udev_enumerate_unref(en) }
-        _ = udev_enumerate_add_match_subsystem(en, "input")
-        _ = udev_enumerate_add_match_sysname(en, "event*")
+        _ = udev_enumerate_add_match_subsystem(en, Device.subsystem)
+        _ = udev_enumerate_add_match_sysname(en, Device.sysnamePrefix + "*")
         let rc = udev_enumerate_scan_devices(en)
-        guard rc >= 0 else { throw UdevError(errno: -rc, context: "enumerating input devices") }
-        var result: [UdevInputDevice] = []
+        guard rc >= 0 else { throw UdevError(errno: -rc, context: "enumerating \(Device.subsystem) devices") }
+        var result: [(Int, Device)] = []
         var entry = udev_enumerate_get_list_entry(en)
         while let e = entry {
             defer { entry = udev_list_entry_get_next(e) }
             guard let path = udev_list_entry_get_name(e),
                   let dev = udev_device_new_from_syspath(udev, path) else { continue }
             defer { udev_device_unref(dev) }
-            if let device = inputDevice(dev) { result.append(device) }
+            if let record = record(dev, readAttributes: true) {
+                result.append((nodeNumber(record.sysname), Device(record)))
+            }
         }
-        return result.sorted { eventNumber($0.node) < eventNumber($1.node) }
+        return result.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
-    private static func eventNumber(_ node: String) -> Int {
-        Int(node.reversed().prefix { $0.isNumber }.reversed().map(String.init).joined()) ?? Int.max
+    /// The number that ends a sysname (`event12` → 12), for a stable order.
+    private static func nodeNumber(_ sysname: String) -> Int {
+        Int(String(sysname.reversed().prefix { $0.isNumber }.reversed())) ?? Int.max
     }
 
-    /// An evdev node (`event*` with a device node), or nil for `input*`/`mouse*`/`js*`.
-    private static func inputDevice(_ dev: OpaquePointer) -> UdevInputDevice? {
-        guard let sysname = udev_device_get_sysname(dev).map({ String(cString: $0) }), sysname.hasPrefix("event"),
+    private static func device(_ dev: OpaquePointer, readAttributes: Bool) -> Device? {
+        record(dev, readAttributes: readAttributes).map(Device.init)
+    }
+
+    /// A node of the wanted kind (sysname prefix and a device node), or nil.
+    private static func record(_ dev: OpaquePointer, readAttributes: Bool) -> UdevRecord? {
+        guard let sysname = udev_device_get_sysname(dev).map({ String(cString: $0) }),
+              sysname.hasPrefix(Device.sysnamePrefix),
               let syspath = udev_device_get_syspath(dev).map({ String(cString: $0) })
         else { return nil }
         var properties: [String: String] = [:]
@@ -243,7 +280,16 @@ public final class UdevInputMonitor: Sendable {
             }
             entry = udev_list_entry_get_next(e)
         }
-        let node = udev_device_get_devnode(dev).map { String(cString: $0) } ?? "/dev/input/\(sysname)"
-        return UdevInputDevice(node: node, syspath: syspath, properties: properties)
+        var attributes: [String: String] = [:]
+        if readAttributes {
+            for name in Device.attributes {
+                guard let value = udev_device_get_sysattr_value(dev, name) else { continue }
+                var text = String(cString: value)
+                while text.last == "\n" || text.last == " " { text.removeLast() }
+                attributes[name] = text
+            }
+        }
+        let node = udev_device_get_devnode(dev).map { String(cString: $0) } ?? "\(Device.nodeDirectory)/\(sysname)"
+        return UdevRecord(node: node, syspath: syspath, sysname: sysname, properties: properties, attributes: attributes)
     }
 }

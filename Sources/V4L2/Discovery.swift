@@ -2,8 +2,9 @@
 import Glibc
 #endif
 
-/// A `/dev/videoN` node as sysfs describes it. The scan behind ``videoNodes(sysfs:dev:byID:)``
-/// is the fallback discovery while there is no udev; the Udev module gives the same facts.
+/// A `/dev/videoN` node as discovery sees it, from udev (the Udev module's enumeration and
+/// hotplug events) or, when libudev cannot enumerate, from the sysfs scan
+/// ``videoNodes(sysfs:dev:byID:)``.
 public struct VideoNode: Hashable, Sendable {
     /// `/dev/videoN`
     public var path: String
@@ -13,17 +14,22 @@ public struct VideoNode: Hashable, Sendable {
     public var index: Int?
     /// The `/dev/v4l/by-id/…` link pointing to it, when udev made one.
     public var byID: String?
+    /// udev's `ID_V4L_CAPABILITIES` words (`capture`, `video_output`, ...); nil when unknown
+    /// (no udevd, or the sysfs scan): then only opening the node tells.
+    public var udevCapabilities: Set<String>?
 
-    public init(path: String, name: String, index: Int?, byID: String? = nil) {
+    public init(path: String, name: String, index: Int?, byID: String? = nil, udevCapabilities: Set<String>? = nil) {
         self.path = path
         self.name = name
         self.index = index
         self.byID = byID
+        self.udevCapabilities = udevCapabilities
     }
 }
 
 /// Every `video*` entry of `/sys/class/video4linux`, in node-number order, with its by-id link.
-/// An unreadable or missing sysfs gives an empty list.
+/// An unreadable or missing sysfs gives an empty list. The fallback for when libudev cannot
+/// enumerate.
 public func videoNodes(
     sysfs: String = "/sys/class/video4linux", dev: String = "/dev", byID: String = "/dev/v4l/by-id"
 ) -> [VideoNode] {

@@ -59,14 +59,43 @@ func parseEnv(_ output: String) -> [String: String] {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty, "nothing was executed")
     }
 
+    /// No wall-clock bound near the timeout (a loaded machine can take seconds to schedule
+    /// the kill): the hook would sleep 60 s; it is reported as killed for its timeout, ends
+    /// far sooner than its sleep would, and its whole process group dies with it.
     @Test func aHookPastItsTimeoutIsKilled() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let sleeperFile = "\(dir)/sleeper"
         let start = ContinuousClock.now
-        // The shell's own child (sleep) is in the hook's process group and dies with it.
-        let hook = ExecHook(argv: ["/bin/sh", "-c", "echo started; sleep 30; echo never"], on: [.click], timeout: .milliseconds(400))
+        // The shell's child (sleep) is in the hook's process group and must die with it.
+        let hook = ExecHook(
+            argv: ["/bin/sh", "-c", "sleep 60 & echo $! > \"$0\"; wait $!; echo never", sleeperFile], on: [.click],
+            timeout: .milliseconds(400))
         let result = await hook.run(for: trigger(), logger: testLogger)
         let elapsed = ContinuousClock.now - start
         #expect(result == .failure(.hook(name: "/bin/sh", problem: "killed after its timeout")))
-        #expect(elapsed < .seconds(5), "took \(elapsed)")
+        #expect(elapsed < .seconds(30), "took \(elapsed): not killed, the hook ran its sleep out")
+        let sleeper = try #require(
+            Int32(try String(contentsOfFile: sleeperFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        // Gone or a zombie (reparented, maybe not reaped yet): either way it no longer runs.
+        let ended = await eventually(10) {
+            guard let stat = try? String(contentsOfFile: "/proc/\(sleeper)/stat", encoding: .utf8) else { return true }
+            return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+        }
+        #expect(ended, "the hook's grandchild \(sleeper) (sleep 60) outlived the kill")
+    }
+
+    /// The same kill seen at the process level: the timeout is reported and the child ended
+    /// by SIGTERM (sh does not catch it), not by exiting.
+    @Test func aChildPastItsTimeoutEndsBySIGTERM() throws {
+        let child = try ChildProcess.spawn(argv: ["/bin/sh", "-c", "sleep 60"], environment: [:], searchPath: nil)
+        let start = ContinuousClock.now
+        let outcome = child.wait(timeout: .milliseconds(400)) { _ in }
+        #expect(outcome.timedOut)
+        #expect(outcome.signal == SIGTERM, "\(outcome)")
+        #expect(outcome.exitStatus == nil)
+        #expect(!outcome.succeeded)
+        #expect(ContinuousClock.now - start < .seconds(30))
     }
 
     @Test func failuresAreReported() async {

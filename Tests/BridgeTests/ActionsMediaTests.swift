@@ -94,11 +94,25 @@ func fourCC(_ b: [UInt8], _ o: Int) -> String { String(decoding: b[o..<o + 4], a
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).sorted() == ["a-1.jpg", "a.jpg"])
     }
 
-    @Test func missingDirectoryIsAClearError() {
+    /// A configured output directory that is missing (an unmounted card) is a clear error
+    /// naming it — nothing is created under it. The daemon makes only its default directory
+    /// (`makeDirectory`), which fails clearly when its parent is a file.
+    @Test func aMissingOutputDirectoryIsAClearError() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         #expect {
-            _ = try AtomicFile(directory: "/nonexistent/evcapture", finalName: "x.jpg")
+            _ = try AtomicFile(directory: "\(dir)/card/photos", finalName: "x.jpg")
         } throws: { error in
-            "\(error)".contains("/nonexistent/evcapture") && "\(error)".contains("No such file")
+            "\(error)".contains("\(dir)/card/photos") && "\(error)".contains("No such file")
+        }
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/card"))
+        try AtomicFile.makeDirectory("\(dir)/new/photos")
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/new/photos"))
+        FileManager.default.createFile(atPath: "\(dir)/file", contents: Data())
+        #expect {
+            try AtomicFile.makeDirectory("\(dir)/file/evcapture")
+        } throws: { error in
+            "\(error)".contains("\(dir)/file")
         }
     }
 }

@@ -29,7 +29,8 @@ import Testing
     static func stateLines(_ lines: [String]) -> [String] { lines.filter { $0.hasPrefix("{\"event\":\"controls\"") } }
 
     static func zoom(_ value: String, _ raw: Int, _ time: String) -> String {
-        "{\"event\":\"control\",\"control\":\"zoom\",\"value\":\(value),\"raw\":\(raw),\"time\":\(time)}"
+        "{\"event\":\"control\",\"control\":\"zoom\",\"value\":\(value),\"raw\":\(raw),\"title\":\"Zoom\","
+            + "\"min\":1,\"max\":5,\"prominent\":[2,3,4],\"format\":\"%.1f×\",\"time\":\(time)}"
     }
     static func state(_ state: String, _ time: String) -> String {
         "{\"event\":\"controls\",\"state\":\"\(state)\",\"control\":\"zoom\",\"time\":\(time)}"

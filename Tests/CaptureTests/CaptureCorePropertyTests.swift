@@ -3,19 +3,6 @@ import Evdev
 import Foundation
 import Testing
 
-/// SplitMix64: small, seedable, good enough to drive random frame sequences.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Random frame sequences (presses, releases, autorepeat, lost events, removals, session
 /// stops and pauses) against the invariants of spec §3, checked step by step against a
 /// small model of which keys are physically down. Set EVCAPTURE_SEED to replay a failure.
@@ -47,7 +34,7 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 
     func check(seed: UInt64, hasSecondary: Bool) -> [String] {
-        var rng = SeededGenerator(seed: seed)
+        var rng = SeededRandom(seed: seed)
         let settings = CaptureCoreSettings(
             holdThreshold: .milliseconds(500), doubleClickEnabled: Bool.random(using: &rng),
             hasSecondaryHandler: hasSecondary)

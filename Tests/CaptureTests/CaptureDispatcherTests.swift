@@ -1,4 +1,5 @@
 import Capture
+import Dispatch
 import Evdev
 import Synchronization
 import Testing
@@ -20,44 +21,49 @@ final class Recorder: Sendable {
             reason: phase == .cancelled ? .sessionStopped : nil)
     }
 
-    @Test func aSlowHandlerBlocksNeitherTheCallerNorTheOtherHandlerAndKeepsItsOrder() async {
+    /// Causality, not wall-clock bounds (this must hold on a loaded machine too): the primary
+    /// handler's first call blocks its thread on a semaphore the test holds; while it is
+    /// stuck, `deliver` still returns, the secondary handler handles its whole press, and the
+    /// primary's later events wait in its queue, in order, until the test lets it go.
+    @Test(.timeLimit(.minutes(1))) func aSlowHandlerBlocksNeitherTheCallerNorTheOtherHandlerAndKeepsItsOrder() async {
         let rec = Recorder()
-        let secondaryDone = Mutex<ContinuousClock.Instant?>(nil)
+        let primaryEntered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
         let interaction = CaptureEventInteraction(
             primary: { e in
-                try? await Task.sleep(for: .milliseconds(100))  // a deliberately slow handler
+                if e.press == PressID(rawValue: 1) && e.phase == .began {
+                    primaryEntered.signal()
+                    release.wait()  // blocks this handler's thread, not just its task
+                }
                 rec.record("primary", e)
             },
-            secondary: { e in
-                rec.record("secondary", e)
-                if e.phase == .ended { secondaryDone.withLock { $0 = .now } }
-            })
+            secondary: { e in rec.record("secondary", e) })
         let dispatcher = CaptureDispatcher(interaction: interaction)
-        let clock = ContinuousClock()
-        let start = clock.now
         // Primary press 1 and 3, secondary press 2, interleaved as the core would emit them.
+        dispatcher.deliver(Self.event(.began, .primary, 1))
+        let blocked = await Task.detached { primaryEntered.wait(timeout: .now() + 30) == .success }.value
+        #expect(blocked, "the primary handler was never called")
+        // The primary handler is stuck now; delivering returns all the same (were it waiting
+        // for a handler, this test would hang here until its time limit).
         for e in [
-            Self.event(.began, .primary, 1), Self.event(.began, .secondary, 2), Self.event(.held, .primary, 1),
-            Self.event(.ended, .secondary, 2), Self.event(.ended, .primary, 1), Self.event(.began, .primary, 3),
-            Self.event(.cancelled, .primary, 3),
+            Self.event(.began, .secondary, 2), Self.event(.held, .primary, 1), Self.event(.ended, .secondary, 2),
+            Self.event(.ended, .primary, 1), Self.event(.began, .primary, 3), Self.event(.cancelled, .primary, 3),
         ] {
             dispatcher.deliver(e)
         }
-        let deliverTook = clock.now - start
-        // 5 primary events × 100 ms are queued; delivering them took no handler time.
-        #expect(deliverTook < .milliseconds(50))
-        #expect(dispatcher.pendingCount > 0)
+        // The secondary handler finishes its press while the primary one is still stuck...
+        let secondaryDone = await eventually(30) { rec.lines.contains("secondary ended #2") }
+        #expect(secondaryDone, "the secondary handler did not finish while the primary one was blocked: \(rec.lines)")
+        #expect(rec.lines == ["secondary began #2", "secondary ended #2"])
+        // ...and the primary's events wait in its queue: the stuck one and the four behind it.
+        #expect(dispatcher.pendingCount == 5)
+        release.signal()
         await dispatcher.finish()
-        let total = clock.now - start
-        #expect(total >= .milliseconds(500))
-        // The secondary handler finished long before the slow primary one.
-        let secondaryAt = secondaryDone.withLock { $0 }
-        #expect(secondaryAt != nil && secondaryAt! - start < .milliseconds(250))
         #expect(rec.lines.filter { $0.hasPrefix("primary") } == [
             "primary began #1", "primary held #1", "primary ended #1", "primary began #3", "primary cancelled #3",
         ])
         #expect(rec.lines.filter { $0.hasPrefix("secondary") } == ["secondary began #2", "secondary ended #2"])
-        #expect(rec.lines.firstIndex(of: "secondary ended #2")! < rec.lines.firstIndex(of: "primary held #1")!)
+        #expect(rec.lines.firstIndex(of: "secondary ended #2")! < rec.lines.firstIndex(of: "primary began #1")!)
         #expect(dispatcher.pendingCount == 0)
     }
 
@@ -104,4 +110,15 @@ final class Recorder: Sendable {
         let expected = (1...2000).flatMap { ["h began #\($0)", "h ended #\($0)"] }
         #expect(rec.lines == expected)
     }
+}
+
+/// Polls `condition` every 10 ms for up to `seconds`; generous timeouts cost nothing when
+/// the condition comes true early.
+private func eventually(_ seconds: Int, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
 }

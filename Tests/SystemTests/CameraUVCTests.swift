@@ -6,39 +6,50 @@ import Logging
 import Testing
 import V4L2
 
-/// The camera session on the fake UVC camera behind the real uvcvideo driver: what the
-/// camera itself receives is the evidence (SET_CUR log). Serialized: one camera, and the
-/// last test unplugs and replugs it.
-@Suite(.enabled(if: CameraLab.uvcUnavailable == nil, "\(CameraLab.uvcUnavailable ?? "")"), .serialized, .timeLimit(.minutes(2)))
+/// The camera session and the `controls` command on the fake UVC camera behind the kernel's
+/// real uvcvideo driver. The evidence is what the camera itself received (its SET_CUR log).
+/// Each test plugs the camera in (a fresh camera, its controls at their defaults) and
+/// unplugs it at the end; serialized: there is one virtual USB cable.
+@Suite(.needsFakeCamera, .serialized, .timeLimit(.minutes(2)))
 struct CameraUVCTests {
     static let logger = Logger(label: "evcapture.tests.camera")
+    /// udev's by-id link for the fake camera: USB manufacturer, product and serial strings.
+    static let byID = "/dev/v4l/by-id/usb-evcapture_project_evcapture_fake_camera_EVC0001-video-index0"
 
-    /// What the camera received after the first `count` entries.
-    func received(since count: Int) async -> [String] { await CameraLab.received(since: count) }
+    let camera: FakeCamera
+    let node: String
 
-    @Test func controlsCommandListsTheCameraAndItsBindings() throws {
-        for arguments in [["controls", "--json"], ["controls", "--camera", CameraLab.uvcNode, "--json"]] {
-            let run = try labRunProgram(evcaptureExecutable, arguments)
-            #expect(run.status == 0, "evcapture \(arguments): \(run.err)")
+    init() throws {
+        camera = try FakeCamera()
+        node = try camera.start()
+    }
+
+    @Test func controlsCommandFindsTheCameraByItsControlsAndListsItsBindings() throws {
+        // Automatic discovery passes over vivid's nodes (no zoom or exposure) to the camera.
+        for arguments in [["controls", "--json"], ["controls", "--camera", node, "--json"]] {
+            let result = try run([SystemTestEnvironment.evcaptureExecutable] + arguments)
+            #expect(result.succeeded, "evcapture \(arguments): \(result)")
             let object = try #require(
-                try JSONSerialization.jsonObject(with: Data(run.out.utf8)) as? [String: Any], "not JSON: \(run.out)")
+                try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
+                "not JSON: \(result.stdout)")
             #expect(object["event"] as? String == "controls")
             #expect(object["time"] as? NSNumber != nil)
-            let camera = try #require(object["camera"] as? [String: Any])
-            #expect(camera["driver"] as? String == "uvcvideo")
-            #expect(camera["device"] as? String == CameraLab.uvcNode)
-            #expect(camera["identity"] as? String == "/dev/v4l/by-id/usb-1234_5678-video-index0")
+            let device = try #require(object["camera"] as? [String: Any], "no camera: \(result.stdout)")
+            #expect(device["driver"] as? String == "uvcvideo")
+            #expect(device["device"] as? String == node)
+            #expect(device["identity"] as? String == Self.byID)
+            #expect((device["card"] as? String)?.hasPrefix(FakeCamera.cardName) == true, "\(device)")
             let controls = try #require(object["controls"] as? [[String: Any]])
-            let byName = Dictionary(controls.map { ($0["name"] as! String, $0) }, uniquingKeysWith: { a, _ in a })
+            let byName = Dictionary(controls.compactMap { c in (c["name"] as? String).map { ($0, c) } }) { a, _ in a }
 
-            let zoom = try #require(byName["zoom_absolute"])
+            let zoom = try #require(byName["zoom_absolute"], "\(byName.keys.sorted())")
             #expect(zoom["id"] as? String == "0x009a090d")
             #expect(zoom["type"] as? String == "int")
             #expect(zoom["minimum"] as? Int == 100)
             #expect(zoom["maximum"] as? Int == 500)
             #expect(zoom["step"] as? Int == 1)
             #expect(zoom["default"] as? Int == 100)
-            #expect(zoom["value"] is Int)
+            #expect(zoom["value"] as? Int == 100)
             #expect(zoom["binds"] as? String == "zoom")
 
             let auto = try #require(byName["auto_exposure"])
@@ -46,105 +57,112 @@ struct CameraUVCTests {
             let menu = try #require(auto["menu"] as? [[String: Any]])
             #expect(menu.map { $0["index"] as? Int } == [0, 1])
             #expect(menu.map { $0["name"] as? String } == ["Auto Mode", "Manual Mode"])
+            #expect(auto["value"] as? Int == 0)
+            #expect((auto["binds"] as? String)?.hasPrefix("exposure-bias") == true, "\(auto)")
 
             let time = try #require(byName["exposure_time_absolute"])
             #expect(time["minimum"] as? Int == 3)
             #expect(time["maximum"] as? Int == 2047)
             #expect(time["default"] as? Int == 250)
+            #expect((time["binds"] as? String)?.hasPrefix("exposure-bias") == true, "\(time)")
 
-            let focus = try #require(byName["focus_absolute"])
-            #expect(focus["step"] as? Int == 5)
-            #expect(byName["pan_absolute"]?["step"] as? Int == 3600)
+            let brightness = try #require(byName["brightness"])
+            #expect(brightness["minimum"] as? Int == -64 && brightness["maximum"] as? Int == 64)
+            #expect(brightness["binds"] is NSNull, "brightness drives no system control: \(brightness)")
 
             let bindings = try #require(object["bindings"] as? [String: Any])
             #expect(bindings["zoom"] as? String == "zoom_absolute")
             #expect(bindings["exposure-bias"] as? String == "emulated: auto_exposure + exposure_time_absolute")
         }
+        // Listing reads; it writes nothing to the camera.
+        #expect(try camera.receivedLines(after: 0).isEmpty, "\(camera.log)")
     }
 
-    @Test func controlsCommandWithoutUsableNamedCameraFails() throws {
-        // vivid is not a camera with zoom/exposure, but it is a capture device: named, it works.
-        if let vivid = CameraLab.environment["EVCAPTURE_TEST_VIVID"] {
-            let ok = try labRunProgram(evcaptureExecutable, ["controls", "--camera", vivid])
-            #expect(ok.status == 0)
-            #expect(ok.out.contains("zoom: not available"))
-        }
-        let bad = try labRunProgram(evcaptureExecutable, ["controls", "--camera", "/dev/video99"])
-        #expect(bad.status != 0)
-        #expect((bad.out + bad.err).contains("/dev/video99"))
+    @Test func controlsCommandNamesAnUnusableCamera() throws {
+        // vivid is a capture device without zoom or exposure: named, it is listed, unbound.
+        let vivid = try #require(vividNode(), "no vivid-000-vid-cap")
+        let ok = try run(SystemTestEnvironment.evcaptureExecutable, "controls", "--camera", vivid)
+        #expect(ok.succeeded, "\(ok)")
+        #expect(ok.stdout.contains("zoom: not available"), "\(ok.stdout)")
+        #expect(ok.stdout.contains("exposure-bias: not available"), "\(ok.stdout)")
+        let bad = try run(SystemTestEnvironment.evcaptureExecutable, "controls", "--camera", "/dev/video99")
+        #expect(!bad.succeeded)
+        #expect((bad.stdout + bad.stderr).contains("/dev/video99"), "\(bad)")
     }
 
-    @Test func outOfRangeAndOffStepValuesReachTheCameraClampedAndRounded() async throws {
-        let device = try V4L2Device(path: CameraLab.uvcNode)
-        var before = await CameraLab.settledCount()
+    @Test func outOfRangeValuesReachTheCameraClampedAndInactiveOnesNotAtAll() throws {
+        let device = try V4L2Device(path: node)
+        var mark = camera.received().count
         #expect(try device.set(.zoomAbsolute, to: 9999) == 500)
-        #expect(await received(since: before) == ["zoom_absolute = 500"])
+        #expect(try camera.receivedLines(after: mark) == ["zoom_absolute = 500"])
 
-        before = await CameraLab.settledCount()
+        mark = camera.received().count
         #expect(try device.set(.zoomAbsolute, to: 7) == 100)
-        #expect(await received(since: before) == ["zoom_absolute = 100"])
+        #expect(try camera.receivedLines(after: mark) == ["zoom_absolute = 100"])
 
-        // Off the step grid: focus_absolute 0...250 step 5 (autofocus off first, or it is inactive).
-        let focusAuto = ControlID(0x009a_090c)
-        try device.set(focusAuto, to: 0)
-        before = await CameraLab.settledCount()
-        #expect(try device.set(.focusAbsolute, to: 13) == 15)
-        #expect(await received(since: before) == ["focus_absolute = 15"])
-        try device.set(focusAuto, to: 1)
-        // ... and with autofocus back on, a typed error, and nothing reaches the camera.
-        before = await CameraLab.settledCount()
-        let error = try #require(throws: V4L2Error.self) { try device.set(.focusAbsolute, to: 20) }
+        // Auto exposure (the camera's default) makes the exposure time inactive: a typed
+        // error before any write, and nothing reaches the camera.
+        mark = camera.received().count
+        let error = try #require(throws: V4L2Error.self) { try device.set(.exposureAbsolute, to: 300) }
         #expect(error.code == .inactive)
-        #expect(await received(since: before).isEmpty)
+        #expect(error.control == "exposure_time_absolute")
+        #expect(error.device == node)
+        #expect(try camera.receivedLines(after: mark).isEmpty, "\(camera.log)")
+        // In manual mode the same write goes through.
+        mark = camera.received().count
+        #expect(try device.set(.exposureAuto, to: 1) == 1)
+        #expect(try device.set(.exposureAbsolute, to: 300) == 300)
+        #expect(try camera.receivedLines(after: mark) == ["auto_exposure = 1", "exposure_time_absolute = 300"])
+        #expect(camera.problems.isEmpty, "\(camera.log)")
     }
 
-    @Test func exposureBiasEmulationAsTheCameraSeesIt() async throws {
+    @Test func exposureBiasEmulationAsTheCameraSeesIt() throws {
         let loop = try IOLoop()
         defer { loop.stop() }
-        let session = try CameraSession(.init(camera: .path(CameraLab.uvcNode)), loop: loop, logger: Self.logger)
+        let session = try CameraSession(.init(camera: .path(node)), loop: loop, logger: Self.logger)
         guard case .emulated = session.bindings.exposureBias else {
-            Issue.record("expected emulated exposure bias, got \(session.bindings.exposureBias)")
+            Issue.record("expected an emulated exposure bias, got \(session.bindings.exposureBias)")
             return
         }
-        let camera = session.camera
+        let backend = session.camera
         // The controls' own emulation (Capture's ExposureBiasDriver) through the session's camera.
         var driver = ExposureBiasDriver()
-        #expect(try camera.value(of: .exposureAbsolute) == 250)  // the base
-        // −1 EV: manual mode, half the base.
-        var before = await CameraLab.settledCount()
-        #expect(try driver.apply(-1, camera: camera) == 125)
-        #expect(await received(since: before) == ["ae_mode = 1", "exposure_time_absolute = 125"])
+        #expect(try backend.value(of: .exposureAbsolute) == 250)  // the base
+        // −1 EV: manual mode (menu index 1), half the base.
+        var mark = camera.received().count
+        #expect(try driver.apply(-1, camera: backend) == 125)
+        #expect(try camera.receivedLines(after: mark) == ["auto_exposure = 1", "exposure_time_absolute = 125"])
         // −2 EV: a quarter (62.5, rounded).
-        before = await CameraLab.settledCount()
-        #expect(try driver.apply(-2, camera: camera) == 63)
-        #expect(await received(since: before) == ["exposure_time_absolute = 63"])
-        // Back to 0 EV: the base exposure, then auto again.
-        before = await CameraLab.settledCount()
-        #expect(try driver.apply(0, camera: camera) == 250)
-        #expect(await received(since: before) == ["exposure_time_absolute = 250", "ae_mode = 2"])
-        #expect(try camera.value(of: .exposureAuto) == 0)
+        mark = camera.received().count
+        #expect(try driver.apply(-2, camera: backend) == 63)
+        #expect(try camera.receivedLines(after: mark) == ["exposure_time_absolute = 63"])
+        // Back to 0 EV: the base exposure, then auto (menu index 0) again.
+        mark = camera.received().count
+        #expect(try driver.apply(0, camera: backend) == 250)
+        #expect(try camera.receivedLines(after: mark) == ["exposure_time_absolute = 250", "auto_exposure = 0"])
+        #expect(try backend.value(of: .exposureAuto) == 0)
         // In auto mode the exposure time is inactive: a typed error, nothing reaches the camera.
-        before = await CameraLab.settledCount()
+        mark = camera.received().count
         do {
-            try camera.set(.exposureAbsolute, to: 300)
+            try backend.set(.exposureAbsolute, to: 300)
             Issue.record("exposure time was set while auto exposure is on")
         } catch {
             #expect(error.code == .inactive)
             #expect(error.control == "exposure_time_absolute")
-            #expect(error.device == CameraLab.uvcNode)
+            #expect(error.device == node)
         }
-        #expect(await received(since: before).isEmpty)
+        #expect(try camera.receivedLines(after: mark).isEmpty, "\(camera.log)")
+        #expect(camera.problems.isEmpty, "\(camera.log)")
     }
 
     @Test func changesByAnotherProgramArriveAsControlEvents() async throws {
         let loop = try IOLoop()
         defer { loop.stop() }
-        let device = try V4L2Device(path: CameraLab.uvcNode)
+        let device = try V4L2Device(path: node)
         try device.subscribe(to: .zoomAbsolute)
-        let events = Collected(try device.notifications(on: loop))
-        defer { events.cancel() }
-        let run = try labRunProgram("/usr/bin/v4l2-ctl", ["-d", CameraLab.uvcNode, "--set-ctrl", "zoom_absolute=222"])
-        #expect(run.status == 0, "v4l2-ctl: \(run.err)")
+        let events = AsyncCollector(try device.notifications(on: loop))
+        let set = try run("v4l2-ctl", "-d", node, "--set-ctrl", "zoom_absolute=222")
+        #expect(set.succeeded, "\(set)")
         let got = await events.first { if case .control(let e) = $0 { e.id == .zoomAbsolute } else { false } }
         guard case .control(let event)? = got?.element else {
             Issue.record("no control event for zoom_absolute within 15 s; got \(events.all)")
@@ -153,62 +171,70 @@ struct CameraUVCTests {
         #expect(event.changes.contains(.value))
         #expect(event.value == 222)
         #expect(event.minimum == 100 && event.maximum == 500)
+        #expect(camera.waitUntilReceived("zoom_absolute", 222), "\(camera.log)")
     }
 
-    @Test func sessionFollowsOrRestoresChangesByAnotherProgram() async throws {
+    @Test func sessionFollowsChangesByAnotherProgram() async throws {
         let loop = try IOLoop()
         defer { loop.stop() }
         // Follow (the default): the change is reported and becomes the value to keep.
-        do {
-            let session = try CameraSession(.init(camera: .path(CameraLab.uvcNode)), loop: loop, logger: Self.logger)
-            let events = Collected(session.events)
-            let task = Task { await session.run() }
-            defer { task.cancel(); events.cancel() }
-            #expect(await events.first { if case .started = $0 { true } else { false } } != nil)
-            try session.camera.set(.zoomAbsolute, to: 300)
-            _ = try labRunProgram("/usr/bin/v4l2-ctl", ["-d", CameraLab.uvcNode, "--set-ctrl", "zoom_absolute=150"])
+        let session = try CameraSession(.init(camera: .path(node)), loop: loop, logger: Self.logger)
+        let events = AsyncCollector(session.events)
+        let task = Task { await session.run() }
+        defer { task.cancel() }
+        #expect(await events.first { if case .started = $0 { true } else { false } } != nil, "\(events.all)")
+        try session.camera.set(.zoomAbsolute, to: 300)
+        let mark = camera.received().count
+        for value in [150, 160] {
+            let set = try run("v4l2-ctl", "-d", node, "--set-ctrl", "zoom_absolute=\(value)")
+            #expect(set.succeeded, "\(set)")
             let changed = await events.first {
-                if case .controlChanged(let u) = $0 { u.control.name == "zoom_absolute" && u.control.value == 150 } else { false }
+                if case .controlChanged(let u) = $0 { u.control.name == "zoom_absolute" && u.control.value == value } else { false }
             }
-            #expect(changed != nil, "no follow event; got \(events.all)")
-            #expect(session.camera.personValue(of: .zoomAbsolute) == 150)
-            try await Task.sleep(for: .milliseconds(500))
-            #expect(!events.all.contains { if case .restored = $0 { true } else { false } })
+            #expect(changed != nil, "no follow event for \(value); got \(events.all)")
         }
-        // Restore: the person's value goes back, and the camera receives it again.
-        do {
-            let session = try CameraSession(
-                .init(camera: .path(CameraLab.uvcNode), onExternalChange: .restore), loop: loop, logger: Self.logger)
-            let events = Collected(session.events)
-            let task = Task { await session.run() }
-            defer { task.cancel(); events.cancel() }
-            #expect(await events.first { if case .started = $0 { true } else { false } } != nil)
-            try session.camera.set(.zoomAbsolute, to: 300)
-            let before = await CameraLab.settledCount()
-            _ = try labRunProgram("/usr/bin/v4l2-ctl", ["-d", CameraLab.uvcNode, "--set-ctrl", "zoom_absolute=150"])
-            let restored = await events.first {
-                if case .restored(let name, _, let value) = $0 { name == "zoom_absolute" && value == 300 } else { false }
-            }
-            #expect(restored != nil, "not restored; got \(events.all)")
-            #expect(await received(since: before) == ["zoom_absolute = 150", "zoom_absolute = 300"])
-            #expect(try session.camera.value(of: .zoomAbsolute) == 300)
-        }
+        #expect(session.camera.personValue(of: .zoomAbsolute) == 160)
+        // The session yields a restore right after the change it answers; the second change
+        // was seen, so a restore of the first would be in the list by now. None: followed.
+        #expect(!events.all.contains { if case .restored = $0 { true } else { false } }, "\(events.all)")
+        #expect(try camera.receivedLines(after: mark) == ["zoom_absolute = 150", "zoom_absolute = 160"])
     }
 
-    /// Last: unplugs the camera.
+    @Test func sessionRestoresChangesByAnotherProgram() async throws {
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        // Restore: the person's value goes back, and the camera receives it again.
+        let session = try CameraSession(.init(camera: .path(node), onExternalChange: .restore), loop: loop, logger: Self.logger)
+        let events = AsyncCollector(session.events)
+        let task = Task { await session.run() }
+        defer { task.cancel() }
+        #expect(await events.first { if case .started = $0 { true } else { false } } != nil, "\(events.all)")
+        try session.camera.set(.zoomAbsolute, to: 300)
+        let mark = camera.received().count
+        let set = try run("v4l2-ctl", "-d", node, "--set-ctrl", "zoom_absolute=150")
+        #expect(set.succeeded, "\(set)")
+        let restored = await events.first {
+            if case .restored(let name, _, let value) = $0 { name == "zoom_absolute" && value == 300 } else { false }
+        }
+        #expect(restored != nil, "not restored; got \(events.all)")
+        #expect(try camera.receivedLines(after: mark) == ["zoom_absolute = 150", "zoom_absolute = 300"])
+        #expect(try session.camera.value(of: .zoomAbsolute) == 300)
+    }
+
     @Test func unplugStopsTheSessionAndReplugResumesWithThePersonsValues() async throws {
         let loop = try IOLoop()
         defer { loop.stop() }
         let session = try CameraSession(
-            .init(camera: .path(CameraLab.uvcNode), reconnectInterval: .milliseconds(200)), loop: loop, logger: Self.logger)
-        let events = Collected(session.events)
+            .init(camera: .path(node)), loop: loop, logger: Self.logger)
+        let events = AsyncCollector(session.events)
         let task = Task { await session.run() }
-        defer { task.cancel(); events.cancel() }
+        defer { task.cancel() }
         let started = await events.first { if case .started = $0 { true } else { false } }
-        #expect(started?.element == .started(identity: "/dev/v4l/by-id/usb-1234_5678-video-index0", device: CameraLab.uvcNode, resumed: false))
+        #expect(started?.element == .started(identity: Self.byID, device: node, resumed: false), "\(events.all)")
         #expect(try session.camera.set(.zoomAbsolute, to: 321) == 321)
+        #expect(camera.waitUntilReceived("zoom_absolute", 321), "\(camera.log)")
 
-        try CameraLab.stop()
+        try camera.stop()
         let stopped = await events.first { $0 == .stopped(.cameraRemoved) }
         #expect(stopped != nil, "no stopped event; got \(events.all)")
         #expect(!session.isRunning)
@@ -221,17 +247,18 @@ struct CameraUVCTests {
             #expect(error.code == .gone)
         }
 
-        try CameraLab.start()
+        let replugged = try camera.start()
         let resumed = await events.first(after: stopped?.index ?? 0, timeout: .seconds(30)) {
-            if case .started(_, _, true) = $0 { true } else { false }
+            if case .started(Self.byID, _, true) = $0 { true } else { false }
         }
-        #expect(resumed != nil, "not resumed; got \(events.all)")
+        #expect(resumed?.element == .started(identity: Self.byID, device: replugged, resumed: true), "\(events.all)")
         let restored = await events.first(after: resumed?.index ?? 0) {
             if case .restored("zoom_absolute", _, 321) = $0 { true } else { false }
         }
         #expect(restored != nil, "zoom not re-applied; got \(events.all)")
-        // The fresh camera (its log starts at its start) received the person's zoom again.
-        #expect(await CameraLab.received(since: 0).contains("zoom_absolute = 321"))
+        // The fresh camera (its log starts at its start, its zoom at the default 100)
+        // received the person's zoom again.
+        #expect(camera.waitUntilReceived("zoom_absolute", 321), "\(camera.log)")
         #expect(session.isRunning)
         #expect(try session.camera.value(of: .zoomAbsolute) == 321)
     }

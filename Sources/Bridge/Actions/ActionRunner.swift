@@ -1,3 +1,4 @@
+import Capture
 import Foundation
 import Logging
 import Synchronization
@@ -105,6 +106,7 @@ public final class ActionRunner: ActionTriggerSink {
     private let pendingVideoStarts = Atomic<Int>(0)
     private let camera = CameraAccess()
     private let workers: Mutex<[Task<Void, Never>]>
+    private let executors: [ThreadExecutor]
 
     public init(
         configuration: ActionsConfiguration, logger: Logger,
@@ -123,11 +125,16 @@ public final class ActionRunner: ActionTriggerSink {
         hooks = hookIn
         sounds = soundIn
         workers = Mutex([])
+        // Each worker on a thread of its own: photos and videos wait for camera frames and
+        // hooks for children, and that must never occupy the cooperative pool the input
+        // pipeline runs on (2 threads on a 2-core board).
+        let executors = (0..<4).map { _ in ThreadExecutor() }
+        self.executors = executors
         let tasks = [
-            Task { [self] in for await t in photoStream { await takePhoto(t) } },
-            Task { [self] in await runVideo(videoStream) },
-            Task { [self] in await runHooks(hookStream) },
-            Task { [self] in for await t in soundStream { playSound(t) } },
+            Task(executorPreference: executors[0]) { [self] in for await t in photoStream { await takePhoto(t) } },
+            Task(executorPreference: executors[1]) { [self] in await runVideo(videoStream) },
+            Task(executorPreference: executors[2]) { [self] in await runHooks(hookStream) },
+            Task(executorPreference: executors[3]) { [self] in for await t in soundStream { playSound(t) } },
         ]
         workers.withLock { $0 = tasks }
     }
@@ -176,6 +183,7 @@ public final class ActionRunner: ActionTriggerSink {
         for t in tasks.prefix(2) { await t.value }
         hooks.finish()
         for t in tasks.dropFirst(2) { await t.value }
+        for e in executors { e.stop() }
     }
 
     private func enqueue<T: Sendable>(_ queue: AsyncStream<T>.Continuation, _ item: T, kind: String, press: UInt64) {
@@ -222,15 +230,20 @@ public final class ActionRunner: ActionTriggerSink {
         case .success(let photo):
             logger.info("photo saved", metadata: ["file.path": "\(photo.path)", "press": "\(trigger.press)"])
             onOutcome(.photoSaved(photo, press: trigger.press))
-            var done = trigger
-            done.kind = .photo
-            done.file = photo.path
-            done.time = wallClockNow()
-            runHooks(for: done)
+            fileWritten(.photo, photo.path, for: trigger)
         case .failure(let error):
             logger.info("photo failed", metadata: ["error": "\(error)", "press": "\(trigger.press)"])
             onOutcome(.failed(error, press: trigger.press))
         }
+    }
+
+    /// Hooks that want the file (`on = ["photo"]` / `["video"]`) run once it is written.
+    private func fileWritten(_ kind: ActionTrigger.Kind, _ path: String, for trigger: ActionTrigger) {
+        var done = trigger
+        done.kind = kind
+        done.file = path
+        done.time = wallClockNow()
+        runHooks(for: done)
     }
 
     private func runVideo(_ commands: AsyncStream<VideoCommand>) async {
@@ -244,11 +257,7 @@ public final class ActionRunner: ActionTriggerSink {
             case .success(let video):
                 logger.info("video saved", metadata: ["file.path": "\(video.path)", "video.frames": "\(video.frames)"])
                 onOutcome(.videoSaved(video, press: trigger.press))
-                var done = trigger
-                done.kind = .video
-                done.file = video.path
-                done.time = wallClockNow()
-                runHooks(for: done)
+                fileWritten(.video, video.path, for: trigger)
             case .failure(let error):
                 onOutcome(.failed(error, press: trigger.press))
             }

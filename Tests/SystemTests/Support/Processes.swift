@@ -32,9 +32,10 @@ func run(_ argv: String..., timeout: Duration = .seconds(60)) throws -> ProcessR
     try run(argv, timeout: timeout)
 }
 
-/// Array form of ``run(_:timeout:)-(String...,_)``.
+/// Array form of ``run(_:timeout:)-(String...,_)``; `environment` replaces the test
+/// process's environment for the program when given.
 @discardableResult
-func run(_ argv: [String], timeout: Duration = .seconds(60)) throws -> ProcessResult {
+func run(_ argv: [String], environment: [String: String]? = nil, timeout: Duration = .seconds(60)) throws -> ProcessResult {
     precondition(!argv.isEmpty, "run needs a program")
     // Output goes to files rather than pipes: no reader thread, and no deadlock when a
     // program writes more than a pipe buffer before it exits.
@@ -53,6 +54,7 @@ func run(_ argv: [String], timeout: Duration = .seconds(60)) throws -> ProcessRe
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = argv
+    if let environment { process.environment = environment }
     process.standardInput = FileHandle.nullDevice
     process.standardOutput = outHandle
     process.standardError = errHandle

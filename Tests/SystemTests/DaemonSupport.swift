@@ -1,0 +1,402 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Bridge
+import Evdev
+import Foundation
+import Synchronization
+import Testing
+
+/// Where the daemon tests find the built executable and the fixtures.
+enum DaemonPaths {
+    /// The repository: `$EVCAPTURE_REPO` in the guest, else found from this file.
+    static let repository: String = {
+        if let root = SystemTestEnvironment.repositoryRoot, !root.isEmpty { return root }
+        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)  // Tests/SystemTests/DaemonSupport.swift
+        return parts.joined(separator: "/")
+    }()
+
+    /// `.build/debug/evcapture` (built by `swift build --build-tests`), or next to the test bundle.
+    static let executable: String? = {
+        var candidates = ["\(repository)/.build/debug/evcapture"]
+        if let bundle = CommandLine.arguments.first {
+            candidates.append(((bundle as NSString).deletingLastPathComponent as NSString).appendingPathComponent("evcapture"))
+        }
+        return candidates.first { access($0, X_OK) == 0 }
+    }()
+
+    static func fixture(_ name: String) -> String { "\(repository)/Tests/Fixtures/\(name).evemu" }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// The built `evcapture` executable must exist (`swift build` makes it).
+    static var needsDaemonExecutable: Self {
+        .enabled(
+            if: DaemonPaths.executable != nil,
+            Comment(rawValue: "needs the built evcapture executable (.build/debug/evcapture); run swift build --build-tests"))
+    }
+}
+
+/// A JSON line of the daemon, parsed.
+typealias JSONObject = [String: Any]
+
+extension Dictionary where Key == String, Value == Any {
+    func string(_ key: String) -> String? { self[key] as? String }
+    func int(_ key: String) -> Int? { (self[key] as? NSNumber)?.intValue }
+    func double(_ key: String) -> Double? { (self[key] as? NSNumber)?.doubleValue }
+    func bool(_ key: String) -> Bool? { self[key] as? Bool }
+    var event: String? { string("event") }
+}
+
+/// ffprobe, to decode a written video, when installed.
+let daemonFFprobe = ["/usr/bin/ffprobe", "/usr/local/bin/ffprobe"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+/// Parses JSON lines; lines that are not JSON objects are skipped.
+func parseJSONLines(_ lines: [String]) -> [JSONObject] {
+    lines.compactMap { line in
+        guard let data = line.data(using: .utf8) else { return nil }
+        return (try? JSONSerialization.jsonObject(with: data)) as? JSONObject
+    }
+}
+
+/// Reads a descriptor to its end on a thread of its own and keeps everything read, so a
+/// child never blocks on a full pipe and a test can look at what came so far.
+final class DescriptorCollector: Sendable {
+    private let buffer = Mutex<[UInt8]>([])
+    private let finished = Atomic<Bool>(false)
+    let fd: Int32
+
+    /// Takes ownership of `fd` (closed at end of file).
+    init(fd: Int32, name: String) {
+        self.fd = fd
+        let thread = Thread { [self] in
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                buffer.withLock { $0 += chunk[0..<n] }
+            }
+            close(fd)
+            finished.store(true, ordering: .releasing)
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Whether the other end was closed (end of file read).
+    var isFinished: Bool { finished.load(ordering: .acquiring) }
+    var byteCount: Int { buffer.withLock { $0.count } }
+    var text: String { String(decoding: buffer.withLock { $0 }, as: UTF8.self) }
+
+    /// The complete lines read so far.
+    var lines: [String] {
+        let bytes = buffer.withLock { $0 }
+        guard let lastNewline = bytes.lastIndex(of: 10) else { return [] }
+        return String(decoding: bytes[...lastNewline], as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+}
+
+/// `evcapture run ...` as a child process (posix_spawn, pipes for stdout and stderr).
+final class DaemonProcess {
+    let pid: pid_t
+    let arguments: [String]
+    /// Names the transcript file.
+    let label: String
+    private let stdoutCollector: DescriptorCollector
+    private let stderrCollector: DescriptorCollector
+    private(set) var exitStatus: Int32?
+
+    /// Starts the executable with `arguments`; `environment` replaces the test's own.
+    init(_ label: String, arguments: [String], environment: [String: String]) throws {
+        self.label = label
+        guard let executable = DaemonPaths.executable else { throw DaemonSpawnError(what: "no evcapture executable", errno: ENOENT) }
+        self.arguments = arguments
+        var outPipe: [Int32] = [0, 0]
+        var errPipe: [Int32] = [0, 0]
+        guard pipe(&outPipe) == 0 else { throw DaemonSpawnError(what: "pipe", errno: errno) }
+        guard pipe(&errPipe) == 0 else {
+            close(outPipe[0]); close(outPipe[1])
+            throw DaemonSpawnError(what: "pipe", errno: errno)
+        }
+        // Other tests' children must not inherit these and hold the pipes open.
+        for fd in outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        // The test process may block signals on its threads; the daemon needs SIGTERM as usual.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for s in [SIGTERM, SIGINT, SIGPIPE, SIGCHLD] { sigaddset(&defaults, s) }
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        close(outPipe[1])
+        close(errPipe[1])
+        guard rc == 0 else {
+            close(outPipe[0]); close(errPipe[0])
+            throw DaemonSpawnError(what: "posix_spawn \(executable)", errno: rc)
+        }
+        self.pid = pid
+        stdoutCollector = DescriptorCollector(fd: outPipe[0], name: "daemon-stdout")
+        stderrCollector = DescriptorCollector(fd: errPipe[0], name: "daemon-stderr")
+    }
+
+    deinit {
+        if isRunning {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        }
+        // Kept for a person reading a run: `.build-systest/out/daemon-*.log` on the host.
+        if let out = ProcessInfo.processInfo.environment["EVCAPTURE_SYSTEST_OUT"], !out.isEmpty {
+            _ = waitUntil(timeout: .seconds(2)) { stdoutCollector.isFinished && stderrCollector.isFinished }
+            try? transcript.write(toFile: "\(out)/daemon-\(label)-\(pid).log", atomically: true, encoding: .utf8)
+        }
+    }
+
+    /// Complete stdout lines so far.
+    var lines: [String] { stdoutCollector.lines }
+    var stdout: String { stdoutCollector.text }
+    var stderr: String { stderrCollector.text }
+    /// Stdout's JSON objects so far.
+    var objects: [JSONObject] { parseJSONLines(lines) }
+
+    /// For failure messages: the command, its status and output.
+    var transcript: String {
+        "evcapture \(arguments.joined(separator: " ")) (exit status \(exitStatus.map(String.init) ?? "running"))\n--- stdout\n\(stdout)--- stderr\n\(stderr)"
+    }
+
+    /// Waits for a JSON object that satisfies `matches` (looking at objects from index
+    /// `from` on); returns it with its index, or nil after `timeout`.
+    @discardableResult
+    func waitFor(
+        timeout: Duration = .seconds(20), from: Int = 0, _ matches: (JSONObject) -> Bool
+    ) -> (index: Int, object: JSONObject)? {
+        var found: (Int, JSONObject)?
+        _ = waitUntil(timeout: timeout) {
+            let all = objects
+            if from < all.count, let i = all[from...].firstIndex(where: matches) {
+                found = (i, all[i])
+                return true
+            }
+            // Exited and all of its output read: nothing more will come.
+            return !isRunning && stdoutCollector.isFinished
+        }
+        return found
+    }
+
+    /// Waits until `count` objects satisfy `matches`; returns them (fewer after `timeout`).
+    func waitForCount(
+        _ count: Int, timeout: Duration = .seconds(20), from: Int = 0, _ matches: (JSONObject) -> Bool
+    ) -> [JSONObject] {
+        var found: [JSONObject] = []
+        _ = waitUntil(timeout: timeout) {
+            let all = objects
+            found = from < all.count ? all[from...].filter(matches) : []
+            return found.count >= count || (!isRunning && stdoutCollector.isFinished)
+        }
+        return found
+    }
+
+    /// Whether the process is still running (reaps it when it has exited).
+    var isRunning: Bool {
+        if exitStatus != nil { return false }
+        var status: Int32 = 0
+        let r = waitpid(pid, &status, WNOHANG)
+        if r == pid {
+            exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+            return false
+        }
+        return true
+    }
+
+    /// Waits for the process to exit; its status (128 + signal when killed), nil on timeout.
+    @discardableResult
+    func waitForExit(timeout: Duration = .seconds(20)) -> Int32? {
+        _ = waitUntil(timeout: timeout) { !isRunning }
+        // Let the collectors read the last output.
+        if exitStatus != nil {
+            _ = waitUntil(timeout: .seconds(5)) { stdoutCollector.isFinished && stderrCollector.isFinished }
+        }
+        return exitStatus
+    }
+
+    /// Sends SIGTERM and waits for the exit status.
+    @discardableResult
+    func terminate(timeout: Duration = .seconds(20)) -> Int32? {
+        if isRunning { kill(pid, SIGTERM) }
+        return waitForExit(timeout: timeout)
+    }
+}
+
+struct DaemonSpawnError: Error, CustomStringConvertible {
+    var what: String
+    var errno: Int32
+    var description: String { "\(what): \(String(cString: strerror(errno)))" }
+}
+
+/// A client of the daemon's socket that reads everything on a thread of its own.
+final class SocketClient {
+    private let collector: DescriptorCollector
+    init(path: String) throws {
+        let fd = try SocketServer.connect(to: path)
+        collector = DescriptorCollector(fd: fd, name: "socket-client")
+    }
+    var lines: [String] { collector.lines }
+    var objects: [JSONObject] { parseJSONLines(lines) }
+    var isClosedByServer: Bool { collector.isFinished }
+}
+
+/// The scratch directory of one daemon test: config, output, hooks, fake programs, state.
+final class DaemonScratch {
+    let directory: ScratchDirectory
+    var path: String { directory.url.path }
+    let label: String
+    let output: String
+    let bin: String
+
+    init(_ label: String) throws {
+        self.label = label
+        directory = try ScratchDirectory(prefix: "daemon-\(label)")
+        let base = directory.url.path
+        output = base + "/out"
+        bin = base + "/bin"
+        for d in [output, bin, base + "/state", base + "/run", base + "/hooks", base + "/sound"] {
+            try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+        }
+    }
+
+    /// Writes a file; `executable` makes it mode 0755.
+    @discardableResult
+    func write(_ name: String, _ text: String, executable: Bool = false) throws -> String {
+        let file = path + "/" + name
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        if executable { chmod(file, 0o755) }
+        return file
+    }
+
+    /// The daemon's environment: the test's own, with fake programs in `bin` first on PATH and
+    /// its state and runtime files here (nothing remembered from another run).
+    var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["PATH"] = bin + ":" + (env["PATH"] ?? "/usr/bin:/bin")
+        env["XDG_STATE_HOME"] = path + "/state"
+        env["XDG_RUNTIME_DIR"] = path + "/run"
+        env.removeValue(forKey: "RUNTIME_DIRECTORY")
+        env.removeValue(forKey: "NOTIFY_SOCKET")
+        return env
+    }
+
+    /// Fake sound players (`pw-play`, `paplay`, `aplay`): each appends its name and arguments
+    /// to `sound/played` and exits. The daemon uses the first one it finds on PATH.
+    func installFakeSoundPlayers() throws {
+        for player in ["pw-play", "paplay", "aplay"] {
+            try write(
+                "bin/\(player)",
+                """
+                #!/bin/sh
+                echo "\(player) $*" >> "\(path)/sound/played"
+                """, executable: true)
+        }
+    }
+
+    /// What the fake sound players were asked to play.
+    var soundsPlayed: [String] {
+        ((try? String(contentsOfFile: path + "/sound/played", encoding: .utf8)) ?? "")
+            .split(separator: "\n").map(String.init)
+    }
+
+    /// A hook program that writes its environment to `hooks/<press>-<EVCAPTURE_EVENT>.env`
+    /// (atomically: written under another name, then renamed).
+    func installEnvironmentHook() throws -> String {
+        try write(
+            "bin/dump-env-hook",
+            """
+            #!/bin/sh
+            out="\(path)/hooks/$EVCAPTURE_PRESS-$EVCAPTURE_EVENT.env"
+            env > "$out.tmp" && mv "$out.tmp" "$out"
+            """, executable: true)
+    }
+
+    /// The environment a hook recorded for `press` and trigger `event` (`click`, `began`, ...).
+    func hookEnvironment(press: Int, event: String) -> [String: String]? {
+        guard let text = try? String(contentsOfFile: "\(path)/hooks/\(press)-\(event).env", encoding: .utf8) else { return nil }
+        var env: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 { env[parts[0]] = parts[1] }
+        }
+        return env
+    }
+}
+
+/// A virtual input device made from a fixture's description, for the daemon to find.
+func fixtureDevice(_ fixture: String) throws -> UinputDevice {
+    let recording = try EvemuRecording.load(path: DaemonPaths.fixture(fixture))
+    return try UinputDevice(recording.description, autorepeat: false)
+}
+
+extension UinputDevice {
+    /// Presses and releases `code`, each in its own frame; `hold` between them.
+    func click(_ code: EventCode, hold: Duration? = nil) throws {
+        try press(code)
+        if let hold { Thread.sleep(forTimeInterval: Double(hold.components.seconds) + Double(hold.components.attoseconds) / 1e18) }
+        try release(code)
+    }
+
+    func press(_ code: EventCode) throws {
+        try write(code.type, code.code, 1)
+        try write(.syn, 0, 0)
+    }
+
+    func release(_ code: EventCode) throws {
+        try write(code.type, code.code, 0)
+        try write(.syn, 0, 0)
+    }
+
+    /// One relative step frame (`REL_X +1` and so on).
+    func move(_ code: EventCode, by value: Int32) throws {
+        try write(code.type, code.code, value)
+        try write(.syn, 0, 0)
+    }
+}
+
+/// Predicates for the daemon's JSON objects.
+enum DaemonLines {
+    static func deviceAdded(_ node: String) -> (JSONObject) -> Bool {
+        { $0.event == "device" && $0.string("change") == "added" && $0.string("node") == node }
+    }
+    static func capture(_ phase: String, node: String, press: Int? = nil) -> (JSONObject) -> Bool {
+        {
+            $0.event == "capture" && $0.string("phase") == phase && $0.string("node") == node
+                && (press == nil || $0.int("press") == press)
+        }
+    }
+    static func action(_ action: String, press: Int) -> (JSONObject) -> Bool {
+        { $0.event == "action" && $0.string("action") == action && $0.int("press") == press }
+    }
+    static func session(_ state: String) -> (JSONObject) -> Bool {
+        { $0.event == "session" && $0.string("state") == state }
+    }
+}
+
+/// Whether the file starts with a JPEG SOI marker and ends with EOI.
+func looksLikeJPEG(_ bytes: [UInt8]) -> Bool {
+    bytes.count > 4 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[bytes.count - 2] == 0xFF && bytes[bytes.count - 1] == 0xD9
+}
