@@ -425,11 +425,6 @@ final class LineWriter: Sendable {
         }
     }
 
-    /// Ends the stream; lines already queued are still written.
-    func finish() {
-        continuation.finish()
-    }
-
     /// Ends the stream and waits until every queued line is written: the last lines
     /// (presses cancelled by the shutdown, the recording finished, `session stopped`) must
     /// be out before the process exits.
