@@ -67,6 +67,9 @@ import Testing
         ("[handlers.primary]\nclick = \"video\"\n", "bad.toml:2: handlers.primary.click must be one of \"photo\", \"none\", not \"video\""),
         ("\n[[hooks]]\nargv = \"touch /tmp/x\"\n", "bad.toml:3: hooks.argv must be a list of strings"),
         ("[[hooks]]\nargv = [\"/bin/true\"]\non = [\"clik\"]\n", "bad.toml:3: hooks[0].on: unknown trigger \"clik\" (use began, ended, cancelled, click, long-press, double-click, photo, video)"),
+        // Headers that aborted TOMLKit's C++ parser before the check (found by fuzzing).
+        ("[~]\nx = 1\n", "bad.toml:1: a table header must start with a key (letters, digits, - and _, or a quoted key), not '~'"),
+        ("a = 1\n[\n", "bad.toml:2: a table header must start with a key (letters, digits, - and _, or a quoted key), not the end of the line"),
         ("[sound]\nplay = \"loud\"\n", "bad.toml:2: sound.play must be \"default\", \"off\" or an absolute path to a WAV file"),
         ("[controls]\norder = [\"zoom\", \"focus\"]\n", "bad.toml:2: controls.order: unknown control \"focus\" (use \"zoom\", \"exposure-bias\")"),
         ("[devices.knob]\nvendor = \"xyz\"\n", "bad.toml:2: devices.knob.vendor must be a 16-bit id, as an integer or a hex string like \"077d\""),
