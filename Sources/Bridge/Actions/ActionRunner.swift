@@ -209,21 +209,20 @@ public final class ActionRunner: ActionTriggerSink {
         let request = CaptureRequest(press: trigger.press, action: trigger.action, time: wallClockNow())
         let result: Result<PhotoResult, ActionError>
         switch await camera.forPhoto() {
+        // Blocking camera and file work runs right here: this worker has a thread of its
+        // own (see init), so it never occupies the cooperative pool.
         case .recording(let recording):
-            result = await onDedicatedThread(name: "evcapture-photo") {
-                guard let jpeg = recording.latestJPEG() else {
-                    return .failure(.camera(.init(code: .timedOut, context: "no frame yet from the recording")))
-                }
+            if let jpeg = recording.latestJPEG() {
                 let info = try? JPEG.decode(jpeg)
-                return Result { () throws(ActionError) in
+                result = Result { () throws(ActionError) in
                     let path = try Photo.write(jpeg, settings, request)
                     return PhotoResult(path: path, width: info?.width ?? 0, height: info?.height ?? 0, bytes: jpeg.count)
                 }
+            } else {
+                result = .failure(.camera(.init(code: .timedOut, context: "no frame yet from the recording")))
             }
         case .exclusive(let owned):
-            result = await onDedicatedThread(name: "evcapture-photo") {
-                Result { () throws(ActionError) in try Photo.take(settings, request) }
-            }
+            result = Result { () throws(ActionError) in try Photo.take(settings, request) }
             if owned { await camera.release() }
         }
         switch result {
