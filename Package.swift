@@ -66,7 +66,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
 
-        .testTarget(name: "EvdevTests", dependencies: ["Evdev"]),
+        .testTarget(name: "EvdevTests", dependencies: ["Evdev", "IOLoop"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev"]),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2"]),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "Capture", "Evdev"]),

@@ -33,12 +33,14 @@ public struct DaemonOutputOptions: Sendable {
 /// `evcapture run`: input devices → the pipeline → actions, camera controls and JSON lines.
 ///
 /// Threads and tasks: one ``IOLoop`` thread reads every device, the udev monitor and the
-/// camera's control events; one task (``run()``) owns the ``Pipeline`` and handles every
-/// message in order (device frames, hotplug, camera events, deadlines), so the core needs
-/// no lock; actions run in ``ActionRunner``'s own workers; output lines are written by a
-/// writer task. Nothing on the input path waits for the camera's frames, the disk, a
-/// child process or a client. While idle nothing wakes: the deadline timer exists only
-/// while a deadline does.
+/// camera's control events, and owns the daemon's state (``DaemonState``, an actor whose
+/// executor is that loop): a frame read from a device goes through the ``Pipeline`` on the
+/// same thread, in the same wake-up, with no hop and no lock. Hotplug and camera events
+/// reach the state from their tasks by `await`. Actions run in ``ActionRunner``'s own
+/// workers; output lines are written by a writer task. Nothing on the input path waits
+/// for the camera's frames, the disk, a child process or a client (a camera control is
+/// set there, one ioctl). While idle nothing wakes: the deadline timer (a timerfd on the
+/// loop) is armed only while a deadline exists.
 public final class Daemon: Service, Sendable {
     public let config: Config
     public let output: DaemonOutputOptions
@@ -51,15 +53,6 @@ public final class Daemon: Service, Sendable {
         self.output = output
         self.logger = logger
         self.onReady = onReady
-    }
-
-    enum Message: Sendable {
-        case watcher(DeviceWatcher.Event)
-        case input(node: String, DeviceInput)
-        case camera(CameraSession.Event)
-        /// A camera appeared after start (there was none then).
-        case cameraFound(CameraSession)
-        case tick
     }
 
     /// Runs until the service group shuts down (SIGTERM / SIGINT) — then releases grabs,
@@ -75,64 +68,40 @@ public final class Daemon: Service, Sendable {
         }
         defer { socket?.stop() }
 
-        let (messages, inbox) = AsyncStream.makeStream(of: Message.self)
-
         // Camera (controls) — optional: without one, capture events and hooks still work,
         // and a camera plugged in later is picked up.
-        let cameras = CameraSetup(config: config, loop: loop, logger: logger, lines: lines, inbox: inbox)
+        let cameras = CameraSetup(config: config, loop: loop, logger: logger, lines: lines)
         let cameraSession = cameras.openAtStart()
-        var cameraTask = cameraSession.map { cameras.follow($0) }
-        let cameraWatch = cameraSession == nil && config.daemon.camera != .none ? cameras.waitForCamera() : nil
-        defer {
-            cameraTask?.cancel()
-            cameraWatch?.cancel()
-        }
         if config.daemon.outputDirectory == nil {
             // A fresh install has no ~/Pictures/evcapture yet: every photo would fail.
             do { try AtomicFile.makeDirectory(DaemonSettings.defaultOutputDirectory()) } catch { logger.warning("\(error)") }
         }
 
+        let state = DaemonState(
+            pipeline: Pipeline(settings: config.capture, controls: cameraSession.map { cameras.controlsStage(for: $0) }),
+            loop: loop, lines: lines, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
+            logger: logger, onReady: onReady)
+        try await state.start(camera: cameraSession)
+
         // Devices.
         let watcher = DeviceWatcher(loop: loop, logger: logger, overrides: { [config] d, node in config.overrides(for: d, node: node) })
         let watcherEvents = try watcher.events()
         let watcherTask = Task {
-            for await event in watcherEvents { inbox.yield(.watcher(event)) }
+            for await event in watcherEvents { await state.handle(event) }
         }
         defer { watcherTask.cancel() }
 
-        var state = DaemonState(
-            pipeline: Pipeline(settings: config.capture, controls: cameraSession.map { cameras.controlsStage(for: $0) }),
-            loop: loop, lines: lines, actions: cameras.actionRunner(for: cameraSession), inbox: inbox, logger: logger)
-        let startTime = monotonicNow()
-        // The session runs while the camera does (or always, without a camera).
-        state.startSession(at: startTime, extra: cameraSession.map { [("camera", .string($0.camera.identity))] } ?? [])
-
+        let (shutdown, shutdownRequested) = AsyncStream.makeStream(of: Never.self)
         await withGracefulShutdownHandler {
-            for await message in messages {
-                switch message {
-                case .watcher(.enumerated):
-                    logger.info("ready: \(state.devices.count) input device(s)")
-                    onReady()
-                case .watcher(let event): state.handle(event)
-                case .input(let node, let input): state.handle(input, from: node)
-                case .camera(let event): state.handle(event)
-                case .cameraFound(let session):
-                    cameraWatch?.cancel()
-                    cameraTask = cameras.follow(session)
-                    state.cameraFound(session, cameras)
-                case .tick: state.tick()
-                }
-                state.scheduleDeadline()
-            }
+            for await _ in shutdown {}
         } onGracefulShutdown: {
-            inbox.finish()
+            shutdownRequested.finish()
         }
 
         // Shutdown: presses in flight are cancelled, grabs released, devices closed.
-        state.stop(at: monotonicNow())
         watcherTask.cancel()
-        cameraTask?.cancel()
-        await state.actions.shutdown()
+        let actions = await state.stop()
+        await actions.shutdown()
         socket?.stop()
         // Every line written (the last `session stopped` included) before the process exits.
         await lines.finishAndFlush()
@@ -140,23 +109,32 @@ public final class Daemon: Service, Sendable {
     }
 }
 
-/// The daemon's state, owned by its one message-handling task.
-struct DaemonState {
+/// The daemon's state. Its executor is the ``IOLoop``: device reads enter it synchronously
+/// on the I/O thread (`assumeIsolated`), so the input path has no thread hop; hotplug and
+/// camera events `await` their turn on the same thread, in order.
+actor DaemonState {
+    nonisolated let unownedExecutor: UnownedSerialExecutor
+
     struct OpenDevice {
         var index: Int
         var device: EvdevDevice
         var profile: DeviceProfile
-        var reader: Task<Void, Never>
     }
     var pipeline: Pipeline
     /// The I/O thread every device is read on.
     let loop: IOLoop
     let lines: LineWriter
     var actions: ActionRunner
-    let inbox: AsyncStream<Daemon.Message>.Continuation
+    let cameras: CameraSetup
     let logger: Logger
+    let onReady: @Sendable () -> Void
     var devices: [String: OpenDevice] = [:]
-    var timer: (deadline: Timestamp, task: Task<Void, Never>)?
+    /// Fires the pipeline's next deadline; `armed` is what it is armed for.
+    var timer: IOTimer?
+    var armed: Timestamp?
+    /// The camera session's events, and the wait for a camera when there is none.
+    var cameraTask: Task<Void, Never>?
+    var cameraWatch: Task<Void, Never>?
     /// Key releases the input core made up (``Frame/releasedByKernel``), per node, held
     /// until `decideBy`: a removal of the device before then means it was unplugged (its
     /// presses are cancelled `device-removed`, not ended: nobody let go of the key);
@@ -166,7 +144,48 @@ struct DaemonState {
     /// microseconds (the same `input_unregister_device` call).
     static let removalGrace = Duration.seconds(1)
 
-    mutating func emit(_ output: ReplayOutput) {
+    init(
+        pipeline: Pipeline, loop: IOLoop, lines: LineWriter, actions: ActionRunner, cameras: CameraSetup, logger: Logger,
+        onReady: @escaping @Sendable () -> Void
+    ) {
+        unownedExecutor = loop.asUnownedSerialExecutor()
+        self.pipeline = pipeline
+        self.loop = loop
+        self.lines = lines
+        self.actions = actions
+        self.cameras = cameras
+        self.logger = logger
+        self.onReady = onReady
+    }
+
+    /// Starts the session (it runs while the camera does, or always without a camera) and
+    /// follows the camera, or waits for one.
+    func start(camera session: CameraSession?) throws {
+        timer = try IOTimer(loop: loop) { [weak self] in
+            self?.assumeIsolated { state in
+                state.armed = nil  // one-shot: it fired
+                state.tick()
+                state.scheduleDeadline()
+            }
+        }
+        startSession(at: monotonicNow(), extra: session.map { [("camera", .string($0.camera.identity))] } ?? [])
+        if let session {
+            cameraTask = follow(session)
+        } else if cameras.config.daemon.camera != .none {
+            cameraWatch = cameras.waitForCamera { [weak self] session in await self?.cameraFound(session) }
+        }
+        scheduleDeadline()
+    }
+
+    private func follow(_ session: CameraSession) -> Task<Void, Never> {
+        Task { [weak self] in
+            async let following: Void = session.run()
+            for await event in session.events { await self?.handle(event) }
+            await following
+        }
+    }
+
+    func emit(_ output: ReplayOutput) {
         switch output {
         case .capture(let event):
             for trigger in ActionTrigger.triggers(for: event, time: Date().timeIntervalSince1970) { actions.handle(trigger) }
@@ -176,21 +195,22 @@ struct DaemonState {
         }
     }
 
-    mutating func startSession(at now: Timestamp, extra: [(String, JSONValue)] = []) {
+    func startSession(at now: Timestamp, extra: [(String, JSONValue)] = []) {
         var out: [ReplayOutput] = []
         pipeline.sessionStarted(at: now, extra: extra) { out.append($0) }
         for o in out { emit(o) }
         for d in devices.values where d.profile.isDedicated { d.device.grabWhenIdle() }
     }
 
-    mutating func stopSession(at now: Timestamp, extra: [(String, JSONValue)] = []) {
+    func stopSession(at now: Timestamp, extra: [(String, JSONValue)] = []) {
         var out: [ReplayOutput] = []
         pipeline.sessionStopped(at: now, extra: extra) { out.append($0) }
         for o in out { emit(o) }
         for d in devices.values { d.device.releaseGrab() }
     }
 
-    mutating func handle(_ event: DeviceWatcher.Event) {
+    func handle(_ event: DeviceWatcher.Event) {
+        defer { scheduleDeadline() }
         let now = monotonicNow()
         switch event {
         case .added(let profile, let device):
@@ -198,19 +218,24 @@ struct DaemonState {
             var out: [ReplayOutput] = []
             let index = pipeline.addDevice(profile, keysDown: Array(device.keysDown), at: now) { out.append($0) }
             for o in out { emit(o) }
-            let stream: AsyncStream<DeviceInput>
+            let node = profile.node
             do {
-                stream = try device.inputs(on: loop)
+                // On the I/O thread, in the read's own wake-up: frames go straight
+                // through the pipeline.
+                try device.read(on: loop) { [weak self] input in
+                    self?.assumeIsolated { state in
+                        state.handle(input, from: node)
+                        state.scheduleDeadline()
+                    }
+                }
             } catch {
                 logger.warning("cannot read \(profile.node): \(error)")
+                var out: [ReplayOutput] = []
+                pipeline.removeDevice(index, at: now) { out.append($0) }
+                for o in out { emit(o) }
                 return
             }
-            let inbox = self.inbox
-            let node = profile.node
-            let reader = Task {
-                for await input in stream { inbox.yield(.input(node: node, input)) }
-            }
-            devices[profile.node] = OpenDevice(index: index, device: device, profile: profile, reader: reader)
+            devices[profile.node] = OpenDevice(index: index, device: device, profile: profile)
             if pipeline.isRunning && profile.isDedicated { device.grabWhenIdle() }
         case .changed(let profile):
             // New roles (a rule or `udevadm trigger`): the device is re-added with them.
@@ -231,21 +256,21 @@ struct DaemonState {
             lines.emit(
                 json: JSONLines.error("\(node): \(error)", time: now), text: "error: \(node): \(error)")
         case .enumerated:
-            break
+            logger.info("ready: \(devices.count) input device(s)")
+            onReady()
         }
     }
 
-    mutating func remove(_ node: String, at now: Timestamp) {
+    func remove(_ node: String, at now: Timestamp) {
         heldReleases[node] = nil
         guard let d = devices.removeValue(forKey: node) else { return }
-        d.reader.cancel()
         d.device.close()
         var out: [ReplayOutput] = []
         pipeline.removeDevice(d.index, at: now) { out.append($0) }
         for o in out { emit(o) }
     }
 
-    mutating func handle(_ input: DeviceInput, from node: String) {
+    func handle(_ input: DeviceInput, from node: String) {
         guard let d = devices[node] else { return }
         switch input {
         case .frame(let frame):
@@ -267,7 +292,8 @@ struct DaemonState {
         }
     }
 
-    mutating func handle(_ event: CameraSession.Event) {
+    func handle(_ event: CameraSession.Event) {
+        defer { scheduleDeadline() }
         let now = monotonicNow()
         var out: [ReplayOutput] = []
         let stage = pipeline.controls as? CameraControlsStage
@@ -294,7 +320,7 @@ struct DaemonState {
     }
 
     /// Feeds a held kernel release as lost events (the device stayed: it was reset).
-    mutating func releaseHeld(_ node: String, at now: Timestamp) {
+    func releaseHeld(_ node: String, at now: Timestamp) {
         guard let held = heldReleases.removeValue(forKey: node), let d = devices[node] else { return }
         var out: [ReplayOutput] = []
         pipeline.eventsLost(device: d.index, changes: held.frame.events, at: max(now, pipeline.clock)) { out.append($0) }
@@ -303,7 +329,12 @@ struct DaemonState {
 
     /// A camera appeared after start: its controls join the pipeline (with every device
     /// present), and photos and videos come from it from now on.
-    mutating func cameraFound(_ session: CameraSession, _ setup: CameraSetup) {
+    func cameraFound(_ session: CameraSession) {
+        defer { scheduleDeadline() }
+        let setup = cameras
+        cameraWatch?.cancel()
+        cameraWatch = nil
+        cameraTask = follow(session)
         let now = monotonicNow()
         var out: [ReplayOutput] = []
         pipeline.attachControls(setup.controlsStage(for: session), at: now) { out.append($0) }
@@ -318,7 +349,7 @@ struct DaemonState {
         }
     }
 
-    mutating func tick() {
+    func tick() {
         let now = monotonicNow()
         for (node, held) in heldReleases where held.decideBy <= now { releaseHeld(node, at: now) }
         var out: [ReplayOutput] = []
@@ -326,29 +357,26 @@ struct DaemonState {
         for o in out { emit(o) }
     }
 
-    /// Keeps exactly one timer task for the pipeline's next deadline; none while there is none.
-    mutating func scheduleDeadline() {
+    /// Arms the timer for the next deadline (the pipeline's, or a held release's); disarms
+    /// it while there is none.
+    func scheduleDeadline() {
         let next = ([pipeline.nextDeadline] + heldReleases.values.map(\.decideBy)).compactMap { $0 }.min()
-        if let t = timer, t.deadline == next { return }
-        timer?.task.cancel()
-        timer = nil
-        guard let next else { return }
-        let inbox = self.inbox
-        let wait = next - monotonicNow()
-        timer = (
-            next,
-            Task {
-                if wait > .zero { try? await Task.sleep(for: wait) }
-                if !Task.isCancelled { inbox.yield(.tick) }
-            }
-        )
+        guard next != armed else { return }
+        armed = next
+        timer?.arm(atMonotonicMicroseconds: next?.microseconds)
     }
 
-    mutating func stop(at now: Timestamp) {
-        timer?.task.cancel()
+    /// Ends the session (presses in flight cancelled), closes every device and stops
+    /// following the camera; returns the action runner to shut down.
+    func stop() -> ActionRunner {
+        let now = monotonicNow()
+        timer?.cancel()
         timer = nil
+        cameraTask?.cancel()
+        cameraWatch?.cancel()
         if pipeline.isRunning { stopSession(at: now, extra: [("reason", .string("shutdown"))]) }
         for node in devices.keys.sorted() { remove(node, at: now) }
+        return actions
     }
 }
 
@@ -441,7 +469,6 @@ struct CameraSetup: Sendable {
     let loop: IOLoop
     let logger: Logger
     let lines: LineWriter
-    let inbox: AsyncStream<Daemon.Message>.Continuation
 
     private var configuration: CameraSession.Configuration {
         let selector: CameraSelector
@@ -466,19 +493,9 @@ struct CameraSetup: Sendable {
         }
     }
 
-    /// Follows a camera session: its events become messages.
-    func follow(_ session: CameraSession) -> Task<Void, Never> {
-        let inbox = self.inbox
-        return Task {
-            async let following: Void = session.run()
-            for await event in session.events { inbox.yield(.camera(event)) }
-            await following
-        }
-    }
-
     /// Waits (on udev, no polling) for a video device that makes a usable camera.
-    func waitForCamera() -> Task<Void, Never> {
-        let (loop, logger, inbox, configuration) = (self.loop, self.logger, self.inbox, self.configuration)
+    func waitForCamera(found: @escaping @Sendable (CameraSession) async -> Void) -> Task<Void, Never> {
+        let (loop, logger, configuration) = (self.loop, self.logger, self.configuration)
         return Task {
             let monitor: UdevVideoMonitor
             let events: AsyncStream<UdevVideoEvent>
@@ -492,7 +509,7 @@ struct CameraSetup: Sendable {
             for await event in events {
                 guard case .added = event else { continue }
                 if let session = try? CameraSession(configuration, loop: loop, logger: logger) {
-                    inbox.yield(.cameraFound(session))
+                    await found(session)
                     return
                 }
             }

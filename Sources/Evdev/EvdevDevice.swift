@@ -245,10 +245,13 @@ public final class EvdevDevice: Sendable {
     }
 
     /// Reads on `loop`: each time the node is readable the I/O thread reads until EAGAIN
-    /// and yields what it found. The stream ends after `.removed`; ending it (or
-    /// ``close()``) stops watching and closes the node.
-    public func inputs(on loop: IOLoop) throws(EvdevError) -> AsyncStream<DeviceInput> {
-        let (stream, continuation) = AsyncStream.makeStream(of: DeviceInput.self)
+    /// and calls `handler` with each item, on that thread (no hop: the fastest way from
+    /// the kernel to a handler). After `.removed` nothing follows and the node is closed.
+    /// ``close()`` stops watching and closes the node; `onEnd` then runs (on the I/O
+    /// thread), as it does after `.removed`.
+    public func read(
+        on loop: IOLoop, handler: @escaping @Sendable (DeviceInput) -> Void, onEnd: @escaping @Sendable () -> Void = {}
+    ) throws(EvdevError) {
         let fd = state.withLock { $0.fd }
         guard fd >= 0 else { throw EvdevError(code: .noDevice, context: "watching \(node): already closed") }
         let token: IOToken
@@ -256,7 +259,7 @@ public final class EvdevDevice: Sendable {
             token = try loop.register(
                 fd: fd,
                 // Strong captures: a watched device stays alive until its registration is
-                // removed (stream ended, close(), removal or loop stop), which breaks the cycle.
+                // removed (close(), removal or loop stop), which breaks the cycle.
                 handler: { readiness in
                     var items = self.readAvailable()
                     if readiness.contains(.hangup) || readiness.contains(.error),
@@ -264,9 +267,8 @@ public final class EvdevDevice: Sendable {
                         items.append(.removed(nil))
                     }
                     for item in items {
-                        continuation.yield(item)
+                        handler(item)
                         if case .removed = item {
-                            continuation.finish()
                             self.close()
                             return
                         }
@@ -279,12 +281,26 @@ public final class EvdevDevice: Sendable {
                         s.registration = nil
                         s.closeNow()
                     }
-                    continuation.finish()
+                    onEnd()
                 })
         } catch {
             throw EvdevError(errno: error.errno, context: "watching \(node)")
         }
         state.withLock { $0.registration = (loop, token) }
+    }
+
+    /// Reads on `loop` (see ``read(on:handler:onEnd:)``) into a stream, for consumers
+    /// that are tasks. The stream ends after `.removed`; ending it (or ``close()``) stops
+    /// watching and closes the node.
+    public func inputs(on loop: IOLoop) throws(EvdevError) -> AsyncStream<DeviceInput> {
+        let (stream, continuation) = AsyncStream.makeStream(of: DeviceInput.self)
+        try read(
+            on: loop,
+            handler: { item in
+                continuation.yield(item)
+                if case .removed = item { continuation.finish() }
+            },
+            onEnd: { continuation.finish() })
         continuation.onTermination = { [weak self] _ in self?.close() }
         return stream
     }

@@ -34,8 +34,13 @@ public struct IOLoopError: Error, CustomStringConvertible, Sendable {
 /// eventfd that wakes it for commands and for ``stop()``.
 ///
 /// Handlers run on that thread, one at a time, and must not block: they read what is
-/// ready and hand it on (to an `AsyncStream` continuation, typically). While nothing
-/// happens the thread sleeps in `epoll_wait` with no timeout: no periodic wakeups.
+/// ready and act on it or hand it on. While nothing happens the thread sleeps in
+/// `epoll_wait` with no timeout: no periodic wakeups.
+///
+/// The loop is also a `SerialExecutor`: an actor whose `unownedExecutor` is the loop runs
+/// on the I/O thread, and a handler may enter it synchronously with `assumeIsolated`
+/// (the input path: read → actor state, no thread hop). ``IOTimer`` adds deadlines on the
+/// same thread (timerfd).
 ///
 /// Removal happens on the I/O thread: ``remove(_:)`` queues the request, the thread drops
 /// the handler and then calls its `onRemove` (which closes the fd). So a handler never runs
@@ -51,6 +56,8 @@ public final class IOLoop: Sendable {
         var pendingRemovals: [UInt64] = []
         var nextID: UInt64 = 1
         var stopping = false
+        /// Jobs of actors (and tasks) that run on this loop, in enqueue order.
+        var jobs: [UnownedJob] = []
     }
 
     private let epfd: Int32
@@ -148,6 +155,16 @@ public final class IOLoop: Sendable {
         }
     }
 
+    /// Runs the jobs enqueued so far (on the I/O thread), including any they enqueue.
+    private func runJobs(_ batch: inout [UnownedJob]) {
+        while true {
+            state.withLock { swap(&$0.jobs, &batch) }
+            if batch.isEmpty { return }
+            for job in batch { job.runSynchronously(on: asUnownedSerialExecutor()) }
+            batch.removeAll(keepingCapacity: true)
+        }
+    }
+
     private func wake() {
         var one: UInt64 = 1
         _ = withUnsafeBytes(of: &one) { write(wakefd, $0.baseAddress, 8) }
@@ -162,6 +179,8 @@ public final class IOLoop: Sendable {
     private func run() {
         threadID.store(UInt64(pthread_self()), ordering: .releasing)
         var events = [epoll_event](repeating: epoll_event(), count: 64)
+        var jobs: [UnownedJob] = []
+        jobs.reserveCapacity(16)
         while true {
             let n = events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, 64, -1) }
             if n < 0 {
@@ -184,9 +203,76 @@ public final class IOLoop: Sendable {
                 return (s.pendingRemovals, s.stopping)
             }
             for id in removals { removeNow(id) }
+            runJobs(&jobs)
             if stopping { break }
         }
         let all = state.withLock { s -> [UInt64] in Array(s.entries.keys) }
         for id in all { removeNow(id) }
+    }
+}
+
+extension IOLoop: SerialExecutor {
+    /// Queues a job for the I/O thread; it runs after the handlers of the current epoll
+    /// round. Jobs enqueued after ``stop()`` never run.
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        state.withLock { $0.jobs.append(unowned) }
+        if !isCurrent { wake() }
+    }
+
+    public func checkIsolated() {
+        precondition(isCurrent, "not on the IOLoop thread")
+    }
+
+    public func isIsolatingCurrentContext() -> Bool? { isCurrent }
+}
+
+/// A deadline on an ``IOLoop`` thread: a `timerfd` on CLOCK_MONOTONIC, armed for one
+/// absolute time at a time. Its handler runs on the I/O thread; while disarmed it costs
+/// nothing and wakes nothing.
+public final class IOTimer: Sendable {
+    private let fd: Int32
+    private let token: IOToken
+    private let loop: IOLoop
+
+    /// Creates a disarmed timer whose `handler` runs on `loop`'s thread when it fires.
+    public init(loop: IOLoop, handler: @escaping @Sendable () -> Void) throws(IOLoopError) {
+        let fd = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
+        guard fd >= 0 else { throw IOLoopError(errno: errno, context: "timerfd_create") }
+        do {
+            token = try loop.register(
+                fd: fd,
+                handler: { _ in
+                    var expirations: UInt64 = 0
+                    // EAGAIN: re-armed or disarmed since epoll saw it fire; not a deadline.
+                    let n = withUnsafeMutableBytes(of: &expirations) { read(fd, $0.baseAddress, 8) }
+                    if n == 8 { handler() }
+                },
+                onRemove: { close(fd) })
+        } catch {
+            close(fd)
+            throw error
+        }
+        self.fd = fd
+        self.loop = loop
+    }
+
+    /// Fires once at `microseconds` of CLOCK_MONOTONIC (at once if that has passed), or
+    /// never (`nil`). Replaces the previous deadline.
+    public func arm(atMonotonicMicroseconds microseconds: Int64?) {
+        var spec = itimerspec()
+        if let microseconds {
+            // 0 would disarm: a deadline at the clock's origin is long past, fire now.
+            let t = max(microseconds, 1)
+            spec.it_value.tv_sec = Int(t / 1_000_000)
+            spec.it_value.tv_nsec = Int(t % 1_000_000) * 1000
+        }
+        _ = timerfd_settime(fd, Int32(TFD_TIMER_ABSTIME), &spec, nil)
+    }
+
+    /// Stops watching and closes the timer (on the I/O thread).
+    public func cancel() {
+        arm(atMonotonicMicroseconds: nil)
+        loop.remove(token)
     }
 }

@@ -76,38 +76,55 @@ func fail(_ message: String) -> Never {
     exit(1)
 }
 
-/// When the pipeline task last received a frame (CLOCK_MONOTONIC ns): splits the latency
-/// into write → pipeline task and pipeline task → handler.
+/// When the pipeline last received a frame (CLOCK_MONOTONIC ns): splits the latency into
+/// write → pipeline and pipeline → handler.
 let frameReceivedAt = Atomic<Int64>(0)
 
-/// Reads `device` on `loop` and feeds every frame through `pipeline` on one task, as the
-/// daemon's pipeline task does; `emit` sees each output.
-func startReading(
-    _ device: EvdevDevice, loop: IOLoop, pipeline: consuming Pipeline, emit: @escaping @Sendable (ReplayOutput) -> Void
-) throws -> Task<Void, Never> {
-    let stream = try device.inputs(on: loop)
-    let profile = RoleClassifier.profile(for: device.description, node: device.node)
-    nonisolated(unsafe) var owned = pipeline
-    return Task.detached {
-        var pipeline = owned
+/// The pipeline on the I/O thread, as in the daemon (`DaemonState`): an actor whose
+/// executor is the `IOLoop`, entered synchronously from the device's read handler.
+actor PipelineOnLoop {
+    nonisolated let unownedExecutor: UnownedSerialExecutor
+    var pipeline: Pipeline
+    var index = 0
+    let emit: @Sendable (ReplayOutput) -> Void
+
+    init(loop: IOLoop, pipeline: sending Pipeline, emit: @escaping @Sendable (ReplayOutput) -> Void) {
+        unownedExecutor = loop.asUnownedSerialExecutor()
+        self.pipeline = pipeline
+        self.emit = emit
+    }
+
+    func add(_ device: EvdevDevice) {
+        let profile = RoleClassifier.profile(for: device.description, node: device.node)
         let now = monotonicNow()
-        let index = pipeline.addDevice(profile, at: now) { emit($0) }
+        index = pipeline.addDevice(profile, at: now) { emit($0) }
         pipeline.sessionStarted(at: now) { emit($0) }
-        for await input in stream {
-            guard case .frame(let frame) = input else { break }
-            frameReceivedAt.store(nowNanoseconds(), ordering: .relaxed)
-            if frame.resync != nil {
-                pipeline.eventsLost(device: index, changes: frame.events, at: frame.time) { emit($0) }
-            } else {
-                pipeline.handle(frame: frame.events, device: index, at: frame.time) { emit($0) }
-            }
+    }
+
+    func handle(_ input: DeviceInput) {
+        guard case .frame(let frame) = input else { return }
+        frameReceivedAt.store(nowNanoseconds(), ordering: .relaxed)
+        if frame.resync != nil {
+            pipeline.eventsLost(device: index, changes: frame.events, at: frame.time) { emit($0) }
+        } else {
+            pipeline.handle(frame: frame.events, device: index, at: frame.time) { emit($0) }
         }
     }
 }
 
+/// Reads `device` on `loop` and feeds every frame through `pipeline` on the I/O thread, as
+/// the daemon does; `emit` sees each output there.
+func startReading(
+    _ device: EvdevDevice, loop: IOLoop, pipeline: sending Pipeline, emit: @escaping @Sendable (ReplayOutput) -> Void
+) async throws {
+    let state = PipelineOnLoop(loop: loop, pipeline: pipeline, emit: emit)
+    await state.add(device)
+    try device.read(on: loop) { input in state.assumeIsolated { $0.handle(input) } }
+}
+
 // MARK: - keys
 
-func keys(presses: Int, gapMicroseconds: UInt32) throws {
+func keys(presses: Int, gapMicroseconds: UInt32) async throws {
     let loop = try IOLoop()
     let uinput = try UinputDevice(
         DeviceDescription(name: "evcapture latency bench", bus: .host, vendor: 1, product: 1, codes: [.synReport, .volumeDown]),
@@ -121,9 +138,23 @@ func keys(presses: Int, gapMicroseconds: UInt32) throws {
             received.store(frameReceivedAt.load(ordering: .relaxed), ordering: .relaxed)
             if event.phase == .began || event.phase == .ended { signal.post(at: t) }
         }))
-    let reading = try startReading(
+    // Where the handler runs: on its own thread through CaptureDispatcher (the library's
+    // guarantee: a handler never blocks input), or — the daemon's path — the pipeline's
+    // output on the I/O thread itself (the daemon hands it to its action workers and
+    // line writer from there).
+    let inline = getenv("EVC_BENCH_INLINE") != nil
+    try await startReading(
         device, loop: loop, pipeline: Pipeline(settings: CaptureCoreSettings(hasSecondaryHandler: false)),
-        emit: { output in if case .capture(let e) = output { dispatcher.deliver(e) } })
+        emit: { output in
+            guard case .capture(let e) = output else { return }
+            if inline {
+                let t = nowNanoseconds()
+                received.store(frameReceivedAt.load(ordering: .relaxed), ordering: .relaxed)
+                if e.phase == .began || e.phase == .ended { signal.post(at: t) }
+            } else {
+                dispatcher.deliver(e)
+            }
+        })
 
     var down: [Int64] = [], up: [Int64] = [], toTask: [Int64] = [], toHandler: [Int64] = []
     down.reserveCapacity(presses)
@@ -146,12 +177,14 @@ func keys(presses: Int, gapMicroseconds: UInt32) throws {
         if i >= 0 { up.append(seenUp - t0) }
         usleep(gapMicroseconds)
     }
-    print("evcapture (EvdevDevice + IOLoop + Pipeline + CaptureDispatcher → handler), \(presses) presses, \(gapMicroseconds) us apart")
+    print(
+        inline
+            ? "evcapture (EvdevDevice + IOLoop + Pipeline → output on the I/O thread, the daemon's path), \(presses) presses, \(gapMicroseconds) us apart"
+            : "evcapture (EvdevDevice + IOLoop + Pipeline + CaptureDispatcher → handler), \(presses) presses, \(gapMicroseconds) us apart")
     report("evcapture press", down)
     report("evcapture release", up)
-    report("  press: write → pipeline task", toTask)
-    report("  press: pipeline task → handler", toHandler)
-    reading.cancel()
+    report("  press: write → pipeline", toTask)
+    report("  press: pipeline → handler", toHandler)
     device.close()
     uinput.destroy()
     loop.stop()
@@ -172,7 +205,11 @@ final class TimedCamera: CameraBackend {
     func controls() throws(CameraError) -> [CameraControlInfo] { try camera.controls() }
     func value(of id: CameraControlID) throws(CameraError) -> Int64 { try camera.value(of: id) }
     func cachedControl(_ id: CameraControlID) throws(CameraError) -> CameraControlInfo? { try camera.cachedControl(id) }
+    /// When the last `set` was entered: the V4L2 ioctls (a `VIDIOC_QUERY_EXT_CTRL` from
+    /// uvcvideo's cache, then `VIDIOC_S_EXT_CTRLS`) are issued from here on.
+    let enteredAt = Atomic<Int64>(0)
     func set(_ id: CameraControlID, to value: Int64) throws(CameraError) -> Int64 {
+        enteredAt.store(nowNanoseconds(), ordering: .relaxed)
         defer { signal.post(at: nowNanoseconds()) }
         return try camera.set(id, to: value)
     }
@@ -180,19 +217,19 @@ final class TimedCamera: CameraBackend {
 
 let verbose = getenv("EVC_BENCH_VERBOSE") != nil
 
-func knob(steps: Int, gapMicroseconds: UInt32, cameraPath: String) throws {
+func knob(steps: Int, gapMicroseconds: UInt32, cameraPath: String) async throws {
     let loop = try IOLoop()
     let session = try CameraSession(.init(camera: .path(cameraPath)), loop: loop, logger: Logger(label: "bench"))
     let signal = Signal()
-    let stage = CameraControlsStage(
-        camera: TimedCamera(session.camera, signal: signal), configuration: ControlsConfiguration(), controls: ["zoom"])
+    let timed = TimedCamera(session.camera, signal: signal)
+    let stage = CameraControlsStage(camera: timed, configuration: ControlsConfiguration(), controls: ["zoom"])
     guard stage.session.controls.contains(where: { $0.name == "zoom" }) else { fail("\(cameraPath) has no zoom control") }
     let uinput = try UinputDevice(
         DeviceDescription(name: "evcapture knob bench", bus: .usb, vendor: 0x1209, product: 0x0d1a, codes: [.synReport, .relDial, .btn0]))
     let device = try EvdevDevice.open(uinput.node)
     let errors = Atomic<Int>(0)
     let recent = Mutex<[String]>([])
-    let reading = try startReading(
+    try await startReading(
         device, loop: loop, pipeline: Pipeline(settings: CaptureCoreSettings(), controls: stage),
         emit: { output in
             guard case .line(let json, _) = output else { return }
@@ -206,8 +243,9 @@ func knob(steps: Int, gapMicroseconds: UInt32, cameraPath: String) throws {
     // the camera driver may still be settling right after it appeared
     usleep(500_000)
 
-    var samples: [Int64] = []
+    var samples: [Int64] = [], issued: [Int64] = []
     samples.reserveCapacity(steps)
+    issued.reserveCapacity(steps)
     let warmup = steps / 20 + 5
     for i in -warmup..<steps {
         let t0 = nowNanoseconds()
@@ -218,11 +256,15 @@ func knob(steps: Int, gapMicroseconds: UInt32, cameraPath: String) throws {
             if i < 0 { print("knob: warm-up step \(i) got no set within 5 s (lost USB request?)"); continue }
             fail("step \(i): no control was set within 5 s; last lines:\n" + recent.withLock { $0.joined(separator: "\n") })
         }
-        if i >= 0 { samples.append(seen - t0) }
+        if i >= 0 {
+            samples.append(seen - t0)
+            issued.append(timed.enteredAt.load(ordering: .relaxed) - t0)
+        }
         usleep(gapMicroseconds)
     }
     print("evcapture knob step → VIDIOC_S_EXT_CTRLS returned (\(cameraPath), zoom_absolute), \(steps) steps, \(gapMicroseconds) us apart, \(errors.load(ordering: .relaxed)) error lines")
-    report("knob step → S_EXT_CTRLS", samples)
+    report("knob step → set entered (ioctls issued)", issued)
+    report("knob step → S_EXT_CTRLS returned", samples)
 
     // The ioctls alone, for comparison (the floor under the knob figure): what one
     // V4L2Camera.set costs (S_EXT_CTRLS, then G_EXT_CTRLS reading the value back), and a
@@ -242,7 +284,6 @@ func knob(steps: Int, gapMicroseconds: UInt32, cameraPath: String) throws {
     }
     report("V4L2Device.set (S_EXT_CTRLS + G_EXT_CTRLS read-back)", sets)
     report("G_EXT_CTRLS alone", gets)
-    reading.cancel()
     device.close()
     uinput.destroy()
     loop.stop()
@@ -252,14 +293,14 @@ func knob(steps: Int, gapMicroseconds: UInt32, cameraPath: String) throws {
 
 @main
 enum LatencyBenchmark {
-    static func main() {
+    static func main() async {
         let args = Array(CommandLine.arguments.dropFirst())
         do {
             switch args.first {
             case "keys":
-                try keys(presses: args.count > 1 ? Int(args[1]) ?? 10_000 : 10_000, gapMicroseconds: args.count > 2 ? UInt32(args[2]) ?? 200 : 200)
+                try await keys(presses: args.count > 1 ? Int(args[1]) ?? 10_000 : 10_000, gapMicroseconds: args.count > 2 ? UInt32(args[2]) ?? 200 : 200)
             case "knob" where args.count > 1:
-                try knob(steps: args.count > 2 ? Int(args[2]) ?? 1000 : 1000, gapMicroseconds: args.count > 3 ? UInt32(args[3]) ?? 2000 : 2000, cameraPath: args[1])
+                try await knob(steps: args.count > 2 ? Int(args[2]) ?? 1000 : 1000, gapMicroseconds: args.count > 3 ? UInt32(args[3]) ?? 2000 : 2000, cameraPath: args[1])
             default:
                 print("usage: latency-benchmark keys [PRESSES [GAP_US]] | knob /dev/videoN [STEPS [GAP_US]]")
                 exit(2)

@@ -14,6 +14,8 @@ echo "bench: === input latency: C floor (libevdev + epoll) ==="
 "$EVC_BENCH_DIR/evdev-floor" "$presses" 200 || status=1
 echo "bench: === input latency: evcapture ==="
 "$EVC_BENCH_LATENCY" keys "$presses" 200 || status=1
+echo "bench: === input latency: evcapture, pipeline output on the I/O thread (the daemon's path) ==="
+EVC_BENCH_INLINE=1 "$EVC_BENCH_LATENCY" keys "$presses" 200 || status=1
 echo "bench: === input latency: C floor again (drift check) ==="
 "$EVC_BENCH_DIR/evdev-floor" "$presses" 200 || status=1
 
@@ -46,6 +48,7 @@ done
 
 fi
 
+[ "${EVC_BENCH_ONLY:-}" = latency ] && exit $status
 echo "bench: === daemon: start, idle, memory (5 input devices + fake camera) ==="
 python3 "$EVC_BENCH_DIR_SRC/daemon.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" --presses "$daemon_presses" \
     --idle-floor "$EVC_BENCH_IDLE_FLOOR" ${EVC_BENCH_EVCAPTURE_STATIC:+--also "$EVC_BENCH_EVCAPTURE_STATIC"} || status=1

@@ -1,0 +1,125 @@
+import IOLoop
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+private func monotonicMicroseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+}
+
+/// State that lives on an IOLoop's thread, as the daemon's does.
+private actor OnLoop {
+    nonisolated let unownedExecutor: UnownedSerialExecutor
+    let loop: IOLoop
+    var reads: [UInt8] = []
+    init(_ loop: IOLoop) {
+        self.loop = loop
+        unownedExecutor = loop.asUnownedSerialExecutor()
+    }
+    func onLoopThread() -> Bool { loop.isCurrent }
+    func got(_ byte: UInt8) { reads.append(byte) }
+}
+
+/// Waits (without a fixed sleep) until `condition` holds, for at most 5 s.
+private func eventually(_ condition: () -> Bool) -> Bool {
+    for _ in 0..<5000 {
+        if condition() { return true }
+        usleep(1000)
+    }
+    return condition()
+}
+
+@Suite struct IOLoopTests {
+    @Test func anActorWhoseExecutorIsTheLoopRunsOnTheIOThread() async throws {
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        let state = OnLoop(loop)
+        #expect(loop.isCurrent == false)
+        #expect(await state.onLoopThread())
+    }
+
+    /// The input path: a read handler enters the actor synchronously, in its own wake-up
+    /// (`assumeIsolated` would trap if the loop did not vouch for its thread).
+    @Test func aReadHandlerEntersTheActorWithoutAHop() async throws {
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        let state = OnLoop(loop)
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let (readEnd, writeEnd) = (fds[0], fds[1])
+        #expect(fcntl(readEnd, F_SETFL, O_NONBLOCK) == 0)
+        defer { close(writeEnd) }
+        let handled = Atomic<Int>(0)
+        try loop.register(
+            fd: readEnd,
+            handler: { _ in
+                var byte: UInt8 = 0
+                while read(readEnd, &byte, 1) == 1 {
+                    state.assumeIsolated { $0.got(byte) }
+                    handled.add(1, ordering: .releasing)
+                }
+            }, onRemove: { close(readEnd) })
+        for b: UInt8 in [7, 8, 9] {
+            var v = b
+            #expect(write(writeEnd, &v, 1) == 1)
+        }
+        #expect(eventually { handled.load(ordering: .acquiring) == 3 })
+        #expect(await state.reads == [7, 8, 9])
+    }
+
+    @Test func aTimerFiresOnceNotBeforeItsDeadline() async throws {
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        let firedAt = Mutex<[Int64]>([])
+        let timer = try IOTimer(loop: loop) {
+            firedAt.withLock { $0.append(monotonicMicroseconds()) }
+        }
+        defer { timer.cancel() }
+        let deadline = monotonicMicroseconds() + 30_000
+        timer.arm(atMonotonicMicroseconds: deadline)
+        #expect(eventually { !firedAt.withLock { $0.isEmpty } })
+        // a second timer well after: the first must not have fired again by then
+        let later = try IOTimer(loop: loop) { firedAt.withLock { $0.append(-1) } }
+        defer { later.cancel() }
+        later.arm(atMonotonicMicroseconds: monotonicMicroseconds() + 50_000)
+        #expect(eventually { firedAt.withLock { $0.count } >= 2 })
+        let times = firedAt.withLock { $0 }
+        #expect(times.count == 2)
+        #expect(times[0] >= deadline)
+        #expect(times.last == -1)
+    }
+
+    @Test func reArmingReplacesTheDeadlineAndNilDisarms() async throws {
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        let fired = Mutex<[String]>([])
+        let moved = try IOTimer(loop: loop) { fired.withLock { $0.append("moved") } }
+        let disarmed = try IOTimer(loop: loop) { fired.withLock { $0.append("disarmed") } }
+        let last = try IOTimer(loop: loop) { fired.withLock { $0.append("last") } }
+        defer { moved.cancel(); disarmed.cancel(); last.cancel() }
+        let now = monotonicMicroseconds()
+        moved.arm(atMonotonicMicroseconds: now + 20_000)
+        disarmed.arm(atMonotonicMicroseconds: now + 20_000)
+        moved.arm(atMonotonicMicroseconds: now + 60_000)
+        disarmed.arm(atMonotonicMicroseconds: nil)
+        last.arm(atMonotonicMicroseconds: now + 120_000)
+        #expect(eventually { fired.withLock { $0.contains("last") } })
+        // timerfds on one clock, one loop: whatever was due earlier was seen first
+        #expect(fired.withLock { $0 } == ["moved", "last"])
+    }
+
+    @Test func aDeadlineInThePastFiresAtOnce() async throws {
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        let fired = Atomic<Int>(0)
+        let timer = try IOTimer(loop: loop) { fired.add(1, ordering: .releasing) }
+        defer { timer.cancel() }
+        timer.arm(atMonotonicMicroseconds: 0)
+        #expect(eventually { fired.load(ordering: .acquiring) == 1 })
+    }
+}
