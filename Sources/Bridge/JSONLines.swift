@@ -56,6 +56,12 @@ public indirect enum JSONValue: Sendable, Hashable, ExpressibleByStringLiteral, 
 
     static func quote(_ v: String, into s: inout String) {
         s += "\""
+        // Almost every string (names, nodes, codes) needs no escape: append it whole.
+        if !v.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            s += v
+            s += "\""
+            return
+        }
         for u in v.unicodeScalars {
             switch u {
             case "\"": s += "\\\""

@@ -201,12 +201,15 @@ final class HandlerQueue: Sendable {
         // Two buffers swapped under the lock: neither is reallocated in steady state.
         var batch: [CaptureEvent] = []
         batch.reserveCapacity(64)
+        // Read once: a `static let` costs a `swift_once` check per access, and the spin
+        // loop below reads it on every turn.
+        let spinsBeforeParking = Self.spinsBeforeParking
         while true {
             // Before parking, look again for a short while (~tens of µs): under a steady
             // stream the task then never parks, and a wake-up — a job handed to the
             // executor, which allocates — is paid only once per burst, not per event.
             var spins = 0
-            while spins < Self.spinsBeforeParking && !hasWork.load(ordering: .acquiring) { spins += 1 }
+            while spins < spinsBeforeParking && !hasWork.load(ordering: .acquiring) { spins += 1 }
             await withUnsafeContinuation { (c: UnsafeContinuation<Void, Never>) in
                 let now = state.withLock { s -> Bool in
                     if !s.pending.isEmpty || s.closed { return true }

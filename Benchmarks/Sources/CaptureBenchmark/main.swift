@@ -1,9 +1,14 @@
 // Throughput and allocations of the capture hot path: key frames through roles → press
 // lifecycle → gestures (the core) → dispatcher with no-op handlers. Not a test: run it in
 // release mode and read the figures (BENCHMARKS.md records them).
+import Bridge
 import Capture
 import Evdev
 import MallocCounter
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Devices with the roles the classifier gives them.
 func devices() -> [DeviceProfile] {
@@ -116,6 +121,71 @@ func run(frames: Int, warmup: Int, dispatcher: CaptureDispatcher?) -> Result {
     return Result(frames: frames, seconds: Double(s) + Double(atto) / 1e18, allocations: a1 - a0, events: events)
 }
 
+/// The knob path without the kernel: dial steps (`REL_DIAL` ±1 + `SYN_REPORT`, 2 ms apart)
+/// through `Pipeline` (roles → core → controls stage → the zoom slider) to a simulated
+/// camera's `set`, as the daemon runs it on its I/O thread. Outputs (value lines) are
+/// built, as in the daemon, and dropped.
+func knobSteps(_ steps: Int) -> Result {
+    let dial = DeviceDescription(
+        name: "Griffin PowerMate", bus: .usb, vendor: 0x077d, product: 0x0410, codes: [.synReport, .relDial, .btn0])
+    let camera = EnteredCamera(SimCamera())
+    var pipeline = Pipeline(
+        settings: CaptureCoreSettings(),
+        controls: CameraControlsStage(camera: camera, configuration: ControlsConfiguration(), controls: ["zoom"]))
+    var lines = 0
+    let index = pipeline.addDevice(RoleClassifier.profile(for: dial, node: "/dev/input/event9"), at: Timestamp(microseconds: 0)) { _ in }
+    pipeline.sessionStarted(at: Timestamp(microseconds: 0)) { _ in }
+    var frame = [InputEvent(time: Timestamp(microseconds: 0), .relDial, 1)]
+    var now = Timestamp(microseconds: 0)
+    func one(_ i: Int) {
+        now = Timestamp(microseconds: now.microseconds + 2000)
+        frame[0] = InputEvent(time: now, .relDial, i & 1 == 0 ? 1 : -1)
+        pipeline.handle(frame: frame, device: index, at: now) { _ in lines &+= 1 }
+    }
+    for i in 0..<2000 { one(i) }
+    // time from Pipeline.handle to the camera's set, per step (the part before the ioctl)
+    var toSet: [Int64] = []
+    toSet.reserveCapacity(20000)
+    for i in 0..<20000 {
+        let t = nanoseconds()
+        one(i)
+        toSet.append(camera.enteredAt - t)
+    }
+    toSet.sort()
+    print("knob step: Pipeline.handle → camera set entered: p50 \(toSet[toSet.count / 2]) ns, p99 \(toSet[toSet.count * 99 / 100]) ns (20,000 steps)")
+    let before = camera.sim.setLog.count
+    let clock = ContinuousClock()
+    let a0 = evc_malloc_count()
+    let t0 = clock.now
+    for i in 0..<steps { one(i) }
+    let t1 = clock.now
+    let a1 = evc_malloc_count()
+    let sets = camera.sim.setLog.count - before
+    let (s, atto) = (t1 - t0).components
+    return Result(frames: steps, seconds: Double(s) + Double(atto) / 1e18, allocations: a1 - a0, events: sets)
+}
+
+func nanoseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}
+
+/// A simulated camera that notes when `set` is entered.
+final class EnteredCamera: CameraBackend, @unchecked Sendable {
+    let sim: SimCamera
+    var enteredAt: Int64 = 0
+    init(_ sim: SimCamera) { self.sim = sim }
+    var identity: String { sim.identity }
+    func controls() throws(CameraError) -> [CameraControlInfo] { try sim.controls() }
+    func value(of id: CameraControlID) throws(CameraError) -> Int64 { try sim.value(of: id) }
+    func cachedControl(_ id: CameraControlID) throws(CameraError) -> CameraControlInfo? { try sim.cachedControl(id) }
+    func set(_ id: CameraControlID, to value: Int64) throws(CameraError) -> Int64 {
+        enteredAt = nanoseconds()
+        return try sim.set(id, to: value)
+    }
+}
+
 @main
 enum CaptureBenchmark {
     static func main() async {
@@ -135,5 +205,8 @@ enum CaptureBenchmark {
         let (s, atto) = (clock.now - t0).components
         print("core → dispatcher (no-op handlers):              \(full.line)")
         print("  handlers drained the remaining queue in \(fmt(Double(s) + Double(atto) / 1e18, 3)) s after the last frame")
+
+        let knob = knobSteps(frames / 20)
+        print("knob steps → zoom set (Pipeline + controls, SimCamera): \(knob.line.replacingOccurrences(of: "capture events", with: "camera sets"))")
     }
 }

@@ -243,7 +243,7 @@ func knob(steps: Int, gapMicroseconds: UInt32, cameraPath: String) async throws 
     // the camera driver may still be settling right after it appeared
     usleep(500_000)
 
-    var samples: [Int64] = [], issued: [Int64] = []
+    var samples: [Int64] = [], issued: [Int64] = [], read: [Int64] = []
     samples.reserveCapacity(steps)
     issued.reserveCapacity(steps)
     let warmup = steps / 20 + 5
@@ -259,11 +259,14 @@ func knob(steps: Int, gapMicroseconds: UInt32, cameraPath: String) async throws 
         if i >= 0 {
             samples.append(seen - t0)
             issued.append(timed.enteredAt.load(ordering: .relaxed) - t0)
+            read.append(frameReceivedAt.load(ordering: .relaxed) - t0)
         }
         usleep(gapMicroseconds)
     }
     print("evcapture knob step → VIDIOC_S_EXT_CTRLS returned (\(cameraPath), zoom_absolute), \(steps) steps, \(gapMicroseconds) us apart, \(errors.load(ordering: .relaxed)) error lines")
     report("knob step → set entered (ioctls issued)", issued)
+    report("  of it: write → pipeline", read)
+    report("  of it: pipeline → set entered", zip(issued, read).map { $0 - $1 })
     report("knob step → S_EXT_CTRLS returned", samples)
 
     // The ioctls alone, for comparison (the floor under the knob figure): what one

@@ -10,6 +10,7 @@ status=0
 echo "bench: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU(s), QEMU TCG"
 
 if [ "${EVC_BENCH_ONLY:-}" != daemon ]; then
+if [ "${EVC_BENCH_ONLY:-}" != knob ]; then
 echo "bench: === input latency: C floor (libevdev + epoll) ==="
 "$EVC_BENCH_DIR/evdev-floor" "$presses" 200 || status=1
 echo "bench: === input latency: evcapture ==="
@@ -18,6 +19,7 @@ echo "bench: === input latency: evcapture, pipeline output on the I/O thread (th
 EVC_BENCH_INLINE=1 "$EVC_BENCH_LATENCY" keys "$presses" 200 || status=1
 echo "bench: === input latency: C floor again (drift check) ==="
 "$EVC_BENCH_DIR/evdev-floor" "$presses" 200 || status=1
+fi
 
 echo "bench: === knob step → VIDIOC_S_EXT_CTRLS (fake UVC camera) ==="
 "$EVCAPTURE_FAKEUVC" > "$TMPDIR/fakeuvc-knob.log" 2>&1 &
@@ -34,7 +36,7 @@ if [ -n "$node" ]; then
     udevadm settle --timeout=10
     sleep 2  # udev's own probes of the new camera (v4l_id) done: GadgetFS drops overlapping requests
     v4l2-ctl -d "$node" --get-ctrl zoom_absolute
-    "$EVC_BENCH_LATENCY" knob "$node" "$knob_steps" 2000 || status=1
+    "$EVC_BENCH_LATENCY" knob "$node" "$knob_steps" "${EVC_BENCH_KNOB_GAP:-2000}" || status=1
     echo "bench: fake camera received $(grep -c 'SET_CUR zoom_absolute' "$TMPDIR/fakeuvc-knob.log") zoom SET_CURs, problems: $(grep -c -e ' lost' -e aborted "$TMPDIR/fakeuvc-knob.log")"
 else
     echo "bench: the fake camera did not appear"; status=1
@@ -48,7 +50,7 @@ done
 
 fi
 
-[ "${EVC_BENCH_ONLY:-}" = latency ] && exit $status
+case "${EVC_BENCH_ONLY:-}" in latency|knob) exit $status ;; esac
 echo "bench: === daemon: start, idle, memory (5 input devices + fake camera) ==="
 python3 "$EVC_BENCH_DIR_SRC/daemon.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" --presses "$daemon_presses" \
     --idle-floor "$EVC_BENCH_IDLE_FLOOR" ${EVC_BENCH_EVCAPTURE_STATIC:+--also "$EVC_BENCH_EVCAPTURE_STATIC"} || status=1
