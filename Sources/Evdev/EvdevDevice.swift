@@ -170,14 +170,21 @@ public final class EvdevDevice: Sendable {
 
     // MARK: - Reading
 
-    /// Reads what is waiting, until EAGAIN, without blocking. Called by the I/O thread's
-    /// handler; usable directly in tests.
+    /// Reads what is waiting, until EAGAIN, without blocking. Usable directly in tests.
     public func readAvailable() -> [DeviceInput] {
         var out: [DeviceInput] = []
-        state.withLock { s in
+        while !readSome(into: &out, stopAfterFrame: false) {}
+        return out
+    }
+
+    /// Reads until EAGAIN, or (`stopAfterFrame`) until one frame is complete: the I/O
+    /// thread's handler then hands that frame on at once, before the read that finds the
+    /// device empty. Returns true when nothing more is to be read now (EAGAIN, or removed).
+    private func readSome(into out: inout [DeviceInput], stopAfterFrame: Bool) -> Bool {
+        state.withLock { s -> Bool in
             guard let dev = s.dev else {
                 out.append(.removed(EvdevError(code: .noDevice, context: "reading \(node): already closed")))
-                return
+                return true
             }
             var ev = input_event()
             while true {
@@ -188,6 +195,7 @@ public final class EvdevDevice: Sendable {
                     if e.isSynReport {
                         out.append(.frame(Frame(events: s.partial, time: e.time, reportValue: e.value)))
                         s.partial = []
+                        if stopAfterFrame { return false }
                     } else {
                         s.partial.append(e)
                     }
@@ -209,26 +217,27 @@ public final class EvdevDevice: Sendable {
                     } while syncRC == LIBEVDEV_READ_STATUS_SYNC.rawValue
                     if syncRC == -ENODEV {
                         out.append(.removed(nil))
-                        return
+                        return true
                     }
                     var changed: [EventCode: Bool] = [:]
                     for e in delta where e.type == .key { changed[e.eventCode] = e.value != 0 }
                     let time = delta.last?.time ?? dropTime
                     out.append(.frame(Frame(events: delta, time: time, resync: Resync(changedKeys: changed, keysDown: keysDown(dev)))))
+                    if stopAfterFrame { return false }
                     continue
                 }
                 if rc == -ENODEV {
                     out.append(.removed(nil))
-                    return
+                    return true
                 }
                 out.append(.removed(EvdevError(errno: -rc, context: "reading \(node)")))
-                return
+                return true
             }
             if s.grabWanted && !s.grabbed && keysDown(dev).isEmpty {
                 grabNow(&s)
             }
+            return true
         }
-        return out
     }
 
     private func keysDown(_ dev: OpaquePointer) -> Set<EventCode> {
@@ -261,16 +270,24 @@ public final class EvdevDevice: Sendable {
                 // Strong captures: a watched device stays alive until its registration is
                 // removed (close(), removal or loop stop), which breaks the cycle.
                 handler: { readiness in
-                    var items = self.readAvailable()
-                    if readiness.contains(.hangup) || readiness.contains(.error),
-                       !items.contains(where: { if case .removed = $0 { true } else { false } }) {
-                        items.append(.removed(nil))
-                    }
-                    for item in items {
-                        handler(item)
-                        if case .removed = item {
-                            self.close()
-                            return
+                    // Frame by frame: each is handed on as soon as it is complete, before
+                    // the read that finds the device empty (one syscall less between the
+                    // kernel's event and the handler).
+                    var items: [DeviceInput] = []
+                    var drained = false
+                    while !drained {
+                        items.removeAll(keepingCapacity: true)
+                        drained = self.readSome(into: &items, stopAfterFrame: true)
+                        if drained, readiness.contains(.hangup) || readiness.contains(.error),
+                           !items.contains(where: { if case .removed = $0 { true } else { false } }) {
+                            items.append(.removed(nil))
+                        }
+                        for item in items {
+                            handler(item)
+                            if case .removed = item {
+                                self.close()
+                                return
+                            }
                         }
                     }
                 },
