@@ -8,7 +8,12 @@
 // benchmark (Benchmarks/Sources/LatencyBenchmark), so the two figures differ only by
 // what lies between the evdev read and the handler.
 //
-// Build: Tests/System/bench/build (gcc, libevdev-dev). Run: evdev-floor [PRESSES] [GAP_US]
+// `knob` mode is the floor under the knob figure: a uinput dial (REL_DIAL) read the same
+// way, and for each step's SYN_REPORT the reader issues VIDIOC_S_EXT_CTRLS (zoom_absolute
+// 100 ↔ 108) on the camera itself; it measures the write → ioctl issued and → returned.
+//
+// Build: Tests/System/bench/build (gcc, libevdev-dev).
+// Run: evdev-floor [PRESSES] [GAP_US] | evdev-floor knob /dev/videoN [STEPS] [GAP_US]
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/videodev2.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +42,23 @@ static int reader_fd;
 static sem_t seen;
 static _Atomic int64_t seen_at;
 static _Atomic int stop;
+static pthread_t reader_thread;
+/* knob mode: the camera, the ioctl's issue time and the next zoom value */
+static int camera_fd = -1;
+static _Atomic int64_t issued_at;
+static int zoom_value = 100;
+
+/* The knob floor's "handler": one VIDIOC_S_EXT_CTRLS on zoom_absolute. */
+static void set_zoom(void) {
+    zoom_value = zoom_value == 100 ? 108 : 100;
+    struct v4l2_ext_control c = {.id = V4L2_CID_ZOOM_ABSOLUTE, .value = zoom_value};
+    struct v4l2_ext_controls cs = {.which = V4L2_CTRL_WHICH_CUR_VAL, .count = 1, .controls = &c};
+    issued_at = now_ns();
+    if (ioctl(camera_fd, VIDIOC_S_EXT_CTRLS, &cs) != 0) {
+        perror("evdev-floor: VIDIOC_S_EXT_CTRLS");
+        exit(1);
+    }
+}
 
 static void *reader(void *arg) {
     (void)arg;
@@ -58,9 +82,10 @@ static void *reader(void *arg) {
                 while (libevdev_next_event(reader_dev, LIBEVDEV_READ_FLAG_SYNC, &e) == LIBEVDEV_READ_STATUS_SYNC) {}
                 continue;
             }
-            if (e.type == EV_KEY && e.code == KEY_VOLUMEDOWN) key_in_frame = 1;
+            if ((e.type == EV_KEY && e.code == KEY_VOLUMEDOWN) || (e.type == EV_REL && e.code == REL_DIAL)) key_in_frame = 1;
             if (e.type == EV_SYN && e.code == SYN_REPORT && key_in_frame) {
                 key_in_frame = 0;
+                if (camera_fd >= 0) set_zoom();
                 seen_at = now_ns();
                 sem_post(&seen);
             }
@@ -89,7 +114,8 @@ static void report(const char *what, int64_t *v, int n) {
 }
 
 static void write_key(struct libevdev_uinput *u, int value) {
-    if (libevdev_uinput_write_event(u, EV_KEY, KEY_VOLUMEDOWN, value) != 0 ||
+    int type = camera_fd >= 0 ? EV_REL : EV_KEY, code = camera_fd >= 0 ? REL_DIAL : KEY_VOLUMEDOWN;
+    if (libevdev_uinput_write_event(u, type, code, value) != 0 ||
         libevdev_uinput_write_event(u, EV_SYN, SYN_REPORT, 0) != 0) {
         fprintf(stderr, "evdev-floor: uinput write failed\n");
         exit(1);
@@ -107,18 +133,31 @@ static int wait_seen(void) {
     return 0;
 }
 
+static int knob(struct libevdev_uinput *u, int steps, int gap_us);
+
 int main(int argc, char **argv) {
-    int presses = argc > 1 ? atoi(argv[1]) : 10000;
-    int gap_us = argc > 2 ? atoi(argv[2]) : 200;
+    int knob_mode = argc > 2 && strcmp(argv[1], "knob") == 0;
+    if (knob_mode) {
+        camera_fd = open(argv[2], O_RDWR | O_CLOEXEC);
+        if (camera_fd < 0) { perror(argv[2]); return 1; }
+        argv += 2;
+        argc -= 2;
+    }
+    int presses = argc > 1 ? atoi(argv[1]) : (knob_mode ? 1000 : 10000);
+    int gap_us = argc > 2 ? atoi(argv[2]) : (knob_mode ? 2000 : 200);
     if (presses <= 0) {
-        fprintf(stderr, "usage: evdev-floor [PRESSES] [GAP_US]\n");
+        fprintf(stderr, "usage: evdev-floor [PRESSES] [GAP_US] | evdev-floor knob /dev/videoN [STEPS] [GAP_US]\n");
         return 2;
     }
 
     struct libevdev *proto = libevdev_new();
     libevdev_set_name(proto, "evcapture latency floor");
     libevdev_set_id_bustype(proto, 0x19);
-    libevdev_enable_event_code(proto, EV_KEY, KEY_VOLUMEDOWN, NULL);
+    if (knob_mode) {
+        libevdev_enable_event_code(proto, EV_REL, REL_DIAL, NULL);
+    } else {
+        libevdev_enable_event_code(proto, EV_KEY, KEY_VOLUMEDOWN, NULL);
+    }
     struct libevdev_uinput *u;
     int rc = libevdev_uinput_create_from_device(proto, LIBEVDEV_UINPUT_OPEN_MANAGED, &u);
     if (rc != 0) {
@@ -133,9 +172,9 @@ int main(int argc, char **argv) {
     }
     libevdev_set_clock_id(reader_dev, CLOCK_MONOTONIC);
     sem_init(&seen, 0, 0);
-    pthread_t t;
-    pthread_create(&t, NULL, reader, NULL);
+    pthread_create(&reader_thread, NULL, reader, NULL);
 
+    if (knob_mode) return knob(u, presses, gap_us);
     int64_t *down = calloc(presses, sizeof *down), *up = calloc(presses, sizeof *up);
     int warmup = presses / 20 + 10;
     for (int i = -warmup; i < presses; i++) {
@@ -151,10 +190,33 @@ int main(int argc, char **argv) {
         usleep(gap_us);
     }
     stop = 1;
-    pthread_join(t, NULL);
+    pthread_join(reader_thread, NULL);
     printf("evdev-floor (C, libevdev + epoll, one reader thread), %d presses, %d us apart\n", presses, gap_us);
     report("floor press", down, presses);
     report("floor release", up, presses);
+    libevdev_uinput_destroy(u);
+    return 0;
+}
+
+/* Dial steps +1/-1; each one's SYN_REPORT makes the reader set the zoom. */
+static int knob(struct libevdev_uinput *u, int steps, int gap_us) {
+    int64_t *issued = calloc(steps, sizeof *issued), *returned = calloc(steps, sizeof *returned);
+    int warmup = steps / 20 + 5;
+    for (int i = -warmup; i < steps; i++) {
+        int64_t t0 = now_ns();
+        write_key(u, i % 2 == 0 ? 1 : -1);
+        if (wait_seen() != 0) { fprintf(stderr, "evdev-floor: step %d never arrived\n", i); return 1; }
+        if (i >= 0) {
+            issued[i] = issued_at - t0;
+            returned[i] = seen_at - t0;
+        }
+        usleep(gap_us);
+    }
+    stop = 1;
+    pthread_join(reader_thread, NULL);
+    printf("evdev-floor knob (C, libevdev + epoll, S_EXT_CTRLS from the reader thread), %d steps, %d us apart\n", steps, gap_us);
+    report("floor knob step → S_EXT_CTRLS issued", issued, steps);
+    report("floor knob step → S_EXT_CTRLS returned", returned, steps);
     libevdev_uinput_destroy(u);
     return 0;
 }

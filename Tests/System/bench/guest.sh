@@ -36,7 +36,9 @@ if [ -n "$node" ]; then
     udevadm settle --timeout=10
     sleep 2  # udev's own probes of the new camera (v4l_id) done: GadgetFS drops overlapping requests
     v4l2-ctl -d "$node" --get-ctrl zoom_absolute
+    "$EVC_BENCH_DIR/evdev-floor" knob "$node" "$knob_steps" "${EVC_BENCH_KNOB_GAP:-2000}" || status=1
     "$EVC_BENCH_LATENCY" knob "$node" "$knob_steps" "${EVC_BENCH_KNOB_GAP:-2000}" || status=1
+    "$EVC_BENCH_DIR/evdev-floor" knob "$node" "$knob_steps" "${EVC_BENCH_KNOB_GAP:-2000}" || status=1
     echo "bench: fake camera received $(grep -c 'SET_CUR zoom_absolute' "$TMPDIR/fakeuvc-knob.log") zoom SET_CURs, problems: $(grep -c -e ' lost' -e aborted "$TMPDIR/fakeuvc-knob.log")"
 else
     echo "bench: the fake camera did not appear"; status=1
