@@ -135,6 +135,11 @@ static int wait_seen(void) {
 
 static int knob(struct libevdev_uinput *u, int steps, int gap_us);
 
+static void stop_reader(void) {
+    stop = 1;
+    pthread_join(reader_thread, NULL);
+}
+
 int main(int argc, char **argv) {
     int knob_mode = argc > 2 && strcmp(argv[1], "knob") == 0;
     if (knob_mode) {
@@ -189,8 +194,7 @@ int main(int argc, char **argv) {
         if (i >= 0) up[i] = seen_at - t0;
         usleep(gap_us);
     }
-    stop = 1;
-    pthread_join(reader_thread, NULL);
+    stop_reader();
     printf("evdev-floor (C, libevdev + epoll, one reader thread), %d presses, %d us apart\n", presses, gap_us);
     report("floor press", down, presses);
     report("floor release", up, presses);
@@ -212,8 +216,7 @@ static int knob(struct libevdev_uinput *u, int steps, int gap_us) {
         }
         usleep(gap_us);
     }
-    stop = 1;
-    pthread_join(reader_thread, NULL);
+    stop_reader();
     printf("evdev-floor knob (C, libevdev + epoll, S_EXT_CTRLS from the reader thread), %d steps, %d us apart\n", steps, gap_us);
     report("floor knob step → S_EXT_CTRLS issued", issued, steps);
     report("floor knob step → S_EXT_CTRLS returned", returned, steps);
