@@ -1,4 +1,5 @@
 import Capture
+import Evdev
 import IOLoop
 import Logging
 import Synchronization
@@ -31,14 +32,18 @@ public final class CameraSession: Sendable {
         /// Where the session hears of the camera's return: udevd's events, or the kernel's
         /// when udevd is not running (`.automatic`).
         public var hotplugSource: UdevEventSource
+        /// Policy `restore`: at most `limit` restores of one control within `window`; past
+        /// that the session gives way to the other program (keeps its value, reports it).
+        public var restoreLimit: (limit: Int, window: Duration)
 
         public init(
             camera: CameraSelector = .automatic, onExternalChange: ExternalChangePolicy = .follow,
-            hotplugSource: UdevEventSource = .automatic
+            hotplugSource: UdevEventSource = .automatic, restoreLimit: (limit: Int, window: Duration) = (3, .seconds(2))
         ) {
             self.camera = camera
             self.onExternalChange = onExternalChange
             self.hotplugSource = hotplugSource
+            self.restoreLimit = restoreLimit
         }
     }
 
@@ -93,6 +98,8 @@ public final class CameraSession: Sendable {
         var reopenAttempts = 0
         /// Bus info and card of the camera when it was last open.
         var busAndCard: String?
+        /// Restores of each control lately (policy `restore`).
+        var restores: RestoreBudget
     }
     private let state: Mutex<State>
 
@@ -114,7 +121,10 @@ public final class CameraSession: Sendable {
         self.logger = logger
         self.camera = camera
         (events, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .unbounded)
-        state = Mutex(State(opened: opened, bindings: bindings, busAndCard: opened.busAndCard))
+        state = Mutex(
+            State(
+                opened: opened, bindings: bindings, busAndCard: opened.busAndCard,
+                restores: RestoreBudget(limit: configuration.restoreLimit.limit, window: configuration.restoreLimit.window)))
     }
 
     /// Which V4L2 controls the system sliders drive (refreshed at every (re)connection).
@@ -260,10 +270,26 @@ public final class CameraSession: Sendable {
     private func handle(_ event: ControlEvent) {
         let policy = configuration.onExternalChange
         let mine = camera.personValue(of: event.id)
-        let restore =
+        var restore =
             policy == .restore && event.changes.contains(.value) && mine != nil && mine != event.value
             && !event.flags.contains(.inactive) && !event.flags.contains(.readOnly)
-        camera.apply(event, adoptValue: policy == .follow)
+        // Another program that puts its own value back as we do would make the two set
+        // the camera back and forth for ever: past the budget the session gives way.
+        var gaveWay = false
+        if restore, !state.withLock({ $0.restores.allow(event.id, at: monotonicNow()) }) {
+            restore = false
+            gaveWay = true
+        }
+        camera.apply(event, adoptValue: policy == .follow || gaveWay)
+        if gaveWay {
+            let name = camera.description(of: event.id)?.name ?? event.id.description
+            let error = CameraError(
+                code: .busy, control: name, device: camera.identity,
+                detail: "another program keeps changing it (\(configuration.restoreLimit.limit) restores within "
+                    + "\(configuration.restoreLimit.window)): keeping its value \(event.value) instead of restoring")
+            logger.warning("\(error)")
+            continuation.yield(.error(error))
+        }
         if let d = camera.description(of: event.id) {
             var info = CameraControlInfo(d, value: event.value)
             info.isInactive = event.flags.contains(.inactive)
@@ -287,5 +313,28 @@ public final class CameraSession: Sendable {
                 continuation.yield(.error(error))
             }
         }
+    }
+}
+
+/// How often the session may put one control's value back (policy `restore`): at most
+/// `limit` times within `window`. A program that resets a control once is answered; one
+/// that keeps setting it (or restores its own value as we do) is given way to.
+struct RestoreBudget {
+    let limit: Int
+    let window: Duration
+    private var recent: [ControlID: [Timestamp]] = [:]
+
+    init(limit: Int, window: Duration) {
+        self.limit = limit
+        self.window = window
+    }
+
+    /// Counts a restore of `id` at `now` if the budget allows it.
+    mutating func allow(_ id: ControlID, at now: Timestamp) -> Bool {
+        var times = recent[id, default: []].filter { now < $0 + window }
+        defer { recent[id] = times }
+        guard times.count < limit else { return false }
+        times.append(now)
+        return true
     }
 }

@@ -221,6 +221,43 @@ struct CameraUVCTests {
         #expect(try session.camera.value(of: .zoomAbsolute) == 300)
     }
 
+    @Test func sessionGivesWayToAProgramThatKeepsChangingAValue() async throws {
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        // Two restores within a minute are allowed; the third change is another program
+        // fighting back: the session keeps its value and says so, instead of a set war.
+        let session = try CameraSession(
+            .init(camera: .path(node), onExternalChange: .restore, restoreLimit: (2, .seconds(60))), loop: loop, logger: Self.logger)
+        let events = AsyncCollector(session.events)
+        let task = Task { await session.run() }
+        defer { task.cancel() }
+        #expect(await events.first { if case .started = $0 { true } else { false } } != nil, "\(events.all)")
+        try session.camera.set(.zoomAbsolute, to: 300)
+        let mark = camera.received().count
+        var seen = 0
+        for round in 1...2 {
+            let set = try run("v4l2-ctl", "-d", node, "--set-ctrl", "zoom_absolute=150")
+            #expect(set.succeeded, "\(set)")
+            let restored = await events.first(after: seen) {
+                if case .restored("zoom_absolute", _, 300) = $0 { true } else { false }
+            }
+            #expect(restored != nil, "round \(round): not restored; got \(events.all)")
+            seen = (restored?.index ?? seen) + 1
+        }
+        let set = try run("v4l2-ctl", "-d", node, "--set-ctrl", "zoom_absolute=150")
+        #expect(set.succeeded, "\(set)")
+        let gaveWay = await events.first(after: seen) {
+            if case .error(let e) = $0 { e.code == .busy && e.control == "zoom_absolute" } else { false }
+        }
+        #expect(gaveWay != nil, "no give-way error; got \(events.all)")
+        #expect(events.all.filter { if case .restored = $0 { true } else { false } }.count == 2, "\(events.all)")
+        #expect(session.camera.personValue(of: .zoomAbsolute) == 150)
+        #expect(try session.camera.value(of: .zoomAbsolute) == 150)
+        #expect(
+            try camera.receivedLines(after: mark)
+                == ["zoom_absolute = 150", "zoom_absolute = 300", "zoom_absolute = 150", "zoom_absolute = 300", "zoom_absolute = 150"])
+    }
+
     @Test func unplugStopsTheSessionAndReplugResumesWithThePersonsValues() async throws {
         let loop = try IOLoop()
         defer { loop.stop() }
