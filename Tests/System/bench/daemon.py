@@ -204,8 +204,8 @@ directory = "{tmp}/out"
             f"(all: {', '.join(f'{t:.0f}' for t in (x * 1000 for x in times))})")
     pid = daemon.proc.pid
 
-    # let the start-up settle (libdispatch retires idle worker threads ~5 s after their
-    # last job), then watch 10 s of nothing
+    # let the start-up settle (with EVCAPTURE_EXECUTOR=dispatch, libdispatch retires idle
+    # worker threads ~5 s after their last job), then watch 10 s of nothing
     time.sleep(8)
     before = threads(pid)
     time.sleep(a.idle)
@@ -224,18 +224,20 @@ directory = "{tmp}/out"
 
     if a.idle_floor:
         # the same 10 s for a 6-line Swift program that ran one task and parks: what the
-        # Swift runtime itself does while idle (libdispatch on Linux)
-        floor = subprocess.Popen([a.idle_floor], stdout=subprocess.DEVNULL)
-        time.sleep(8)
-        fb = threads(floor.pid)
-        time.sleep(a.idle)
-        fa = threads(floor.pid)
-        fw = [f"{tid} {n}: voluntary {fb[tid][1]}→{v}" for tid, (n, v, nv) in sorted(fa.items()) if tid in fb and (v, nv) != fb[tid][1:]]
-        log(f"figure idle-wakeups-floor (Swift runtime alone): threads={len(fa)} seconds={a.idle:.0f} threads-woken={len(fw)}")
-        for w in fw:
-            log(f"  {w}")
-        floor.kill()
-        floor.wait()
+        # Swift runtime itself does while idle (libdispatch on Linux); then the same program
+        # on evcapture's MainThreadExecutor (what the daemon runs on)
+        for variant, args in (("Swift runtime alone", []), ("MainThreadExecutor", ["main-thread-executor"])):
+            floor = subprocess.Popen([a.idle_floor] + args, stdout=subprocess.DEVNULL)
+            time.sleep(8)
+            fb = threads(floor.pid)
+            time.sleep(a.idle)
+            fa = threads(floor.pid)
+            fw = [f"{tid} {n}: voluntary {fb[tid][1]}→{v}" for tid, (n, v, nv) in sorted(fa.items()) if tid in fb and (v, nv) != fb[tid][1:]]
+            log(f"figure idle-wakeups-floor ({variant}): threads={len(fa)} seconds={a.idle:.0f} threads-woken={len(fw)}")
+            for w in fw:
+                log(f"  {w}")
+            floor.kill()
+            floor.wait()
 
     # memory: steady state, then after PRESSES clicks
     rss0 = status_kb(pid, "VmRSS")
