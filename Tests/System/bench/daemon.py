@@ -67,6 +67,12 @@ def threads(pid):
     return out
 
 
+def cpu_seconds(pid):
+    """utime + stime of the whole process, in seconds."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def status_kb(pid, key):
     for line in open(f"/proc/{pid}/status"):
         if line.startswith(key + ":"):
@@ -247,6 +253,7 @@ directory = "{tmp}/out"
     # written only when the daemon has reported the previous one, so nothing is lost to an
     # overflow and the time is the daemon's own; RSS sampled at every quarter
     began0 = daemon.began
+    cpu0, switches0 = cpu_seconds(pid), threads(pid)
     t0 = time.monotonic()
     sent = 0
     samples = []
@@ -263,6 +270,13 @@ directory = "{tmp}/out"
         if sent % quarter < 8 and sent >= quarter:
             samples.append(f"{sent}: {status_kb(pid, 'VmRSS')}")
     seconds = time.monotonic() - t0
+    cpu1, switches1 = cpu_seconds(pid), threads(pid)
+    per_thread = []
+    for tid, (name, vol, nonvol) in sorted(switches1.items()):
+        b = switches0.get(tid, (name, 0, 0))
+        per_thread.append(f"{tid} {name} {vol - b[1]}+{nonvol - b[2]}")
+    log(f"figure events-cost: {sent} clicks, daemon CPU {(cpu1 - cpu0) * 1000 / max(sent, 1):.2f} ms per click; "
+        f"context switches (voluntary+involuntary) per thread: {', '.join(per_thread)}")
     time.sleep(1)
     rss1 = status_kb(pid, "VmRSS")
     seen = daemon.began - began0
