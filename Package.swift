@@ -34,7 +34,9 @@ let package = Package(
 
         // Every job without an executor of its own on the main thread: no libdispatch pool,
         // so no 1 Hz pool-monitor wakeup while idle.
-        .target(name: "ConcurrencyRuntime"),
+        .target(name: "ConcurrencyRuntime", dependencies: ["CConcurrencyHooks"]),
+        // Swift's runtime hook variables, linked directly (dlsym misses them in a static build).
+        .target(name: "CConcurrencyHooks"),
         // One thread in epoll_wait for every fd the daemon watches.
         .target(name: "IOLoop", dependencies: ["CLinuxShims"]),
         // The only importer of CLibevdev: event types and names, devices, frames, grab, uinput.

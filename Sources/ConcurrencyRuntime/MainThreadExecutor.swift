@@ -3,6 +3,9 @@
 // timers) when it cannot.
 @_spi(ExperimentalScheduling) import _Concurrency
 
+import CConcurrencyHooks
+import Dispatch
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -44,11 +47,13 @@ public enum MainThreadExecutor {
             await body()
             exit(0)
         }
+        // Another hook was in place: jobs go wherever it sends them, and the main thread
+        // serves libdispatch's main queue, as an async `main` does.
+        guard installed else { dispatchMain() }
         JobQueue.shared.runLoop()
     }
 
-    /// Whether ``run(_:)`` installed the hooks (false: an earlier hook was in place, and
-    /// jobs keep going wherever it sends them).
+    /// Whether ``run(_:)`` installed the hooks (false: another hook was in place).
     public static var isInstalled: Bool { installed }
 
     nonisolated(unsafe) private static var installed = false
@@ -62,27 +67,23 @@ public enum MainThreadExecutor {
         @convention(thin) (Int64, Int64, Int64, Int64, Int32, UnownedJob, EnqueueDeadline) -> Void
 
     /// Sets the runtime's hooks (ConcurrencyHooks.def in the Swift repository). Called once,
-    /// on the main thread, before any task exists, so plain stores are enough.
+    /// on the main thread, before any task exists.
     private static func install() {
-        guard let runtime = dlopen(nil, RTLD_NOW) else { return }
-        func hook<T>(_ name: String, _ type: T.Type) -> UnsafeMutablePointer<T?>? {
-            dlsym(runtime, name)?.assumingMemoryBound(to: T?.self)
-        }
-        guard let global = hook("swift_task_enqueueGlobal_hook", EnqueueHook.self),
-            let delayed = hook("swift_task_enqueueGlobalWithDelay_hook", EnqueueDelayedHook.self),
-            let deadline = hook("swift_task_enqueueGlobalWithDeadline_hook", EnqueueDeadlineHook.self),
-            let main = hook("swift_task_enqueueMainExecutor_hook", EnqueueHook.self),
-            global.pointee == nil, delayed.pointee == nil, deadline.pointee == nil, main.pointee == nil
-        else { return }
-        global.pointee = { job, _ in JobQueue.shared.enqueue(job, main: false, at: nil) }
-        main.pointee = { job, _ in JobQueue.shared.enqueue(job, main: true, at: nil) }
-        delayed.pointee = { nanoseconds, job, _ in
+        let global: EnqueueHook = { job, _ in JobQueue.shared.enqueue(job, main: false, at: nil) }
+        let main: EnqueueHook = { job, _ in JobQueue.shared.enqueue(job, main: true, at: nil) }
+        let delayed: EnqueueDelayedHook = { nanoseconds, job, _ in
             JobQueue.shared.enqueue(job, main: false, at: monotonicNanoseconds() &+ nanoseconds)
         }
-        deadline.pointee = { seconds, nanoseconds, _, _, clock, job, _ in
+        let deadline: EnqueueDeadlineHook = { seconds, nanoseconds, _, _, clock, job, _ in
             JobQueue.shared.enqueue(job, main: false, at: monotonicDeadline(seconds, nanoseconds, clock: clock))
         }
-        installed = true
+        // A thin function is one pointer, the C function pointer the runtime calls (swiftcall).
+        installed =
+            evc_install_concurrency_hooks(
+                unsafeBitCast(global, to: UnsafeMutableRawPointer.self),
+                unsafeBitCast(delayed, to: UnsafeMutableRawPointer.self),
+                unsafeBitCast(deadline, to: UnsafeMutableRawPointer.self),
+                unsafeBitCast(main, to: UnsafeMutableRawPointer.self)) != 0
     }
 }
 
