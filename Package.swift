@@ -7,6 +7,8 @@ let package = Package(
     products: [
         .library(name: "EvcaptureKit", targets: ["Capture", "Evdev", "Udev", "V4L2", "Bridge"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
+        // Swift Concurrency's global and main executors on the main thread, without libdispatch.
+        .library(name: "ConcurrencyRuntime", targets: ["ConcurrencyRuntime"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -30,6 +32,11 @@ let package = Package(
         // What Swift cannot import: ioctl request macros, input_event time fields.
         .target(name: "CLinuxShims"),
 
+        // Every job without an executor of its own on the main thread: no libdispatch pool,
+        // so no 1 Hz pool-monitor wakeup while idle.
+        .target(name: "ConcurrencyRuntime", dependencies: ["CConcurrencyHooks"]),
+        // Swift's runtime hook variables, linked directly (dlsym misses them in a static build).
+        .target(name: "CConcurrencyHooks"),
         // One thread in epoll_wait for every fd the daemon watches.
         .target(name: "IOLoop", dependencies: ["CLinuxShims"]),
         // The only importer of CLibevdev: event types and names, devices, frames, grab, uinput.
@@ -60,7 +67,7 @@ let package = Package(
         .executableTarget(
             name: "evcapture",
             dependencies: [
-                "Bridge", "Capture", "Evdev", "Udev", "V4L2",
+                "Bridge", "Capture", "Evdev", "Udev", "V4L2", "ConcurrencyRuntime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -27,7 +27,10 @@ let package = Package(
             ],
             path: "Sources/LatencyBenchmark"),
         // A Swift program that runs one task and parks: the idle-wakeup floor.
-        .executableTarget(name: "idle-floor", path: "Sources/IdleFloor"),
+        // `idle-floor main-thread-executor`: the same with evcapture's executor installed.
+        .executableTarget(
+            name: "idle-floor", dependencies: [.product(name: "ConcurrencyRuntime", package: "evcapture")],
+            path: "Sources/IdleFloor"),
     ],
     swiftLanguageModes: [.v6]
 )

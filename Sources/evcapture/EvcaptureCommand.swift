@@ -1,6 +1,6 @@
 import ArgumentParser
 
-@main
+/// The command line; started by ``Main``.
 struct Evcapture: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "evcapture",

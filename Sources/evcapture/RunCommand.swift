@@ -55,11 +55,15 @@ struct RunCommand: AsyncParsableCommand {
             onReady: {
                 do { _ = try notifier.ready(status: "watching input devices") } catch { logger.warning("sd_notify: \(error)") }
             })
+        // SIGTERM / SIGINT: our own handling, not the group's (a DispatchSource: see ShutdownSignals).
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup)],
-                gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
+        ShutdownSignals.watch([SIGTERM, SIGINT]) { signal in
+            logger.debug("shutting down", metadata: ["signal": "\(signal)"])
+            Task { await group.triggerGracefulShutdown() }
+        }
         do {
             try await group.run()
         } catch {

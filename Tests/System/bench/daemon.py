@@ -67,6 +67,12 @@ def threads(pid):
     return out
 
 
+def cpu_seconds(pid):
+    """utime + stime of the whole process, in seconds."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def status_kb(pid, key):
     for line in open(f"/proc/{pid}/status"):
         if line.startswith(key + ":"):
@@ -204,8 +210,8 @@ directory = "{tmp}/out"
             f"(all: {', '.join(f'{t:.0f}' for t in (x * 1000 for x in times))})")
     pid = daemon.proc.pid
 
-    # let the start-up settle (libdispatch retires idle worker threads ~5 s after their
-    # last job), then watch 10 s of nothing
+    # let the start-up settle (with EVCAPTURE_EXECUTOR=dispatch, libdispatch retires idle
+    # worker threads ~5 s after their last job), then watch 10 s of nothing
     time.sleep(8)
     before = threads(pid)
     time.sleep(a.idle)
@@ -224,18 +230,20 @@ directory = "{tmp}/out"
 
     if a.idle_floor:
         # the same 10 s for a 6-line Swift program that ran one task and parks: what the
-        # Swift runtime itself does while idle (libdispatch on Linux)
-        floor = subprocess.Popen([a.idle_floor], stdout=subprocess.DEVNULL)
-        time.sleep(8)
-        fb = threads(floor.pid)
-        time.sleep(a.idle)
-        fa = threads(floor.pid)
-        fw = [f"{tid} {n}: voluntary {fb[tid][1]}→{v}" for tid, (n, v, nv) in sorted(fa.items()) if tid in fb and (v, nv) != fb[tid][1:]]
-        log(f"figure idle-wakeups-floor (Swift runtime alone): threads={len(fa)} seconds={a.idle:.0f} threads-woken={len(fw)}")
-        for w in fw:
-            log(f"  {w}")
-        floor.kill()
-        floor.wait()
+        # Swift runtime itself does while idle (libdispatch on Linux); then the same program
+        # on evcapture's MainThreadExecutor (what the daemon runs on)
+        for variant, args in (("Swift runtime alone", []), ("MainThreadExecutor", ["main-thread-executor"])):
+            floor = subprocess.Popen([a.idle_floor] + args, stdout=subprocess.DEVNULL)
+            time.sleep(8)
+            fb = threads(floor.pid)
+            time.sleep(a.idle)
+            fa = threads(floor.pid)
+            fw = [f"{tid} {n}: voluntary {fb[tid][1]}→{v}" for tid, (n, v, nv) in sorted(fa.items()) if tid in fb and (v, nv) != fb[tid][1:]]
+            log(f"figure idle-wakeups-floor ({variant}): threads={len(fa)} seconds={a.idle:.0f} threads-woken={len(fw)}")
+            for w in fw:
+                log(f"  {w}")
+            floor.kill()
+            floor.wait()
 
     # memory: steady state, then after PRESSES clicks
     rss0 = status_kb(pid, "VmRSS")
@@ -245,6 +253,7 @@ directory = "{tmp}/out"
     # written only when the daemon has reported the previous one, so nothing is lost to an
     # overflow and the time is the daemon's own; RSS sampled at every quarter
     began0 = daemon.began
+    cpu0, switches0 = cpu_seconds(pid), threads(pid)
     t0 = time.monotonic()
     sent = 0
     samples = []
@@ -261,6 +270,13 @@ directory = "{tmp}/out"
         if sent % quarter < 8 and sent >= quarter:
             samples.append(f"{sent}: {status_kb(pid, 'VmRSS')}")
     seconds = time.monotonic() - t0
+    cpu1, switches1 = cpu_seconds(pid), threads(pid)
+    per_thread = []
+    for tid, (name, vol, nonvol) in sorted(switches1.items()):
+        b = switches0.get(tid, (name, 0, 0))
+        per_thread.append(f"{tid} {name} {vol - b[1]}+{nonvol - b[2]}")
+    log(f"figure events-cost: {sent} clicks, daemon CPU {(cpu1 - cpu0) * 1000 / max(sent, 1):.2f} ms per click; "
+        f"context switches (voluntary+involuntary) per thread: {', '.join(per_thread)}")
     time.sleep(1)
     rss1 = status_kb(pid, "VmRSS")
     seen = daemon.began - began0

@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+
+/// BENCHMARKS.md figure 4 as a test: the daemon with five input devices and a camera open
+/// does not wake while nothing happens — not one of its threads, not even libdispatch's
+/// 1 Hz pool monitor (the daemon runs its tasks on `MainThreadExecutor`, and handles
+/// SIGTERM without a `DispatchSource`).
+@Suite(.systemTest, .needsDaemonExecutable, .serialized)
+struct IdleSystemTests {
+    @Test(.needsFakeCamera)
+    func noThreadWakesWhileIdle() throws {
+        let camera = try FakeCamera()
+        let cameraNode = try camera.start()
+        defer { try? camera.stop() }
+        let scratch = try DaemonScratch("idle")
+        let config = try scratch.write(
+            "evcapture.toml",
+            """
+            [camera]
+            device = "\(cameraNode)"
+
+            [handlers.primary]
+            click = "none"
+            long-press = "none"
+            """)
+        let keys = try fixtureDevice("gpio-keys-volume-keys")
+        let knob = try fixtureDevice("rotary-encoder-rel-x")
+        let others = try ["bluez-avrcp-headset", "griffin-powermate", "usb-keyboard-typing-and-volume"].map(fixtureDevice)
+        let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
+        defer { daemon.terminate() }
+        for node in [keys.node, knob.node] + others.map(\.node) {
+            try #require(daemon.waitFor(DaemonLines.deviceAdded(node)) != nil, "\(daemon.transcript)")
+        }
+        try #require(daemon.waitFor(DaemonLines.session("started")) != nil, "\(daemon.transcript)")
+
+        // Some work first, the timers included: a zoom step, and a long press (its `held` comes
+        // from the daemon's deadline timer, a Task.sleep).
+        try knob.move(.relX, by: 1)
+        #expect(camera.waitUntilReceived("zoom_absolute", 108, timeout: .seconds(20)), "\(camera.log)\n\(daemon.transcript)")
+        let before = daemon.objects.count
+        try keys.click(.volumeDown, hold: .seconds(1))
+        #expect(daemon.waitFor(from: before, DaemonLines.capture("held", node: keys.node)) != nil, "\(daemon.transcript)")
+        try #require(daemon.waitFor(from: before, DaemonLines.capture("ended", node: keys.node)) != nil, "\(daemon.transcript)")
+
+        // Settled (gesture windows, the control state file's write), then 4 s of nothing.
+        Thread.sleep(forTimeInterval: 2)
+        let start = try Self.threads(of: daemon.pid)
+        Thread.sleep(forTimeInterval: 4)
+        let end = try Self.threads(of: daemon.pid)
+        let woken = end.filter { tid, switches in start[tid] != switches }
+        #expect(Set(start.keys) == Set(end.keys), "threads came or went while idle: \(start.keys.sorted()) → \(end.keys.sorted())")
+        #expect(woken.isEmpty, "threads woken while idle (tid: context switches before → after): \(woken.map { "\($0.key): \(start[$0.key] ?? -1) → \($0.value)" })")
+        #expect(daemon.terminate() == 0, "\(daemon.transcript)")
+    }
+
+    /// Voluntary + involuntary context switches of each thread of `pid`, by thread id.
+    static func threads(of pid: pid_t) throws -> [Int: Int] {
+        var result: [Int: Int] = [:]
+        for tid in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
+            guard let id = Int(tid),
+                let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/status", encoding: .utf8)
+            else { continue }
+            var switches = 0
+            for line in status.split(separator: "\n")
+            where line.hasPrefix("voluntary_ctxt_switches:") || line.hasPrefix("nonvoluntary_ctxt_switches:") {
+                switches += Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
+            }
+            result[id] = switches
+        }
+        return result
+    }
+}
