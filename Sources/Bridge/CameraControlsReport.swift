@@ -1,5 +1,8 @@
 import Evdev
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
 import V4L2
 
 /// What `evcapture controls` shows: the camera, every control, and which system control binds
@@ -82,7 +85,7 @@ public struct CameraControlsReport: Sendable {
             let value: Int64? =
                 d.hasIntegerValue && !d.flags.contains(.writeOnly) ? try? device.value(of: d) : nil
             return Control(
-                id: String(format: "0x%08x", d.id.rawValue), name: d.name,
+                id: String(cFormat: "0x%08x", d.id.rawValue), name: d.name,
                 title: d.title, type: d.type.description, minimum: d.minimum, maximum: d.maximum, step: d.step,
                 default: d.defaultValue, value: value, flags: d.flags.names,
                 menu: d.type.hasMenu ? d.menu.map { MenuItem(index: $0.index, name: $0.name, value: $0.value) } : nil,
@@ -146,7 +149,7 @@ public struct CameraControlsReport: Sendable {
             "",
         ]
         for c in controls {
-            var line = "\(c.name.leftPadded(to: 32)) \(c.id) (\(c.type))".padding(toLength: 58, withPad: " ", startingAt: 0)
+            var line = "\(c.name.leftPadded(to: 32)) \(c.id) (\(c.type))".rightPadded(to: 58)
             line += ": min=\(c.minimum) max=\(c.maximum) step=\(c.step) default=\(c.default)"
             if let value = c.value { line += " value=\(value)" }
             if !c.flags.isEmpty { line += " flags=" + c.flags.joined(separator: ",") }
@@ -162,5 +165,11 @@ extension String {
     /// Right-aligned in `width` columns (as v4l2-ctl aligns control names).
     fileprivate func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+
+    /// Exactly `width` characters: padded with spaces on the right, or cut (as Foundation's
+    /// `padding(toLength:withPad:startingAt:)`, without Foundation).
+    func rightPadded(to width: Int) -> String {
+        count >= width ? String(prefix(width)) : self + String(repeating: " ", count: width - count)
     }
 }

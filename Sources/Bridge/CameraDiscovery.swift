@@ -195,9 +195,10 @@ public enum CameraDiscovery {
     /// else bus info and card.
     static func identity(of device: V4L2Device, namedAs path: String) -> String {
         if path.hasPrefix("/dev/v4l/by-id/") { return path }
-        let node = resolvedNode(path)
-        if let link = candidates().nodes.first(where: { $0.path == node })?.byID { return link }
-        return fallbackIdentity(of: device)
+        // The by-id directory, not `candidates()`: libudev's enumeration walks every video
+        // device's sysfs path component by component, the longest step before READY=1 (~2 s
+        // of a 3.4 s start under strace in the test VM, BENCHMARKS.md 6).
+        return byIDLink(to: resolvedNode(path)) ?? fallbackIdentity(of: device)
     }
 
     /// Bus info and card (`usb-0000:00:14.0-1 HD Webcam`): the identity without a by-id link.

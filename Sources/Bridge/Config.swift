@@ -1,6 +1,9 @@
 import Capture
 import Evdev
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
 import TOMLKit
 
 /// A problem in a config file, named by file and line: `file:line: problem`.
@@ -75,10 +78,8 @@ public struct Config: Sendable {
     }
 
     static func reason(_ error: any Error) -> String {
-        if let e = error as? CocoaError, let u = e.userInfo[NSUnderlyingErrorKey] as? NSError,
-            u.domain == NSPOSIXErrorDomain, let p = POSIXErrorCode(rawValue: Int32(u.code))
-        {
-            return String(cString: strerror(p.rawValue))
+        if let e = error as? CocoaError, let p = e.underlying as? POSIXError {
+            return String(cString: strerror(p.code.rawValue))
         }
         if let e = error as? CocoaError, e.code == .fileReadNoSuchFile { return "no such file" }
         if let e = error as? CocoaError, e.code == .fileReadInapplicableStringEncoding || e.code == .fileReadCorruptFile {

@@ -1,6 +1,9 @@
 import Capture
 import Evdev
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
 import TOMLKit
 
 /// Which devices a `[devices.LABEL]` table applies to. Every field given must match; with

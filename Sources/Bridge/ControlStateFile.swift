@@ -1,4 +1,7 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
 
 /// The small state file that remembers the current control across restarts
 /// (`$XDG_STATE_HOME/evcapture/state.json`, else `~/.local/state/evcapture/state.json`):
@@ -34,7 +37,7 @@ public struct ControlStateFile: Sendable {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         let data: Data
         do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            throw Failure(path: path, problem: "cannot read: \(error.localizedDescription)")
+            throw Failure(path: path, problem: "cannot read: \(Config.reason(error))")
         }
         do { return try JSONDecoder().decode(Contents.self, from: data).currentControl } catch {
             throw Failure(path: path, problem: "not a state file (expected {\"currentControl\": \"name\"}): \(error)")
@@ -52,7 +55,7 @@ public struct ControlStateFile: Sendable {
             data.append(0x0a)
             try data.write(to: url, options: .atomic)
         } catch {
-            throw Failure(path: path, problem: "cannot write: \(error.localizedDescription)")
+            throw Failure(path: path, problem: "cannot write: \(Config.reason(error))")
         }
     }
 }

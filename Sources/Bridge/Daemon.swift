@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Capture
 import Evdev
-import Foundation
+import FoundationEssentials
 import IOLoop
 import Logging
 import ServiceLifecycle

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Capture
 import Evdev
-import Foundation
+import FoundationEssentials
 import Udev
 
 /// One input device as `evcapture devices` shows it: identity, kind and every role with
@@ -119,7 +119,7 @@ public struct DeviceInventory: Sendable {
     public func text() -> String {
         var out = ""
         for d in devices {
-            let id = String(format: "%04x:%04x", d.vendor, d.product)
+            let id = String(cFormat: "%04x:%04x", d.vendor, d.product)
             var flags = [d.kind]
             if d.dedicated { flags.append("grabbed while running") }
             if d.headset { flags.append("headset: plays the shutter sound") }
@@ -129,8 +129,8 @@ public struct DeviceInventory: Sendable {
             for code in d.roles.keys.sorted() {
                 let role = d.roles[code]!
                 let step = d.steps[code].map { $0 > 0 ? " +\($0)" : " \($0)" } ?? ""
-                let padded = code.padding(toLength: max(code.count, 20), withPad: " ", startingAt: 0)
-                out += "    \(padded) \((role + step).padding(toLength: 12, withPad: " ", startingAt: 0)) \(d.reasons[code] ?? "")\n"
+                let padded = code.rightPadded(to: max(code.count, 20))
+                out += "    \(padded) \((role + step).rightPadded(to: 12)) \(d.reasons[code] ?? "")\n"
             }
             for w in d.warnings { out += "    warning: \(w)\n" }
         }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Capture
+import FoundationEssentials
 
 /// The text of `evcapture monitor`: capture events as lines, and a one-line picture of the
 /// active control redrawn in place. Pure: lines in, text out, so it is tested without a
@@ -30,12 +34,10 @@ public struct MonitorRenderer: Sendable {
 
     /// The text to write for one JSON line (possibly empty).
     public mutating func consume(line: String) -> String {
-        guard let data = line.data(using: .utf8),
-            let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        else {
+        guard let object = try? JSONDecoder().decode([String: JSONValue].self, from: Data(line.utf8)) else {
             return emit("? \(line.prefix(width - 2))")
         }
-        switch object["event"] as? String {
+        switch object["event"]?.string {
         case "control":
             let rendered = Self.controlText(object, width: width)
             if isTerminal {
@@ -44,7 +46,7 @@ public struct MonitorRenderer: Sendable {
             }
             return rendered + "\n"
         case "controls":
-            let state = object["state"] as? String ?? "?"
+            let state = object["state"]?.string ?? "?"
             if isTerminal && state == "inactive" {
                 let had = controlLine != nil
                 controlLine = nil
@@ -62,19 +64,19 @@ public struct MonitorRenderer: Sendable {
         return Self.clearLine + text + "\n" + (controlLine ?? "")
     }
 
-    static func eventText(_ o: [String: Any]) -> String {
-        let time = (o["time"] as? Double).map { Self.clock($0) } ?? (o["time"] as? String) ?? ""
-        let event = o["event"] as? String ?? "?"
+    static func eventText(_ o: [String: JSONValue]) -> String {
+        let time = o["time"]?.number.map { Self.clock($0) } ?? o["time"]?.string ?? ""
+        let event = o["event"]?.string ?? "?"
         var parts = [time, event].filter { !$0.isEmpty }
         switch event {
         case "capture":
-            parts += [o["phase"], o["action"], o["button"]].compactMap { $0 as? String }
-            if let press = o["press"] as? Int { parts.append("press \(press)") }
+            parts += [o["phase"], o["action"], o["button"]].compactMap { $0?.string }
+            if case .int(let press)? = o["press"] { parts.append("press \(press)") }
             if let device = deviceName(o["device"]) { parts.append("\"\(device)\"") }
-            if o["sound"] as? Bool == true { parts.append("(sound)") }
-            if let reason = o["reason"] as? String { parts.append("reason: \(reason)") }
+            if o["sound"] == .bool(true) { parts.append("(sound)") }
+            if let reason = o["reason"]?.string { parts.append("reason: \(reason)") }
         case "error":
-            if let m = (o["message"] ?? o["error"]) as? String { parts.append(m) }
+            if let m = (o["message"] ?? o["error"])?.string { parts.append(m) }
         default:
             let skip: Set<String> = ["event", "time"]
             for key in o.keys.sorted() where !skip.contains(key) {
@@ -88,44 +90,36 @@ public struct MonitorRenderer: Sendable {
         return parts.joined(separator: " ")
     }
 
-    static func controlText(_ o: [String: Any], width: Int) -> String {
-        let title = (o["title"] as? String) ?? (o["control"] as? String) ?? "control"
-        if number(o["value"]) == nil, let on = o["value"] as? Bool { return String("\(title)  \(on ? "on" : "off")".prefix(width)) }
-        let value = number(o["value"]) ?? 0
+    static func controlText(_ o: [String: JSONValue], width: Int) -> String {
+        let title = o["title"]?.string ?? o["control"]?.string ?? "control"
+        if case .bool(let on)? = o["value"] { return String("\(title)  \(on ? "on" : "off")".prefix(width)) }
+        let value = o["value"]?.number ?? 0
         let range: ClosedRange<Double>? = {
-            guard let lo = number(o["min"]), let hi = number(o["max"]), hi >= lo else { return nil }
+            guard let lo = o["min"]?.number, let hi = o["max"]?.number, hi >= lo else { return nil }
             return lo...hi
         }()
-        let prominent = (o["prominent"] as? [Any] ?? []).compactMap(number)
+        let prominent: [Double] = if case .array(let a)? = o["prominent"] { a.compactMap(\.number) } else { [] }
         if let range {
             return renderControlLine(
-                title: title, value: value, range: range, prominent: prominent, format: o["format"] as? String, width: width)
+                title: title, value: value, range: range, prominent: prominent, format: o["format"]?.string, width: width)
         }
         // A picker or a control without a range: title and value only.
-        let shown = (o["value"] as? String) ?? formatValue(value, o["format"] as? String)
+        let shown = o["value"]?.string ?? formatValue(value, o["format"]?.string)
         return String("\(title)  \(shown)".prefix(width))
     }
 
-    static func deviceName(_ d: Any?) -> String? {
-        if let s = d as? String { return s }
-        if let o = d as? [String: Any] { return o["name"] as? String }
-        return nil
-    }
-
-    /// A JSON number (not a boolean: on Linux `1 is Bool` holds for bridged numbers, so
-    /// the NSNumber's own type decides).
-    static func number(_ v: Any?) -> Double? {
-        guard let v, type(of: v) != Bool.self, let n = v as? NSNumber else { return nil }
-        if n.objCType.pointee == CChar(UInt8(ascii: "c")) || n.objCType.pointee == CChar(UInt8(ascii: "B")) { return nil }
-        return n.doubleValue
-    }
-
-    static func scalar(_ v: Any) -> String {
-        if let s = v as? String { return s.contains(" ") ? "\"\(s)\"" : s }
-        if let data = try? JSONSerialization.data(withJSONObject: v, options: [.fragmentsAllowed, .sortedKeys]) {
-            return String(decoding: data, as: UTF8.self)
+    static func deviceName(_ d: JSONValue?) -> String? {
+        switch d {
+        case .string(let s)?: s
+        case .object(let fields)?: fields.first { $0.0 == "name" }?.1.string
+        default: nil
         }
-        return "\(v)"
+    }
+
+    /// A value as compact JSON (objects with sorted keys); a string bare, quoted if it has spaces.
+    static func scalar(_ v: JSONValue) -> String {
+        if let s = v.string { return s.contains(" " as Character) ? "\"\(s)\"" : s }
+        return v.encoded
     }
 
     static func clock(_ t: Double) -> String {
@@ -133,7 +127,7 @@ public struct MonitorRenderer: Sendable {
         var parts = tm()
         localtime_r(&seconds, &parts)
         let ms = Int((t - t.rounded(.down)) * 1000)
-        return String(format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, ms)
+        return String(cFormat: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, Int32(ms))
     }
 }
 
@@ -171,14 +165,64 @@ public func renderControlLine(
 /// `%+.1f EV`, `%d`, `%g`); anything else (including `%@`, `%s`, several conversions) falls
 /// back to `%g` with the format's text dropped, so a bad format cannot crash the monitor.
 public func formatValue(_ value: Double, _ format: String?) -> String {
-    guard let format else { return String(format: "%g", value) }
+    guard let format else { return String(cFormat: "%g", value) }
+    // The one `%` not in a `%%` must start the conversion: vsnprintf would read any other
+    // conversion's argument from a va_list that holds a single number.
+    var conversion: String.Index?
+    var i = format.startIndex
+    while i < format.endIndex {
+        let next = format.index(after: i)
+        if format[i] == "%" {
+            if next < format.endIndex && format[next] == "%" {
+                i = format.index(after: next)
+                continue
+            }
+            guard conversion == nil else { return String(cFormat: "%g", value) }
+            conversion = i
+        }
+        i = next
+    }
     let spec = /%([-+ 0#]*)(\d*)(\.\d+)?([fFeEgGdi])/
-    let conversions = format.replacingOccurrences(of: "%%", with: "").matches(of: /%/).count
-    guard conversions == 1, let match = format.firstMatch(of: spec) else { return String(format: "%g", value) }
+    guard let conversion, let match = format[conversion...].prefixMatch(of: spec) else { return String(cFormat: "%g", value) }
     let kind = match.output.4
     if kind == "d" || kind == "i" {
-        let intFormat = format.replacingCharacters(in: match.range, with: "%\(match.output.1)\(match.output.2)ld")
-        return String(format: intFormat, Int(value.rounded()))
+        var intFormat = format
+        intFormat.replaceSubrange(match.range, with: "%\(match.output.1)\(match.output.2)ld")
+        return String(cFormat: intFormat, Int(value.rounded()))
     }
-    return String(format: format, value)
+    return String(cFormat: format, value)
+}
+
+extension JSONValue: Decodable {
+    /// A JSON text read back (the monitor reads the daemon's lines with it): whole numbers
+    /// are `.int`, `true` is `.bool` (not the number 1), and objects come with their keys sorted.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() {
+            self = .null
+        } else if let b = try? c.decode(Bool.self) {
+            self = .bool(b)
+        } else if let i = try? c.decode(Int64.self) {
+            self = .int(i)
+        } else if let d = try? c.decode(Double.self) {
+            self = .double(d)
+        } else if let s = try? c.decode(String.self) {
+            self = .string(s)
+        } else if let a = try? c.decode([JSONValue].self) {
+            self = .array(a)
+        } else {
+            self = .object(try c.decode([String: JSONValue].self).sorted { $0.key < $1.key })
+        }
+    }
+
+    var string: String? { if case .string(let s) = self { s } else { nil } }
+
+    /// A number, whole or not (`nil` for anything else, booleans included).
+    var number: Double? {
+        switch self {
+        case .int(let i): Double(i)
+        case .double(let d): d
+        default: nil
+        }
+    }
 }

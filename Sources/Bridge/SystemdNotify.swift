@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CLinuxShims
-import Foundation
+import FoundationEssentials
 
 /// systemd's readiness protocol (`sd_notify(3)`), without libsystemd: one datagram with
 /// `KEY=VALUE` lines sent to the `AF_UNIX` socket named by `$NOTIFY_SOCKET` (a path, or an

@@ -46,6 +46,14 @@ public func videoNodes(
     }
 }
 
+/// The first `/dev/v4l/by-id/…` link (in sort order, as udev's `DEVLINKS` sorted) that leads
+/// to `node` (`/dev/videoN`), or nil: one directory listing, where asking libudev means
+/// enumerating every video device.
+public func byIDLink(to node: String, byID: String = "/dev/v4l/by-id") -> String? {
+    guard let name = node.split(separator: "/").last else { return nil }
+    return byIDLinks(byID)[String(name)]
+}
+
 /// The `/dev/v4l/by-id` links, keyed by the node name they point to (`video0`).
 func byIDLinks(_ dir: String) -> [String: String] {
     var out: [String: String] = [:]

@@ -33,6 +33,7 @@ import Testing
         #expect(formatValue(1.5, nil) == "1.5")
         #expect(formatValue(1.5, "%@ boom %s") == "1.5", "unsafe formats fall back")
         #expect(formatValue(1.5, "%f %f") == "1.5")
+        #expect(formatValue(1.5, "%%d%s") == "1.5", "the conversion is the % outside %%, not a d after one")
     }
 
     @Test func terminalRedrawsTheControlInPlaceAndKeepsEventsAbove() {

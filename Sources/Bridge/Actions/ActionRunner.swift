@@ -1,5 +1,8 @@
 import Capture
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
 import Logging
 import Synchronization
 

@@ -31,7 +31,7 @@ public final class AtomicFile {
     private var finished = false
 
     public init(directory: String, finalName: String) throws(FileWriteError) {
-        precondition(!finalName.contains("/"), "file names come from FileNamePattern, which rejects '/'")
+        precondition(!finalName.contains("/" as Character), "file names come from FileNamePattern, which rejects '/'")
         self.directory = directory
         self.finalName = finalName
         var opened: Int32 = -1

@@ -1,4 +1,7 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
 import Logging
 import Synchronization
 import V4L2
@@ -132,9 +135,7 @@ public final class VideoRecording: Sendable {
         _ settings: CaptureSettings, _ request: CaptureRequest, logger: Logger
     ) async throws(ActionError) -> VideoRecording {
         let recording = VideoRecording(request: request)
-        let thread = Thread { recording.run(settings, logger: logger) }
-        thread.name = "evcapture-video-\(request.press)"
-        thread.start()
+        startThread(name: "evc-video-\(request.press)") { recording.run(settings, logger: logger) }
         switch await recording.started.value() {
         case .success: return recording
         case .failure(let e): throw e

@@ -87,7 +87,7 @@ struct ChildProcess {
 
     /// The first executable `name` in `searchPath`, or `name` itself when it has a `/`.
     static func resolve(_ name: String, searchPath: String) -> String? {
-        if name.contains("/") { return access(name, X_OK) == 0 ? name : nil }
+        if name.contains("/" as Character) { return access(name, X_OK) == 0 ? name : nil }
         for dir in searchPath.split(separator: ":", omittingEmptySubsequences: true) {
             let candidate = "\(dir)/\(name)"
             var st = stat()

@@ -1,4 +1,7 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
 import Logging
 
 /// What happened, as actions see it: a capture phase, a gesture, or a finished file.
@@ -70,7 +73,7 @@ public struct ActionTrigger: Sendable, Hashable {
             "EVCAPTURE_DEVICE": deviceName,
             "EVCAPTURE_DEVICE_NODE": deviceNode,
             "EVCAPTURE_PRESS": String(press),
-            "EVCAPTURE_TIME": String(format: "%.6f", time),
+            "EVCAPTURE_TIME": String(cFormat: "%.6f", time),
             "EVCAPTURE_SOUND": shouldPlaySound ? "1" : "0",
         ]
         if let phase { env["EVCAPTURE_PHASE"] = phase }

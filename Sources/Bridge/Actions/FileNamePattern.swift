@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,7 +18,7 @@ public struct FileNamePattern: Sendable, Hashable, CustomStringConvertible {
     /// Fails for a `/`, an unknown or unclosed token, or an empty or hidden name.
     public init(_ pattern: String) throws(PatternError) {
         guard !pattern.isEmpty else { throw PatternError(pattern: pattern, problem: "is empty") }
-        guard !pattern.contains("/") else { throw PatternError(pattern: pattern, problem: "contains '/'; only a file name is allowed") }
+        guard !pattern.contains("/" as Character) else { throw PatternError(pattern: pattern, problem: "contains '/'; only a file name is allowed") }
         guard !pattern.hasPrefix(".") else { throw PatternError(pattern: pattern, problem: "starts with '.' (hidden file)") }
         var rest = Substring(pattern)
         while let open = rest.firstIndex(of: "{") {
@@ -54,11 +54,11 @@ public struct FileNamePattern: Sendable, Hashable, CustomStringConvertible {
         let date = pad(parts.tm_year + 1900, 4) + pad(parts.tm_mon + 1, 2) + pad(parts.tm_mday, 2)
         let clock = pad(parts.tm_hour, 2) + pad(parts.tm_min, 2) + pad(parts.tm_sec, 2) + "." + pad(Int32(millis), 3)
         return pattern
-            .replacingOccurrences(of: "{date}", with: date)
-            .replacingOccurrences(of: "{time}", with: clock)
-            .replacingOccurrences(of: "{press}", with: String(press))
-            .replacingOccurrences(of: "{action}", with: action)
-            .replacingOccurrences(of: "{kind}", with: kind)
+            .replacing("{date}", with: date)
+            .replacing("{time}", with: clock)
+            .replacing("{press}", with: String(press))
+            .replacing("{action}", with: action)
+            .replacing("{kind}", with: kind)
     }
 
     public var description: String { pattern }

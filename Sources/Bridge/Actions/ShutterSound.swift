@@ -1,4 +1,7 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
 import Logging
 
 /// The built-in shutter click: 80 ms of a decaying noise burst with a low thump,
@@ -55,11 +58,13 @@ public enum ShutterSound {
         return try file.commit()
     }
 
-    /// Where the generated file goes: `$RUNTIME_DIRECTORY` (systemd), `$XDG_RUNTIME_DIR`, else /tmp.
+    /// Where the generated file goes: `$RUNTIME_DIRECTORY` (systemd), `$XDG_RUNTIME_DIR`,
+    /// `$TMPDIR`, else /tmp.
     public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let d = environment["RUNTIME_DIRECTORY"]?.split(separator: ":").first { return String(d) }
         if let d = environment["XDG_RUNTIME_DIR"], !d.isEmpty { return d }
-        return NSTemporaryDirectory().hasSuffix("/") ? String(NSTemporaryDirectory().dropLast()) : NSTemporaryDirectory()
+        let tmp = environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        return tmp.count > 1 && tmp.hasSuffix("/") ? String(tmp.dropLast()) : tmp
     }
 }
 
@@ -108,15 +113,13 @@ public struct SoundPlayer: Sendable {
             logger.info("sound player failed to start", metadata: ["error": "\(error)"])
             return false
         }
-        let thread = Thread {
+        startThread(name: "evcapture-sound") {
             let outcome = child.wait(timeout: .seconds(5)) { line in logger.debug("\(line)", metadata: ["sound.player": "\(player.path)"]) }
             if !outcome.succeeded {
                 logger.info("sound player failed", metadata: ["sound.player": "\(player.path)", "result": "\(outcome)"])
             }
             completion?(outcome)
         }
-        thread.name = "evcapture-sound"
-        thread.start()
         return true
     }
 }

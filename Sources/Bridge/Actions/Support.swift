@@ -1,13 +1,37 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinuxShims
+import FoundationEssentials
 import Synchronization
+
+/// Runs `body` on a new detached thread named `name` (its first 15 bytes: the kernel's
+/// limit), outside Swift's cooperative pool: for work that blocks.
+func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
+    final class Start: Sendable {
+        let name: String
+        let body: @Sendable () -> Void
+        init(name: String, body: @escaping @Sendable () -> Void) { (self.name, self.body) = (name, body) }
+    }
+    let context = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
+    var thread = pthread_t()
+    let rc = pthread_create(
+        &thread, nil,
+        { context in
+            let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
+            _ = evc_set_thread_name(start.name)
+            start.body()
+            return nil
+        }, context)
+    precondition(rc == 0, "pthread_create: \(rc)")
+    pthread_detach(thread)
+}
 
 /// Runs blocking work (ioctls, poll, file writes, waitpid) on a thread of its own, outside
 /// Swift's cooperative pool, and awaits its result.
 func onDedicatedThread<T: Sendable>(name: String, _ body: @escaping @Sendable () -> T) async -> T {
     await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-        let thread = Thread { continuation.resume(returning: body()) }
-        thread.name = name
-        thread.start()
+        startThread(name: name) { continuation.resume(returning: body()) }
     }
 }
 

@@ -21,5 +21,11 @@ static inline int evc_rename_noreplace(const char *from, const char *to) {
 static inline int evc_accept_nonblock_cloexec(int fd) {
     return (int)syscall(SYS_accept4, fd, (void *)0, (void *)0, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
+#include <sys/prctl.h>
+/// prctl(PR_SET_NAME): names the calling thread (16 bytes with the NUL; longer is cut).
+/// prctl is variadic, which Swift cannot call.
+static inline int evc_set_thread_name(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }
+/// prctl(PR_SET_THP_DISABLE): no transparent huge pages for this process and its children.
+static inline int evc_disable_transparent_huge_pages(void) { return prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0); }
 #endif
 // ---- end of actions block ----------------------------------------------------------------

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How a control's value moves: the part of a control the slider arithmetic needs.
 public enum ControlScale: Sendable, Hashable {
@@ -215,7 +217,7 @@ public struct Control: Sendable {
         if case .index = scale, !titles.isEmpty {
             return titles[Swift.min(Swift.max(Int(value.rounded()), 0), titles.count - 1)]
         }
-        return String(format: valueFormat, value)
+        return String(cFormat: valueFormat, value)
     }
 
     /// The picker's selected index (the value as an integer).

@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The system zoom slider's mapping between `zoom_absolute` and the factor a person sees:
 /// factor = raw / minimum, so the minimum is 1.0× (UVC cameras report 100…500: 1.0×…5.0×).

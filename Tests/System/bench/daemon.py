@@ -156,7 +156,7 @@ def main():
     p.add_argument("--presses", type=int, default=250_000)
     p.add_argument("--starts", type=int, default=5)
     p.add_argument("--idle", type=float, default=10.0)
-    p.add_argument("--also", help="another evcapture build (e.g. --static-swift-stdlib): start and steady RSS only")
+    p.add_argument("--also", help="another evcapture build (e.g. the shared Swift runtime): start and steady RSS only")
     p.add_argument("--idle-floor", help="a minimal Swift concurrency program (idle-floor) measured the same way")
     a = p.parse_args()
     tmp = os.environ.get("TMPDIR", "/tmp") + "/evc-bench"

@@ -55,5 +55,5 @@ fi
 case "${EVC_BENCH_ONLY:-}" in latency|knob) exit $status ;; esac
 echo "bench: === daemon: start, idle, memory (5 input devices + fake camera) ==="
 python3 "$EVC_BENCH_DIR_SRC/daemon.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" --presses "$daemon_presses" \
-    --idle-floor "$EVC_BENCH_IDLE_FLOOR" ${EVC_BENCH_EVCAPTURE_STATIC:+--also "$EVC_BENCH_EVCAPTURE_STATIC"} || status=1
+    --idle-floor "$EVC_BENCH_IDLE_FLOOR" ${EVC_BENCH_EVCAPTURE_SHARED:+--also "$EVC_BENCH_EVCAPTURE_SHARED"} || status=1
 exit $status
