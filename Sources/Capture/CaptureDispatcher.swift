@@ -55,7 +55,8 @@ public final class CaptureEventInteraction: Sendable {
 /// - Each handler runs on its own thread (a task executor preference): busy work elsewhere
 ///   in the process — a saturated cooperative pool — cannot starve the handlers, and a
 ///   handler blocking its thread blocks only itself. Awaiting inside a handler is fine; it
-///   resumes on the same thread.
+///   resumes on the same thread. While its queue is empty the handler's thread sleeps on a
+///   semaphore, so a wake-up is one post from the input thread.
 /// - Presses that begin while the interaction is disabled are not delivered at all (none
 ///   of their events); presses delivered before it was disabled are delivered to the end.
 /// - `finish()` stops accepting events and returns when both queues are drained.
@@ -77,31 +78,28 @@ public final class CaptureDispatcher: Sendable {
 
     /// Queues one event for its handler.
     public func deliver(_ event: CaptureEvent) {
-        var wake: (UnsafeContinuation<Void, Never>?, UnsafeContinuation<Void, Never>?) = (nil, nil)
+        var wake = (false, false)
         open.withLock { open in route(event, &open, &wake) }
-        wake.0?.resume()
-        wake.1?.resume()
+        if wake.0 { primaryQueue.unpark() }
+        if wake.1 { secondaryQueue?.unpark() }
     }
 
     /// Queues every capture event of a core's output buffer, in order (other outputs are
     /// skipped). One lock round for the whole buffer.
     public func deliver(_ outputs: [CaptureOutput]) {
-        var wake: (UnsafeContinuation<Void, Never>?, UnsafeContinuation<Void, Never>?) = (nil, nil)
+        var wake = (false, false)
         open.withLock { open in
             for o in outputs {
                 if case .capture(let e) = o { route(e, &open, &wake) }
             }
         }
-        wake.0?.resume()
-        wake.1?.resume()
+        if wake.0 { primaryQueue.unpark() }
+        if wake.1 { secondaryQueue?.unpark() }
     }
 
-    /// Decides whether an event is delivered and queues it; parked drain tasks to wake are
-    /// returned in `wake` (primary, secondary) and resumed by the caller outside the lock.
-    private func route(
-        _ event: CaptureEvent, _ open: inout [PressID],
-        _ wake: inout (UnsafeContinuation<Void, Never>?, UnsafeContinuation<Void, Never>?)
-    ) {
+    /// Decides whether an event is delivered and queues it; which parked drain threads to
+    /// wake is returned in `wake` (primary, secondary), woken by the caller outside the lock.
+    private func route(_ event: CaptureEvent, _ open: inout [PressID], _ wake: inout (Bool, Bool)) {
         if event.phase == .began {
             guard interaction.isEnabled else { return }
             open.append(event.press)
@@ -110,9 +108,9 @@ public final class CaptureDispatcher: Sendable {
             if event.phase == .ended || event.phase == .cancelled { open.remove(at: i) }
         }
         if event.action == .secondary, let secondaryQueue {
-            if let w = secondaryQueue.enqueue(event) { wake.1 = w }
+            if secondaryQueue.enqueue(event) { wake.1 = true }
         } else {
-            if let w = primaryQueue.enqueue(event) { wake.0 = w }
+            if primaryQueue.enqueue(event) { wake.0 = true }
         }
     }
 
@@ -139,7 +137,8 @@ final class HandlerQueue: Sendable {
         var pending: [CaptureEvent] = []
         /// Taken by the drain task and not yet handled.
         var inFlight = 0
-        var waiter: UnsafeContinuation<Void, Never>?
+        /// The drain thread waits (or is about to) on `wakeUp`; whoever clears this signals.
+        var parked = false
         var closed = false
     }
     private let state: Mutex<State>
@@ -148,6 +147,8 @@ final class HandlerQueue: Sendable {
     private let taskBox: Mutex<Task<Void, Never>?> = Mutex(nil)
 
     private let executor = ThreadExecutor()
+    /// Where the idle drain task parks its thread (see `drain`).
+    private let wakeUp = DispatchSemaphore(value: 0)
 
     init(_ handler: @escaping CaptureEventInteraction.Handler) {
         var s = State()
@@ -165,25 +166,29 @@ final class HandlerQueue: Sendable {
 
     var pendingCount: Int { state.withLock { $0.pending.count + $0.inFlight } }
 
-    /// Queues an event; returns the parked drain task to resume, if any.
-    func enqueue(_ event: CaptureEvent) -> UnsafeContinuation<Void, Never>? {
-        let waiter = state.withLock { s -> UnsafeContinuation<Void, Never>? in
-            guard !s.closed else { return nil }
+    /// Queues an event; true when the drain thread is parked: call ``unpark()`` (outside
+    /// any lock).
+    func enqueue(_ event: CaptureEvent) -> Bool {
+        let wasParked = state.withLock { s -> Bool in
+            guard !s.closed else { return false }
             s.pending.append(event)
-            defer { s.waiter = nil }
-            return s.waiter
+            defer { s.parked = false }
+            return s.parked
         }
         if !hasWork.load(ordering: .relaxed) { hasWork.store(true, ordering: .releasing) }
-        return waiter
+        return wasParked
     }
 
+    /// Wakes the parked drain thread (once per park: only the caller that saw it parked).
+    func unpark() { wakeUp.signal() }
+
     func close() {
-        let waiter = state.withLock { s -> UnsafeContinuation<Void, Never>? in
+        let wasParked = state.withLock { s -> Bool in
             s.closed = true
-            defer { s.waiter = nil }
-            return s.waiter
+            defer { s.parked = false }
+            return s.parked
         }
-        waiter?.resume()
+        if wasParked { unpark() }
     }
 
     /// Spinning only pays when another CPU can queue work meanwhile. On one CPU (a Pi Zero,
@@ -206,18 +211,19 @@ final class HandlerQueue: Sendable {
         let spinsBeforeParking = Self.spinsBeforeParking
         while true {
             // Before parking, look again for a short while (~tens of µs): under a steady
-            // stream the task then never parks, and a wake-up — a job handed to the
-            // executor, which allocates — is paid only once per burst, not per event.
+            // stream the thread then never parks, and a wake-up is paid only once per
+            // burst, not per event.
             var spins = 0
             while spins < spinsBeforeParking && !hasWork.load(ordering: .acquiring) { spins += 1 }
-            await withUnsafeContinuation { (c: UnsafeContinuation<Void, Never>) in
-                let now = state.withLock { s -> Bool in
-                    if !s.pending.isEmpty || s.closed { return true }
-                    s.waiter = c
-                    return false
-                }
-                if now { c.resume() }
+            // Park by blocking this thread: it is the handler's own (`executor` runs this
+            // task's jobs and nothing else), so waking the handler is one semaphore post
+            // from the input thread — not a task resumption through the executor's queue.
+            let park = state.withLock { s -> Bool in
+                if !s.pending.isEmpty || s.closed { return false }
+                s.parked = true
+                return true
             }
+            if park { wakeUp.wait() }
             let closed = state.withLock { s -> Bool in
                 hasWork.store(false, ordering: .relaxed)
                 swap(&s.pending, &batch)
