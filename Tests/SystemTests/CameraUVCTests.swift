@@ -24,6 +24,33 @@ struct CameraUVCTests {
         node = try camera.start()
     }
 
+    /// A session on the fake camera, running, with its events collected; nil (and a
+    /// recorded failure) when it never reported `started`. Stop it with ``stop()``.
+    final class RunningSession {
+        let loop: IOLoop
+        let session: CameraSession
+        let events: AsyncCollector<CameraSession.Event>
+        private let task: Task<Void, Never>
+
+        init?(_ configuration: CameraSession.Configuration) async throws {
+            loop = try IOLoop()
+            session = try CameraSession(configuration, loop: loop, logger: CameraUVCTests.logger)
+            events = AsyncCollector(session.events)
+            let session = session
+            task = Task { await session.run() }
+            guard await events.first(where: { if case .started = $0 { true } else { false } }) != nil else {
+                Issue.record("the session never started: \(events.all)")
+                stop()
+                return nil
+            }
+        }
+
+        func stop() {
+            task.cancel()
+            loop.stop()
+        }
+    }
+
     @Test func controlsCommandFindsTheCameraByItsControlsAndListsItsBindings() throws {
         // Automatic discovery passes over vivid's nodes (no zoom or exposure) to the camera.
         for arguments in [["controls", "--json"], ["controls", "--camera", node, "--json"]] {
@@ -175,14 +202,10 @@ struct CameraUVCTests {
     }
 
     @Test func sessionFollowsChangesByAnotherProgram() async throws {
-        let loop = try IOLoop()
-        defer { loop.stop() }
         // Follow (the default): the change is reported and becomes the value to keep.
-        let session = try CameraSession(.init(camera: .path(node)), loop: loop, logger: Self.logger)
-        let events = AsyncCollector(session.events)
-        let task = Task { await session.run() }
-        defer { task.cancel() }
-        #expect(await events.first { if case .started = $0 { true } else { false } } != nil, "\(events.all)")
+        guard let running = try await RunningSession(.init(camera: .path(node))) else { return }
+        defer { running.stop() }
+        let (session, events) = (running.session, running.events)
         try session.camera.set(.zoomAbsolute, to: 300)
         let mark = camera.received().count
         for value in [150, 160] {
@@ -201,14 +224,10 @@ struct CameraUVCTests {
     }
 
     @Test func sessionRestoresChangesByAnotherProgram() async throws {
-        let loop = try IOLoop()
-        defer { loop.stop() }
         // Restore: the person's value goes back, and the camera receives it again.
-        let session = try CameraSession(.init(camera: .path(node), onExternalChange: .restore), loop: loop, logger: Self.logger)
-        let events = AsyncCollector(session.events)
-        let task = Task { await session.run() }
-        defer { task.cancel() }
-        #expect(await events.first { if case .started = $0 { true } else { false } } != nil, "\(events.all)")
+        guard let running = try await RunningSession(.init(camera: .path(node), onExternalChange: .restore)) else { return }
+        defer { running.stop() }
+        let (session, events) = (running.session, running.events)
         try session.camera.set(.zoomAbsolute, to: 300)
         let mark = camera.received().count
         let set = try run("v4l2-ctl", "-d", node, "--set-ctrl", "zoom_absolute=150")
@@ -222,16 +241,12 @@ struct CameraUVCTests {
     }
 
     @Test func sessionGivesWayToAProgramThatKeepsChangingAValue() async throws {
-        let loop = try IOLoop()
-        defer { loop.stop() }
         // Two restores within a minute are allowed; the third change is another program
         // fighting back: the session keeps its value and says so, instead of a set war.
-        let session = try CameraSession(
-            .init(camera: .path(node), onExternalChange: .restore, restoreLimit: (2, .seconds(60))), loop: loop, logger: Self.logger)
-        let events = AsyncCollector(session.events)
-        let task = Task { await session.run() }
-        defer { task.cancel() }
-        #expect(await events.first { if case .started = $0 { true } else { false } } != nil, "\(events.all)")
+        guard let running = try await RunningSession(.init(camera: .path(node), onExternalChange: .restore, restoreLimit: (2, .seconds(60))))
+        else { return }
+        defer { running.stop() }
+        let (session, events) = (running.session, running.events)
         try session.camera.set(.zoomAbsolute, to: 300)
         let mark = camera.received().count
         var seen = 0

@@ -439,24 +439,11 @@ struct DaemonSystemTests {
         let camera = try FakeCamera()
         let cameraNode = try camera.start()
         defer { try? camera.stop() }
-        let scratch = try DaemonScratch("replug")
-        let config = try scratch.write(
-            "evcapture.toml",
-            """
-            [camera]
-            device = "\(cameraNode)"
-
-            [handlers.primary]
-            click = "none"
-            long-press = "none"
-            """)
         let keys = try fixtureDevice("gpio-keys-volume-keys")
         let knob = try fixtureDevice("rotary-encoder-rel-x")
-        let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
-        defer { daemon.terminate() }
-        for node in [keys.node, knob.node] {
-            try #require(daemon.waitFor(DaemonLines.deviceAdded(node)) != nil, "\(daemon.transcript)")
-        }
+        let (scratch, daemon) = try startCameraControlsDaemon("replug", cameraNode: cameraNode, devices: [keys, knob])
+        // the scratch directory (config, state) lives until the daemon is gone
+        defer { withExtendedLifetime(scratch) { _ = daemon.terminate() } }
         for _ in 0..<5 { try knob.move(.relX, by: 1) }
         try #require(camera.waitUntilReceived("zoom_absolute", 140, timeout: .seconds(20)), "\(camera.log)\n\(daemon.transcript)")
 

@@ -15,25 +15,12 @@ struct IdleSystemTests {
         let camera = try FakeCamera()
         let cameraNode = try camera.start()
         defer { try? camera.stop() }
-        let scratch = try DaemonScratch("idle")
-        let config = try scratch.write(
-            "evcapture.toml",
-            """
-            [camera]
-            device = "\(cameraNode)"
-
-            [handlers.primary]
-            click = "none"
-            long-press = "none"
-            """)
         let keys = try fixtureDevice("gpio-keys-volume-keys")
         let knob = try fixtureDevice("rotary-encoder-rel-x")
         let others = try ["bluez-avrcp-headset", "griffin-powermate", "usb-keyboard-typing-and-volume"].map(fixtureDevice)
-        let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
-        defer { daemon.terminate() }
-        for node in [keys.node, knob.node] + others.map(\.node) {
-            try #require(daemon.waitFor(DaemonLines.deviceAdded(node)) != nil, "\(daemon.transcript)")
-        }
+        let (scratch, daemon) = try startCameraControlsDaemon("idle", cameraNode: cameraNode, devices: [keys, knob] + others)
+        // the scratch directory (config, state) lives until the daemon is gone
+        defer { withExtendedLifetime(scratch) { _ = daemon.terminate() } }
         try #require(daemon.waitFor(DaemonLines.session("started")) != nil, "\(daemon.transcript)")
 
         // Some work first, the timers included: a zoom step, and a long press (its `held` comes
