@@ -401,18 +401,18 @@ func looksLikeJPEG(_ bytes: [UInt8]) -> Bool {
     bytes.count > 4 && bytes[0] == 0xFF && bytes[1] == 0xD8 && bytes[bytes.count - 2] == 0xFF && bytes[bytes.count - 1] == 0xD9
 }
 
-/// The daemon driving the fake camera's controls, photos and videos off (the fake camera
-/// cannot stream), started with `devices` and waited for until each one is added. The
-/// scratch directory must outlive the daemon; terminate the daemon when done.
-func startCameraControlsDaemon(
-    _ label: String, cameraNode: String, devices: [UinputDevice]
+/// The daemon with photo and video off and `camera` (a node, or "none") for its controls,
+/// started with `devices` and waited for until each one is added. The scratch directory
+/// must outlive the daemon; terminate the daemon when done.
+func startDaemonWithActionsOff(
+    _ label: String, camera: String, devices: [UinputDevice]
 ) throws -> (scratch: DaemonScratch, daemon: DaemonProcess) {
     let scratch = try DaemonScratch(label)
     let config = try scratch.write(
         "evcapture.toml",
         """
         [camera]
-        device = "\(cameraNode)"
+        device = "\(camera)"
 
         [handlers.primary]
         click = "none"

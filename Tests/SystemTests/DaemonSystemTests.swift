@@ -152,21 +152,9 @@ struct DaemonSystemTests {
     /// SIGTERM: a press in flight is cancelled, the session stops, exit status 0, and the
     /// other reader gets the device's events again.
     @Test func sigtermReleasesTheGrabAndExitsZero() throws {
-        let scratch = try DaemonScratch("grab")
-        let config = try scratch.write(
-            "evcapture.toml",
-            """
-            [camera]
-            device = "none"
-
-            [handlers.primary]
-            click = "none"
-            long-press = "none"
-            """)
         let keys = try fixtureDevice("gpio-keys-volume-keys")
-        let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
-        defer { daemon.terminate() }
-        try #require(daemon.waitFor(DaemonLines.deviceAdded(keys.node)) != nil, "\(daemon.transcript)")
+        let (scratch, daemon) = try startDaemonWithActionsOff("grab", camera: "none", devices: [keys])
+        defer { withExtendedLifetime(scratch) { _ = daemon.terminate() } }
 
         // The daemon reads the device (and has grabbed it: the grab is taken when added).
         try keys.click(.volumeDown)
@@ -441,7 +429,7 @@ struct DaemonSystemTests {
         defer { try? camera.stop() }
         let keys = try fixtureDevice("gpio-keys-volume-keys")
         let knob = try fixtureDevice("rotary-encoder-rel-x")
-        let (scratch, daemon) = try startCameraControlsDaemon("replug", cameraNode: cameraNode, devices: [keys, knob])
+        let (scratch, daemon) = try startDaemonWithActionsOff("replug", camera: cameraNode, devices: [keys, knob])
         // the scratch directory (config, state) lives until the daemon is gone
         defer { withExtendedLifetime(scratch) { _ = daemon.terminate() } }
         for _ in 0..<5 { try knob.move(.relX, by: 1) }

@@ -18,7 +18,7 @@ struct IdleSystemTests {
         let keys = try fixtureDevice("gpio-keys-volume-keys")
         let knob = try fixtureDevice("rotary-encoder-rel-x")
         let others = try ["bluez-avrcp-headset", "griffin-powermate", "usb-keyboard-typing-and-volume"].map(fixtureDevice)
-        let (scratch, daemon) = try startCameraControlsDaemon("idle", cameraNode: cameraNode, devices: [keys, knob] + others)
+        let (scratch, daemon) = try startDaemonWithActionsOff("idle", camera: cameraNode, devices: [keys, knob] + others)
         // the scratch directory (config, state) lives until the daemon is gone
         defer { withExtendedLifetime(scratch) { _ = daemon.terminate() } }
         try #require(daemon.waitFor(DaemonLines.session("started")) != nil, "\(daemon.transcript)")
