@@ -102,9 +102,10 @@ public final class Daemon: Service, Sendable {
         watcherTask.cancel()
         let actions = await state.stop()
         await actions.shutdown()
-        socket?.stop()
-        // Every line written (the last `session stopped` included) before the process exits.
+        // Every line written (the last `session stopped` included), to stdout and to the
+        // socket's clients, before the socket closes and the process exits.
         await lines.finishAndFlush()
+        socket?.stop()
         logger.info("stopped")
     }
 }
@@ -189,7 +190,7 @@ actor DaemonState {
         switch output {
         case .capture(let event):
             for trigger in ActionTrigger.triggers(for: event, time: Date().timeIntervalSince1970) { actions.handle(trigger) }
-            lines.emit(json: JSONLines.capture(event), text: ReadableLines.capture(event))
+            lines.emit(event)
         case .line(let json, let text):
             lines.emit(json: json, text: text)
         }
@@ -381,25 +382,57 @@ actor DaemonState {
 }
 
 /// Writes the daemon's lines (stdout, and the socket when there is one) off the input path:
-/// `emit` queues, a writer task writes. A stuck stdout delays only the writer.
+/// `emit` queues; a writer task per destination formats capture events and writes. A stuck
+/// stdout delays only its writer.
 final class LineWriter: Sendable {
-    private let json: Bool
-    private let continuation: AsyncStream<String>.Continuation
-    private let writer: Task<Void, Never>
-    private let socketBox = Mutex<SocketServer?>(nil)
+    /// A line, or what to make it from: capture events are formatted by the writers, off
+    /// the input thread.
+    private enum Line: Sendable {
+        case ready(json: String, text: String)
+        case capture(CaptureEvent)
 
+        var json: String {
+            switch self {
+            case .ready(let j, _): j
+            case .capture(let e): JSONLines.capture(e)
+            }
+        }
+        var text: String {
+            switch self {
+            case .ready(_, let t): t
+            case .capture(let e): ReadableLines.capture(e)
+            }
+        }
+    }
+    private let json: Bool
+    private let toStdout: AsyncStream<Line>.Continuation
+    private let stdoutWriter: Task<Void, Never>
+    /// The socket's own queue and writer: a stuck stdout does not hold its clients back.
+    private let toSocket = Mutex<(server: SocketServer, queue: AsyncStream<Line>.Continuation, writer: Task<Void, Never>)?>(nil)
+
+    /// Sends JSON lines to `server` from now on.
     var socket: SocketServer? {
-        get { socketBox.withLock { $0 } }
-        set { socketBox.withLock { $0 = newValue } }
+        get { toSocket.withLock { $0?.server } }
+        set {
+            let replacement = newValue.map { server in
+                let (stream, queue) = AsyncStream.makeStream(of: Line.self, bufferingPolicy: .bufferingNewest(10_000))
+                return (server: server, queue: queue, writer: Task.detached { for await line in stream { server.broadcast(line.json) } })
+            }
+            let old = toSocket.withLock { s in
+                defer { s = replacement }
+                return s?.queue
+            }
+            old?.finish()
+        }
     }
 
     init(json: Bool) {
         self.json = json
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(10_000))
-        self.continuation = continuation
-        writer = Task.detached {
-            for await line in stream {
-                var l = line + "\n"
+        let (stream, continuation) = AsyncStream.makeStream(of: Line.self, bufferingPolicy: .bufferingNewest(10_000))
+        toStdout = continuation
+        stdoutWriter = Task.detached {
+            for await item in stream {
+                var l = (json ? item.json : item.text) + "\n"
                 l.withUTF8 { b in
                     var off = 0
                     while off < b.count {
@@ -414,8 +447,17 @@ final class LineWriter: Sendable {
     }
 
     func emit(json line: String, text: String) {
-        socket?.broadcast(line)
-        continuation.yield(json ? line : text)
+        enqueue(.ready(json: line, text: text))
+    }
+
+    /// A capture event's line, formatted by the writers.
+    func emit(_ event: CaptureEvent) {
+        enqueue(.capture(event))
+    }
+
+    private func enqueue(_ line: Line) {
+        toSocket.withLock { _ = $0?.queue.yield(line) }
+        toStdout.yield(line)
     }
 
     func emitOutcome(_ outcome: ActionOutcome) {
@@ -457,8 +499,13 @@ final class LineWriter: Sendable {
     /// (presses cancelled by the shutdown, the recording finished, `session stopped`) must
     /// be out before the process exits.
     func finishAndFlush() async {
-        continuation.finish()
-        await writer.value
+        let socketWriter = toSocket.withLock { s -> Task<Void, Never>? in
+            s?.queue.finish()
+            return s?.writer
+        }
+        toStdout.finish()
+        await socketWriter?.value
+        await stdoutWriter.value
     }
 }
 
