@@ -197,16 +197,12 @@ actor DaemonState {
     }
 
     func startSession(at now: Timestamp, extra: [(String, JSONValue)] = []) {
-        var out: [ReplayOutput] = []
-        pipeline.sessionStarted(at: now, extra: extra) { out.append($0) }
-        for o in out { emit(o) }
+        pipeline.sessionStarted(at: now, extra: extra) { emit($0) }
         for d in devices.values where d.profile.isDedicated { d.device.grabWhenIdle() }
     }
 
     func stopSession(at now: Timestamp, extra: [(String, JSONValue)] = []) {
-        var out: [ReplayOutput] = []
-        pipeline.sessionStopped(at: now, extra: extra) { out.append($0) }
-        for o in out { emit(o) }
+        pipeline.sessionStopped(at: now, extra: extra) { emit($0) }
         for d in devices.values { d.device.releaseGrab() }
     }
 
@@ -216,9 +212,7 @@ actor DaemonState {
         switch event {
         case .added(let profile, let device):
             guard devices[profile.node] == nil else { return }
-            var out: [ReplayOutput] = []
-            let index = pipeline.addDevice(profile, keysDown: Array(device.keysDown), at: now) { out.append($0) }
-            for o in out { emit(o) }
+            let index = pipeline.addDevice(profile, keysDown: Array(device.keysDown), at: now) { emit($0) }
             let node = profile.node
             do {
                 // On the I/O thread, in the read's own wake-up: frames go straight
@@ -231,9 +225,7 @@ actor DaemonState {
                 }
             } catch {
                 logger.warning("cannot read \(profile.node): \(error)")
-                var out: [ReplayOutput] = []
-                pipeline.removeDevice(index, at: now) { out.append($0) }
-                for o in out { emit(o) }
+                pipeline.removeDevice(index, at: now) { emit($0) }
                 return
             }
             devices[profile.node] = OpenDevice(index: index, device: device, profile: profile)
@@ -242,10 +234,8 @@ actor DaemonState {
             // New roles (a rule or `udevadm trigger`): the device is re-added with them.
             guard let old = devices[profile.node] else { return }
             releaseHeld(profile.node, at: now)
-            var out: [ReplayOutput] = []
-            pipeline.removeDevice(old.index, at: now) { out.append($0) }
-            let index = pipeline.addDevice(profile, keysDown: Array(old.device.keysDown), at: now) { out.append($0) }
-            for o in out { emit(o) }
+            pipeline.removeDevice(old.index, at: now) { emit($0) }
+            let index = pipeline.addDevice(profile, keysDown: Array(old.device.keysDown), at: now) { emit($0) }
             devices[profile.node]?.index = index
             devices[profile.node]?.profile = profile
             if pipeline.isRunning {
@@ -266,9 +256,7 @@ actor DaemonState {
         heldReleases[node] = nil
         guard let d = devices.removeValue(forKey: node) else { return }
         d.device.close()
-        var out: [ReplayOutput] = []
-        pipeline.removeDevice(d.index, at: now) { out.append($0) }
-        for o in out { emit(o) }
+        pipeline.removeDevice(d.index, at: now) { emit($0) }
     }
 
     func handle(_ input: DeviceInput, from node: String) {
@@ -280,13 +268,7 @@ actor DaemonState {
                 heldReleases[node] = (frame, monotonicNow() + Self.removalGrace)
                 return
             }
-            var out: [ReplayOutput] = []
-            if frame.resync != nil {
-                pipeline.eventsLost(device: d.index, changes: frame.events, at: frame.time) { out.append($0) }
-            } else {
-                pipeline.handle(frame: frame.events, device: d.index, at: frame.time) { out.append($0) }
-            }
-            for o in out { emit(o) }
+            pipeline.handle(frame, device: d.index) { emit($0) }
         case .removed(let error):
             if let error { logger.warning("\(node): \(error)") }
             remove(node, at: monotonicNow())
@@ -323,9 +305,7 @@ actor DaemonState {
     /// Feeds a held kernel release as lost events (the device stayed: it was reset).
     func releaseHeld(_ node: String, at now: Timestamp) {
         guard let held = heldReleases.removeValue(forKey: node), let d = devices[node] else { return }
-        var out: [ReplayOutput] = []
-        pipeline.eventsLost(device: d.index, changes: held.frame.events, at: max(now, pipeline.clock)) { out.append($0) }
-        for o in out { emit(o) }
+        pipeline.eventsLost(device: d.index, changes: held.frame.events, at: max(now, pipeline.clock)) { emit($0) }
     }
 
     /// A camera appeared after start: its controls join the pipeline (with every device
@@ -337,9 +317,7 @@ actor DaemonState {
         cameraWatch = nil
         cameraTask = follow(session)
         let now = monotonicNow()
-        var out: [ReplayOutput] = []
-        pipeline.attachControls(setup.controlsStage(for: session), at: now) { out.append($0) }
-        for o in out { emit(o) }
+        pipeline.attachControls(setup.controlsStage(for: session), at: now) { emit($0) }
         lines.emit(
             json: JSONLines.session("camera-added", time: now, extra: [("camera", .string(session.camera.identity))]),
             text: "\(ReadableLines.pad(now.description, 12)) camera    \(session.camera.identity)")
@@ -353,9 +331,7 @@ actor DaemonState {
     func tick() {
         let now = monotonicNow()
         for (node, held) in heldReleases where held.decideBy <= now { releaseHeld(node, at: now) }
-        var out: [ReplayOutput] = []
-        pipeline.fireDeadlines(through: monotonicNow()) { out.append($0) }
-        for o in out { emit(o) }
+        pipeline.fireDeadlines(through: monotonicNow()) { emit($0) }
     }
 
     /// Arms the timer for the next deadline (the pipeline's, or a held release's); disarms

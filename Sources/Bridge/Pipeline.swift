@@ -107,6 +107,16 @@ public struct Pipeline {
         if !inputs.isEmpty { emitAll(controls!.handle(frame: frame, device: index, inputs: inputs, at: now), emit) }
     }
 
+    /// A frame as a live device delivered it: a resync after `SYN_DROPPED` counts as lost
+    /// events (``eventsLost(device:changes:at:_:)``), any other frame is handled.
+    public mutating func handle(_ frame: Frame, device index: Int, _ emit: (ReplayOutput) -> Void) {
+        if frame.resync != nil {
+            eventsLost(device: index, changes: frame.events, at: frame.time, emit)
+        } else {
+            handle(frame: frame.events, device: index, at: frame.time, emit)
+        }
+    }
+
     /// Events were lost on a device (`SYN_DROPPED`); `changes` are the key events the resync
     /// found. Presses in flight on it are cancelled (`events-lost`).
     public mutating func eventsLost(device index: Int, changes: [InputEvent], at now: Timestamp, _ emit: (ReplayOutput) -> Void) {

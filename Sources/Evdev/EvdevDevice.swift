@@ -254,8 +254,8 @@ public final class EvdevDevice: Sendable {
     }
 
     /// Reads on `loop`: each time the node is readable the I/O thread reads until EAGAIN
-    /// and calls `handler` with each item, on that thread (no hop: the fastest way from
-    /// the kernel to a handler). After `.removed` nothing follows and the node is closed.
+    /// and calls `handler` with each item, on that thread, each frame as soon as it is
+    /// complete (no hop: the fastest way from the kernel to a handler). After `.removed` nothing follows and the node is closed.
     /// ``close()`` stops watching and closes the node; `onEnd` then runs (on the I/O
     /// thread), as it does after `.removed`.
     public func read(

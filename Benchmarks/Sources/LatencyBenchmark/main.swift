@@ -104,11 +104,7 @@ actor PipelineOnLoop {
     func handle(_ input: DeviceInput) {
         guard case .frame(let frame) = input else { return }
         frameReceivedAt.store(nowNanoseconds(), ordering: .relaxed)
-        if frame.resync != nil {
-            pipeline.eventsLost(device: index, changes: frame.events, at: frame.time) { emit($0) }
-        } else {
-            pipeline.handle(frame: frame.events, device: index, at: frame.time) { emit($0) }
-        }
+        pipeline.handle(frame, device: index) { emit($0) }
     }
 }
 
