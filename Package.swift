@@ -5,7 +5,9 @@ let package = Package(
     name: "evcapture",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "EvcaptureKit", targets: ["Capture", "Evdev", "Udev", "V4L2", "Bridge"]),
+        .library(
+            name: "EvcaptureKit",
+            targets: ["Capture", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Actions", "Output", "ConfigFile", "EvcaptureDaemon"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
         // Swift Concurrency's global and main executors on the main thread, without libdispatch.
         .library(name: "ConcurrencyRuntime", targets: ["ConcurrencyRuntime"]),
@@ -37,48 +39,79 @@ let package = Package(
         .target(name: "ConcurrencyRuntime", dependencies: ["CConcurrencyHooks"]),
         // Swift's runtime hook variables, linked directly (dlsym misses them in a static build).
         .target(name: "CConcurrencyHooks"),
-        // One thread in epoll_wait for every fd the daemon watches.
-        .target(name: "IOLoop", dependencies: ["CLinuxShims"]),
-        // The only importer of CLibevdev: event types and names, devices, frames, grab, uinput.
+        // Linux I/O: one thread in epoll_wait for every fd, timerfd deadlines, threads, EINTR and write helpers.
+        .target(name: "LinuxIO", dependencies: ["CLinuxShims"]),
+        // The only importer of CLibevdev: event types and names, devices, frames, grab, uinput, evemu files.
         .target(
             name: "Evdev",
-            dependencies: ["CLibevdev", "CLinuxShims", "IOLoop", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CLibevdev", "CLinuxShims", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
         // The only importer of CLibudev: enumerate-after-monitor, hotplug.
         .target(
             name: "Udev",
-            dependencies: ["CLibudev", "IOLoop", .product(name: "Logging", package: "swift-log")]),
-        // Camera controls over V4L2 ioctls.
+            dependencies: ["CLibudev", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+        // V4L2 over ioctls: controls, control events, frame streaming.
         .target(
             name: "V4L2",
-            dependencies: ["CLinuxShims", "IOLoop", .product(name: "Logging", package: "swift-log")]),
-        // The pure core: roles, press lifecycle, gestures, slider deltas, controls, dispatcher.
+            dependencies: ["CLinuxShims", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+        // The pure core: roles, press lifecycle, gestures, controls, the pipeline; typed events, no I/O, no clock.
         .target(
             name: "Capture",
             dependencies: ["Evdev", .product(name: "DequeModule", package: "swift-collections")]),
-        // Wiring: device watcher, camera session, actions, config, JSON stream, replay.
+        // Cameras: V4L2 (and simulated) cameras bound to the controls, discovery, the camera session.
         .target(
-            name: "Bridge",
+            name: "Camera",
+            dependencies: ["Capture", "V4L2", "Udev", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+        // Actions on capture events: photos, videos, hooks, the shutter sound.
+        .target(
+            name: "Actions",
+            dependencies: ["Capture", "V4L2", "LinuxIO", "CLibjpeg", .product(name: "Logging", package: "swift-log")]),
+        // Typed events rendered as JSON lines and readable text; line writers, the socket, the monitor.
+        .target(
+            name: "Output",
+            dependencies: ["Capture", "Actions", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+        // The TOML config, parsed straight into the runtime types.
+        .target(
+            name: "ConfigFile",
+            dependencies: ["Capture", "Actions", "Camera", .product(name: "TOMLKit", package: "TOMLKit")]),
+        // The daemon: devices, camera and actions composed into a service; sd_notify; the devices report; replay.
+        .target(
+            name: "EvcaptureDaemon",
             dependencies: [
-                "Capture", "Evdev", "Udev", "V4L2", "IOLoop", "CLibjpeg",
+                "Capture", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
             ]),
         .executableTarget(
             name: "evcapture",
             dependencies: [
-                "Bridge", "Capture", "Evdev", "Udev", "V4L2", "ConcurrencyRuntime",
+                "EvcaptureDaemon", "Capture", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2",
+                "ConcurrencyRuntime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        // For tests: a manual clock, fixture paths, scenario helpers.
+        .target(
+            name: "EvcaptureTesting", dependencies: ["Capture", "Evdev", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Support"),
 
-        .testTarget(name: "EvdevTests", dependencies: ["Evdev", "IOLoop"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev"]),
+        .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev", "EvcaptureTesting"]),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2"]),
-        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "Capture", "Evdev", "V4L2"]),
+        .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "Evdev", "V4L2", "EvcaptureTesting"]),
+        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Actions", "Capture", "Evdev", "V4L2", "LinuxIO"]),
+        .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Evdev", "Actions", "LinuxIO"]),
+        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Actions", "Camera"]),
+        .testTarget(
+            name: "DaemonTests",
+            dependencies: ["EvcaptureDaemon", "Camera", "Output", "ConfigFile", "Capture", "Evdev", "EvcaptureTesting"]),
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
-        .testTarget(name: "SystemTests", dependencies: ["Bridge", "Capture", "Evdev", "Udev", "V4L2", "IOLoop"]),
+        .testTarget(
+            name: "SystemTests",
+            dependencies: [
+                "EvcaptureDaemon", "Camera", "Actions", "Output", "ConfigFile", "Capture", "Evdev", "Udev", "V4L2", "LinuxIO",
+                "EvcaptureTesting",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CLibevdev
 import CLinuxShims
-import IOLoop
+import LinuxIO
 import Synchronization
 
 /// The events of one frame: everything up to a `SYN_REPORT`.
@@ -38,14 +38,22 @@ public struct Frame: Hashable, Sendable {
     public var eventsWithReport: [InputEvent] { events + [InputEvent(time: time, .synReport, reportValue)] }
 
     /// Splits a flat event list (a recording) into frames. Events after the last
-    /// `SYN_REPORT` are dropped, as the kernel would.
+    /// `SYN_REPORT` are dropped, as the kernel would. A `SYN_DROPPED` becomes a frame with
+    /// an empty ``Resync`` (a recording cannot tell what was lost), and the rest of its
+    /// frame is dropped (libevdev's rule).
     public static func split(_ events: [InputEvent]) -> [Frame] {
         var frames: [Frame] = [], pending: [InputEvent] = []
+        var dropping = false
         for e in events {
-            if e.isSynReport {
-                frames.append(Frame(events: pending, time: e.time, reportValue: e.value))
+            if e.type == .syn && e.code == EventCode.synDropped.code {
+                frames.append(Frame(events: [], time: e.time, resync: Resync(changedKeys: [:], keysDown: [])))
                 pending = []
-            } else {
+                dropping = true
+            } else if e.isSynReport {
+                if !dropping { frames.append(Frame(events: pending, time: e.time, reportValue: e.value)) }
+                pending = []
+                dropping = false
+            } else if !dropping {
                 pending.append(e)
             }
         }

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import LinuxIO
 import Glibc
 #endif
 
@@ -61,21 +62,6 @@ public struct EvemuRecording: Sendable {
         }
         return try parse(text, file: path)
     }
-}
-
-/// Reads a file with plain syscalls (no Foundation in this module). EINTR is retried by
-/// ``retryingEINTR(_:)``.
-func readWholeFile(_ path: String) throws(SystemError) -> String {
-    let fd = try retryingEINTR { open(path, O_RDONLY | O_CLOEXEC) }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = try retryingEINTR { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
-        if n == 0 { break }
-        bytes.append(contentsOf: chunk[0..<n])
-    }
-    return String(decoding: bytes, as: UTF8.self)
 }
 
 private struct Parser {

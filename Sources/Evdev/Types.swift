@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LinuxIO
 import CLibevdev
 
 /// An evdev event type (`EV_*`).
@@ -261,4 +265,12 @@ extension String {
         let hex = String(v, radix: 16)
         self = "0x" + String(repeating: "0", count: Swift.max(0, 4 - hex.count)) + hex
     }
+}
+
+/// The current CLOCK_MONOTONIC time: the clock evdev devices are switched to, so kernel
+/// event times and deadlines compare directly.
+public func monotonicNow() -> Timestamp {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Timestamp(microseconds: Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000)
 }

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import LinuxIO
 import Glibc
 #endif
 import CLibevdev

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CLibudev
-import IOLoop
+import LinuxIO
 import Synchronization
 
 /// A failed libudev call, with what was being done.

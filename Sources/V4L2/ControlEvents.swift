@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CLinuxShims
-import IOLoop
+import LinuxIO
 import Synchronization
 
 /// What changed in a control event (`V4L2_EVENT_CTRL_CH_*`).

@@ -2,30 +2,32 @@
 import Glibc
 #endif
 import CLinuxShims
+import LinuxIO
 
 // One thin function per system call. Each returns the errno instead of throwing, so the
 // caller (which knows the device and the control) builds the error once; EINTR is retried
-// here and nowhere else.
+// by LinuxIO's ``retryingEINTR(_:)``.
 
-/// Runs `body` until it does not fail with EINTR. Returns 0 or the errno.
+/// Runs `body` (retrying EINTR). Returns 0 or the errno.
 @inline(__always)
-func retryingEINTR(_ body: () -> Int32) -> Int32 {
-    while true {
-        if body() >= 0 { return 0 }
-        let e = errno
-        if e != EINTR { return e }
+func errnoOf(_ body: () -> Int32) -> Int32 {
+    do {
+        _ = try retryingEINTR(body)
+        return 0
+    } catch {
+        return error.errno
     }
 }
 
 /// `ioctl(fd, request, arg)`: 0 or the errno.
 func v4l2Ioctl(_ fd: Int32, _ request: UInt, _ arg: UnsafeMutableRawPointer) -> Int32 {
-    retryingEINTR { evc_ioctl(fd, request, arg) }
+    errnoOf { evc_ioctl(fd, request, arg) }
 }
 
 /// `open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)`: the fd or the errno.
 func openDevice(_ path: String) -> Result<Int32, Errno> {
     var fd: Int32 = -1
-    let e = retryingEINTR {
+    let e = errnoOf {
         fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         return fd
     }
@@ -46,7 +48,7 @@ func queryExtControl(_ fd: Int32, _ query: inout v4l2_query_ext_ctrl) -> Int32 {
 func queryMenu(_ fd: Int32, id: UInt32, index: UInt32) -> Result<(name: String, value: Int64), Errno> {
     var name = [CChar](repeating: 0, count: 32)
     var value: Int64 = 0
-    let e = retryingEINTR { evc_v4l2_querymenu(fd, id, index, &name, &value) }
+    let e = errnoOf { evc_v4l2_querymenu(fd, id, index, &name, &value) }
     guard e == 0 else { return .failure(Errno(e)) }
     let text = string(fromCBuffer: name)
     return .success((text, value))
@@ -54,12 +56,12 @@ func queryMenu(_ fd: Int32, id: UInt32, index: UInt32) -> Result<(name: String, 
 
 /// `VIDIOC_G_EXT_CTRLS` for one control's current value.
 func getExtControl(_ fd: Int32, id: UInt32, is64: Bool, value: inout Int64) -> Int32 {
-    retryingEINTR { evc_v4l2_ext_ctrl(fd, EVC_VIDIOC_G_EXT_CTRLS, id, is64 ? 1 : 0, &value) }
+    errnoOf { evc_v4l2_ext_ctrl(fd, EVC_VIDIOC_G_EXT_CTRLS, id, is64 ? 1 : 0, &value) }
 }
 
 /// `VIDIOC_S_EXT_CTRLS` for one control's current value; `value` is what the kernel returned.
 func setExtControl(_ fd: Int32, id: UInt32, is64: Bool, value: inout Int64) -> Int32 {
-    retryingEINTR { evc_v4l2_ext_ctrl(fd, EVC_VIDIOC_S_EXT_CTRLS, id, is64 ? 1 : 0, &value) }
+    errnoOf { evc_v4l2_ext_ctrl(fd, EVC_VIDIOC_S_EXT_CTRLS, id, is64 ? 1 : 0, &value) }
 }
 
 /// `VIDIOC_SUBSCRIBE_EVENT` / `VIDIOC_UNSUBSCRIBE_EVENT`.

@@ -1,8 +1,12 @@
 import ArgumentParser
-import Bridge
 import Evdev
 #if canImport(Glibc)
 import Glibc
+import EvcaptureDaemon
+import Camera
+import Actions
+import Output
+import ConfigFile
 #endif
 
 /// `evcapture controls [--camera DEV] [--json]`
@@ -23,7 +27,7 @@ struct ControlsCommand: ParsableCommand {
         if json {
             var ts = timespec()
             clock_gettime(CLOCK_MONOTONIC, &ts)
-            print(report.jsonLine(time: Timestamp(seconds: ts.tv_sec, microseconds: ts.tv_nsec / 1000)))
+            print(JSONLines.controlsReport(report, time: Timestamp(seconds: ts.tv_sec, microseconds: ts.tv_nsec / 1000)))
         } else if error != nil, camera != nil {
             // A camera the person named and that cannot be used is an error, on stderr.
             var stderr = StandardError()  // ReplayCommand.swift

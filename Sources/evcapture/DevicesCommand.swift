@@ -1,7 +1,11 @@
 import ArgumentParser
-import Bridge
 #if canImport(Glibc)
 import Glibc
+import EvcaptureDaemon
+import Camera
+import Actions
+import Output
+import ConfigFile
 #endif
 
 /// `evcapture devices [--config FILE] [--json]`: every input device with its roles and why.

@@ -1,5 +1,9 @@
 import ArgumentParser
-import Bridge
+import EvcaptureDaemon
+import Camera
+import Actions
+import Output
+import ConfigFile
 
 /// The command line; started by ``Main``.
 struct Evcapture: AsyncParsableCommand {

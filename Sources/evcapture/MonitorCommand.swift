@@ -1,8 +1,12 @@
 import ArgumentParser
-import Bridge
 
 #if canImport(Glibc)
 import Glibc
+import EvcaptureDaemon
+import Camera
+import Actions
+import Output
+import ConfigFile
 #endif
 
 /// `evcapture monitor`: a live view of a running daemon.

@@ -1,9 +1,14 @@
 import ArgumentParser
-import Bridge
+import Capture
 import Evdev
 
 #if canImport(Glibc)
 import Glibc
+import EvcaptureDaemon
+import Camera
+import Actions
+import Output
+import ConfigFile
 #endif
 
 /// `evcapture replay FILE.evemu... [--config FILE] [--camera sim|DEV] [--json]`
@@ -45,10 +50,11 @@ struct ReplayCommand: ParsableCommand {
         } catch let e as EvemuError {
             try fail(e.description)
         }
-        var pipeline = ReplayPipeline(inputs: inputs, config: settings, controls: try ReplayControls.make(camera: camera))
+        var pipeline = ReplayPipeline(
+            inputs: inputs, config: settings, controls: try ReplayControls.make(camera: camera, config: settings))
         var out = ""
-        pipeline.run { o in
-            out += json ? o.json : o.text
+        pipeline.run { event in
+            out += json ? JSONLines.line(event) : ReadableLines.line(event)
             out += "\n"
             if out.utf8.count > 1 << 16 {
                 print(out, terminator: "")
@@ -69,13 +75,21 @@ struct ReplayCommand: ParsableCommand {
 /// Where `--camera` meets the controls core: returns the controls stage for the replay, or
 /// nil when controls are not wired (the capture pipeline runs either way).
 enum ReplayControls {
-    static func make(camera: String?) throws -> (any ReplayControlsStage)? {
+    static func make(camera: String?, config: Config) throws -> (any ControlsStage)? {
+        let backend: any CameraBackend
         switch camera {
         case nil: return nil
-        case "sim": return CameraControlsStage()
-        case let other?:
-            throw ValidationError("--camera \(other): replay drives only the simulated camera for now; use --camera sim")
+        case "sim": backend = SimCamera()
+        case let path?:
+            // A real camera's controls, driven as the daemon drives them.
+            do {
+                backend = try V4L2Camera.open(.path(path))
+            } catch {
+                throw ValidationError("--camera \(path): \(error)")
+            }
         }
+        return CameraControlsStage(
+            camera: backend, configuration: config.daemon.controlsConfiguration, controls: config.daemon.controls)
     }
 }
 

@@ -1,10 +1,14 @@
 import ArgumentParser
-import Bridge
 import Logging
 import ServiceLifecycle
 
 #if canImport(Glibc)
 import Glibc
+import EvcaptureDaemon
+import Camera
+import Actions
+import Output
+import ConfigFile
 #endif
 
 /// `evcapture run [--config FILE] [--socket PATH] [--json]`: the daemon.

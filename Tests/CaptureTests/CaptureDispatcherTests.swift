@@ -1,3 +1,4 @@
+import EvcaptureTesting
 import Capture
 import Dispatch
 import Evdev
@@ -52,7 +53,7 @@ final class Recorder: Sendable {
             dispatcher.deliver(e)
         }
         // The secondary handler finishes its press while the primary one is still stuck...
-        let secondaryDone = await eventually(30) { rec.lines.contains("secondary ended #2") }
+        let secondaryDone = await eventually(seconds: 30) { rec.lines.contains("secondary ended #2") }
         #expect(secondaryDone, "the secondary handler did not finish while the primary one was blocked: \(rec.lines)")
         #expect(rec.lines == ["secondary began #2", "secondary ended #2"])
         // ...and the primary's events wait in its queue: the stuck one and the four behind it.
@@ -112,13 +113,3 @@ final class Recorder: Sendable {
     }
 }
 
-/// Polls `condition` every 10 ms for up to `seconds`; generous timeouts cost nothing when
-/// the condition comes true early.
-private func eventually(_ seconds: Int, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}

@@ -1,3 +1,4 @@
+import EvcaptureTesting
 import Capture
 import Evdev
 import Testing

@@ -1,9 +1,9 @@
+import EvcaptureTesting
 import Capture
 import Evdev
 import Synchronization
 
 /// A time `s` seconds after the start of a scenario.
-func at(_ s: Double) -> Timestamp { Timestamp(microseconds: Int64((s * 1_000_000).rounded())) }
 
 /// A seeded random generator (SplitMix64) so property tests are repeatable.
 struct SeededRandom: RandomNumberGenerator {

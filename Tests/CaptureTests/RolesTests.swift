@@ -1,3 +1,4 @@
+import EvcaptureTesting
 import Testing
 import Evdev
 @testable import Capture

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import EvcaptureTesting
 import Glibc
 #endif
 import Testing

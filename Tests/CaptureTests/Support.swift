@@ -1,3 +1,4 @@
+import EvcaptureTesting
 import Capture
 import Evdev
 
@@ -21,8 +22,6 @@ enum TestDevices {
     static let dial = profile("dial", bus: .usb, roles: [.relDial: .slider, .btn0: .lightPress])
 }
 
-/// Milliseconds on the test clock.
-func ms(_ v: Int) -> Timestamp { Timestamp(microseconds: Int64(v) * 1000) }
 
 /// A compact, readable line per output: `120ms ended primary KEY_VOLUMEDOWN #1 click`.
 func line(_ o: CaptureOutput) -> String {

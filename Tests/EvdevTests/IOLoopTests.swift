@@ -1,4 +1,4 @@
-import IOLoop
+import LinuxIO
 import Synchronization
 import Testing
 

@@ -1,10 +1,15 @@
+import EvcaptureTesting
 import Foundation
 import Logging
 import Synchronization
 import Testing
 import V4L2
 
-@testable import Bridge
+@testable import EvcaptureDaemon
+import Camera
+import Actions
+import Output
+import ConfigFile
 
 /// Photos, recordings and the action runner on vivid's capture node (real V4L2 streaming,
 /// real MJPEG encoding); the files are checked with ffprobe, an independent decoder.

@@ -1,7 +1,12 @@
-import Bridge
+import EvcaptureTesting
+import EvcaptureDaemon
+import Camera
+import Actions
+import Output
+import ConfigFile
 import Capture
 import Foundation
-import IOLoop
+import LinuxIO
 import Logging
 import Testing
 import V4L2

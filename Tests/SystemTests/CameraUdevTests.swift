@@ -1,6 +1,11 @@
-import Bridge
+import EvcaptureTesting
+import EvcaptureDaemon
+import Camera
+import Actions
+import Output
+import ConfigFile
 import Foundation
-import IOLoop
+import LinuxIO
 import Logging
 import Testing
 import Udev

@@ -1,7 +1,12 @@
 #if canImport(Glibc)
+import EvcaptureTesting
 import Glibc
 #endif
-import Bridge
+import EvcaptureDaemon
+import Camera
+import Actions
+import Output
+import ConfigFile
 import Evdev
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import EvcaptureTesting
 import Foundation
 import Testing
 

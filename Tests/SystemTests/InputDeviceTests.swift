@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import EvcaptureTesting
 import Glibc
 #endif
 import Foundation
@@ -6,7 +7,7 @@ import Testing
 import Synchronization
 import Capture
 import Evdev
-import IOLoop
+import LinuxIO
 import Udev
 
 /// Paths of the package, found from this file.

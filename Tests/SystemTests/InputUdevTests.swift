@@ -1,13 +1,18 @@
 #if canImport(Glibc)
+import EvcaptureTesting
 import Glibc
 #endif
 import Foundation
 import Testing
 import Evdev
-import IOLoop
+import LinuxIO
 import Udev
 import Synchronization
-import Bridge
+import EvcaptureDaemon
+import Camera
+import Actions
+import Output
+import ConfigFile
 import Capture
 
 @Suite(.systemTest)

@@ -1,3 +1,4 @@
+import EvcaptureTesting
 import Testing
 import V4L2
 

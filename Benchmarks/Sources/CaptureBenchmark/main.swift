@@ -1,9 +1,10 @@
 // Throughput and allocations of the capture hot path: key frames through roles → press
 // lifecycle → gestures (the core) → dispatcher with no-op handlers. Not a test: run it in
 // release mode and read the figures (BENCHMARKS.md records them).
-import Bridge
+import Camera
 import Capture
 import Evdev
+import Foundation
 import MallocCounter
 
 #if canImport(Glibc)

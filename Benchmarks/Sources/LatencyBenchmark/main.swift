@@ -11,10 +11,11 @@
 // the C floor (Tests/System/bench/evdev-floor.c), so the two differ only by what lies
 // between the evdev read and the handler. Not a test: it prints figures; run it in the
 // test VM with Tests/System/bench/run (BENCHMARKS.md).
-import Bridge
+import Camera
+import Output
 import Capture
 import Evdev
-import IOLoop
+import LinuxIO
 import Logging
 import Synchronization
 import V4L2
@@ -86,9 +87,9 @@ actor PipelineOnLoop {
     nonisolated let unownedExecutor: UnownedSerialExecutor
     var pipeline: Pipeline
     var index = 0
-    let emit: @Sendable (ReplayOutput) -> Void
+    let emit: @Sendable (PipelineEvent) -> Void
 
-    init(loop: IOLoop, pipeline: sending Pipeline, emit: @escaping @Sendable (ReplayOutput) -> Void) {
+    init(loop: IOLoop, pipeline: sending Pipeline, emit: @escaping @Sendable (PipelineEvent) -> Void) {
         unownedExecutor = loop.asUnownedSerialExecutor()
         self.pipeline = pipeline
         self.emit = emit
@@ -104,14 +105,14 @@ actor PipelineOnLoop {
     func handle(_ input: DeviceInput) {
         guard case .frame(let frame) = input else { return }
         frameReceivedAt.store(nowNanoseconds(), ordering: .relaxed)
-        pipeline.handle(frame, device: index) { emit($0) }
+        pipeline.handle(frame, device: index, now: monotonicNow()) { emit($0) }
     }
 }
 
 /// Reads `device` on `loop` and feeds every frame through `pipeline` on the I/O thread, as
 /// the daemon does; `emit` sees each output there.
 func startReading(
-    _ device: EvdevDevice, loop: IOLoop, pipeline: sending Pipeline, emit: @escaping @Sendable (ReplayOutput) -> Void
+    _ device: EvdevDevice, loop: IOLoop, pipeline: sending Pipeline, emit: @escaping @Sendable (PipelineEvent) -> Void
 ) async throws {
     let state = PipelineOnLoop(loop: loop, pipeline: pipeline, emit: emit)
     await state.add(device)
@@ -228,7 +229,8 @@ func knob(steps: Int, gapMicroseconds: UInt32, cameraPath: String) async throws 
     try await startReading(
         device, loop: loop, pipeline: Pipeline(settings: CaptureCoreSettings(), controls: stage),
         emit: { output in
-            guard case .line(let json, _) = output else { return }
+            if case .capture = output { return }
+            let json = output.json
             if verbose { print(json) }
             recent.withLock { r in
                 if r.count == 20 { r.removeFirst() }

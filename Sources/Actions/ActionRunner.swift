@@ -1,0 +1,405 @@
+import Capture
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
+import Logging
+import Synchronization
+import Evdev
+import V4L2
+import LinuxIO
+
+/// What a button does beyond reporting its events.
+public struct ActionBinding: Sendable, Hashable {
+    /// The trigger that takes a photo (default: a click); nil for none.
+    public var photoOn: ActionTrigger.Kind?
+    /// A long press records video from the hold threshold until `ended`/`cancelled`.
+    public var videoOnLongPress: Bool
+
+    public init(photoOn: ActionTrigger.Kind? = .click, videoOnLongPress: Bool = true) {
+        self.photoOn = photoOn
+        self.videoOnLongPress = videoOnLongPress
+    }
+    /// Click: photo; long press: video (spec §3, the daemon's default).
+    public static let `default` = ActionBinding()
+    public static let none = ActionBinding(photoOn: nil, videoOnLongPress: false)
+}
+
+/// The shutter sound for headset presses.
+public enum SoundSetting: Sendable, Hashable {
+    case off
+    /// The generated click (``ShutterSound``), written once to `directory`.
+    case builtIn(directory: String)
+    /// The user's own sound file.
+    case file(String)
+}
+
+/// Everything the action runner does.
+public struct ActionsConfiguration: Sendable {
+    /// The camera and the output directory; nil: photo and video report `no-camera` errors.
+    public var capture: CaptureSettings?
+    /// Per action (`primary`, `secondary`); an action missing here does nothing but hooks.
+    public var bindings: [String: ActionBinding]
+    public var hooks: [ExecHook]
+    public var sound: SoundSetting
+    public var soundPlayer: SoundPlayer
+    /// Requests waiting per queue (photos, hooks, sounds) before new ones are dropped.
+    public var queueLimit: Int
+    /// Hooks running at the same time.
+    public var maxConcurrentHooks: Int
+
+    public init(
+        capture: CaptureSettings?, bindings: [String: ActionBinding] = ["primary": .default, "secondary": .default],
+        hooks: [ExecHook] = [], sound: SoundSetting = .builtIn(directory: ShutterSound.defaultDirectory()),
+        soundPlayer: SoundPlayer = SoundPlayer(), queueLimit: Int = 8, maxConcurrentHooks: Int = 4
+    ) {
+        self.capture = capture
+        self.bindings = bindings
+        self.hooks = hooks
+        self.sound = sound
+        self.soundPlayer = soundPlayer
+        self.queueLimit = queueLimit
+        self.maxConcurrentHooks = maxConcurrentHooks
+    }
+}
+
+/// What an action did, for the daemon's JSON output and logs.
+public enum ActionOutcome: Sendable {
+    case photoSaved(PhotoResult, press: UInt64)
+    case videoStarted(press: UInt64)
+    case videoSaved(VideoResult, press: UInt64)
+    case hookFinished(name: String, ChildOutcome, press: UInt64)
+    case soundStarted(file: String, press: UInt64)
+    case failed(ActionError, press: UInt64?)
+}
+
+/// Receives capture triggers. `handle` returns at once: it never waits for an action.
+public protocol ActionTriggerSink: Sendable {
+    func handle(_ trigger: ActionTrigger)
+}
+
+/// Runs photo, video, hook and sound actions for capture triggers, off the input path.
+///
+/// The guarantee: ``handle(_:)`` only puts work into a queue and returns; it never blocks
+/// and never waits for the camera, the disk or a child process, so a slow action cannot
+/// delay or drop a press. Each kind of action has its own queue and worker:
+///
+/// - photos: one at a time, in order; each request gets its own file, also when it arrives
+///   while the previous one is still being written. While a video records, a photo is the
+///   recording's latest frame (the camera streams to one reader only).
+/// - video: one recording at a time (one camera); it starts on the long press and stops on
+///   that press's `ended`/`cancelled`. Stop requests are never dropped.
+/// - hooks: up to `maxConcurrentHooks` at once, each bounded by its timeout.
+/// - sound: started without waiting for the player to finish.
+///
+/// A full queue (`queueLimit` waiting requests) drops the new request and reports a
+/// `queue-full` failure instead of waiting.
+public final class ActionRunner: ActionTriggerSink {
+    public let configuration: ActionsConfiguration
+    private let logger: Logger
+    private let onOutcome: @Sendable (ActionOutcome) -> Void
+
+    private enum VideoCommand: Sendable {
+        case start(ActionTrigger)
+        case stop(ActionTrigger)
+        case stopAll
+    }
+
+    private let photos: AsyncStream<ActionTrigger>.Continuation
+    private let videos: AsyncStream<VideoCommand>.Continuation
+    private let hooks: AsyncStream<(ExecHook, ActionTrigger)>.Continuation
+    private let sounds: AsyncStream<ActionTrigger>.Continuation
+    private let pendingVideoStarts = Atomic<Int>(0)
+    private let camera = CameraAccess()
+    private let workers: Mutex<[Task<Void, Never>]>
+    private let executors: [ThreadExecutor]
+
+    public init(
+        configuration: ActionsConfiguration, logger: Logger,
+        onOutcome: @escaping @Sendable (ActionOutcome) -> Void
+    ) {
+        self.configuration = configuration
+        self.logger = logger
+        self.onOutcome = onOutcome
+        let limit = max(1, configuration.queueLimit)
+        let (photoStream, photoIn) = AsyncStream.makeStream(of: ActionTrigger.self, bufferingPolicy: .bufferingOldest(limit))
+        let (videoStream, videoIn) = AsyncStream.makeStream(of: VideoCommand.self, bufferingPolicy: .unbounded)
+        let (hookStream, hookIn) = AsyncStream.makeStream(of: (ExecHook, ActionTrigger).self, bufferingPolicy: .bufferingOldest(limit))
+        let (soundStream, soundIn) = AsyncStream.makeStream(of: ActionTrigger.self, bufferingPolicy: .bufferingOldest(limit))
+        photos = photoIn
+        videos = videoIn
+        hooks = hookIn
+        sounds = soundIn
+        workers = Mutex([])
+        // Each worker on a thread of its own: photos and videos wait for camera frames and
+        // hooks for children, and that must never occupy the cooperative pool the input
+        // pipeline runs on (2 threads on a 2-core board).
+        let executors = (0..<4).map { _ in ThreadExecutor() }
+        self.executors = executors
+        let tasks = [
+            Task(executorPreference: executors[0]) { [self] in for await t in photoStream { await takePhoto(t) } },
+            Task(executorPreference: executors[1]) { [self] in await runVideo(videoStream) },
+            Task(executorPreference: executors[2]) { [self] in await runHooks(hookStream) },
+            Task(executorPreference: executors[3]) { [self] in for await t in soundStream { playSound(t) } },
+        ]
+        workers.withLock { $0 = tasks }
+    }
+
+    // MARK: - Input side (never blocks)
+
+    public func handle(_ trigger: ActionTrigger) {
+        let binding = configuration.bindings[trigger.action] ?? .none
+        var capturing = false
+        if let photoOn = binding.photoOn, trigger.kind == photoOn {
+            capturing = true
+            enqueue(photos, trigger, kind: "photo", press: trigger.press)
+        }
+        if binding.videoOnLongPress {
+            switch trigger.kind {
+            case .longPress:
+                capturing = true
+                if pendingVideoStarts.add(1, ordering: .relaxed).newValue > configuration.queueLimit {
+                    pendingVideoStarts.subtract(1, ordering: .relaxed)
+                    onOutcome(.failed(.queueFull(kind: "video", press: trigger.press), press: trigger.press))
+                } else {
+                    videos.yield(.start(trigger))
+                }
+            case .ended, .cancelled:
+                videos.yield(.stop(trigger))
+            default:
+                break
+            }
+        }
+        if capturing && trigger.shouldPlaySound && configuration.sound != .off {
+            enqueue(sounds, trigger, kind: "sound", press: trigger.press)
+        }
+        runHooks(for: trigger)
+    }
+
+    /// Stops a recording in progress (its file is finished), lets queued work finish and ends
+    /// the workers. Call once, when the daemon stops.
+    public func shutdown() async {
+        videos.yield(.stopAll)
+        photos.finish()
+        videos.finish()
+        sounds.finish()
+        // Hooks for files written during the drain are still accepted until the photo and
+        // video workers are done.
+        let tasks = workers.withLock { $0 }
+        for t in tasks.prefix(2) { await t.value }
+        hooks.finish()
+        for t in tasks.dropFirst(2) { await t.value }
+        for e in executors { e.stop() }
+    }
+
+    private func enqueue<T: Sendable>(_ queue: AsyncStream<T>.Continuation, _ item: T, kind: String, press: UInt64) {
+        if case .dropped = queue.yield(item) {
+            logger.info("action queue full, request dropped", metadata: ["action.kind": "\(kind)", "press": "\(press)"])
+            onOutcome(.failed(.queueFull(kind: kind, press: press), press: press))
+        }
+    }
+
+    private func runHooks(for trigger: ActionTrigger) {
+        for hook in configuration.hooks where hook.matches(trigger) {
+            enqueue(hooks, (hook, trigger), kind: "hook", press: trigger.press)
+        }
+    }
+
+    // MARK: - Workers
+
+    private func takePhoto(_ trigger: ActionTrigger) async {
+        guard let settings = configuration.capture else {
+            onOutcome(.failed(.noCamera, press: trigger.press))
+            return
+        }
+        let request = CaptureRequest(press: trigger.press, action: trigger.action, time: wallClockNow())
+        let result: Result<PhotoResult, ActionError>
+        switch await camera.forPhoto() {
+        // Blocking camera and file work runs right here: this worker has a thread of its
+        // own (see init), so it never occupies the cooperative pool.
+        case .recording(let recording):
+            if let jpeg = recording.latestJPEG() {
+                let info = try? JPEG.decode(jpeg)
+                result = Result { () throws(ActionError) in
+                    let path = try Photo.write(jpeg, settings, request)
+                    return PhotoResult(path: path, width: info?.width ?? 0, height: info?.height ?? 0, bytes: jpeg.count)
+                }
+            } else {
+                result = .failure(.camera(.init(code: .timedOut, context: "no frame yet from the recording")))
+            }
+        case .exclusive(let owned):
+            result = Result { () throws(ActionError) in try Photo.take(settings, request) }
+            if owned { await camera.release() }
+        }
+        switch result {
+        case .success(let photo):
+            logger.info("photo saved", metadata: ["file.path": "\(photo.path)", "press": "\(trigger.press)"])
+            onOutcome(.photoSaved(photo, press: trigger.press))
+            fileWritten(.photo, photo.path, for: trigger)
+        case .failure(let error):
+            logger.info("photo failed", metadata: ["error": "\(error)", "press": "\(trigger.press)"])
+            onOutcome(.failed(error, press: trigger.press))
+        }
+    }
+
+    /// Hooks that want the file (`on = ["photo"]` / `["video"]`) run once it is written.
+    private func fileWritten(_ kind: ActionTrigger.Kind, _ path: String, for trigger: ActionTrigger) {
+        var done = trigger
+        done.kind = kind
+        done.file = path
+        done.time = wallClockNow()
+        runHooks(for: done)
+    }
+
+    private func runVideo(_ commands: AsyncStream<VideoCommand>) async {
+        var active: (trigger: ActionTrigger, recording: VideoRecording)?
+        func finish() async {
+            guard let (trigger, recording) = active else { return }
+            active = nil
+            let result = await recording.stop()
+            await camera.release()
+            switch result {
+            case .success(let video):
+                logger.info("video saved", metadata: ["file.path": "\(video.path)", "video.frames": "\(video.frames)"])
+                onOutcome(.videoSaved(video, press: trigger.press))
+                fileWritten(.video, video.path, for: trigger)
+            case .failure(let error):
+                onOutcome(.failed(error, press: trigger.press))
+            }
+        }
+        for await command in commands {
+            switch command {
+            case .start(let trigger):
+                pendingVideoStarts.subtract(1, ordering: .relaxed)
+                guard let settings = configuration.capture else {
+                    onOutcome(.failed(.noCamera, press: trigger.press))
+                    continue
+                }
+                if let current = active {
+                    let e = ActionError.camera(.init(code: .busy, context: "already recording press \(current.trigger.press)"))
+                    onOutcome(.failed(e, press: trigger.press))
+                    continue
+                }
+                await camera.forVideo()
+                let request = CaptureRequest(press: trigger.press, action: trigger.action, time: wallClockNow())
+                do {
+                    let recording = try await VideoRecording.start(settings, request, logger: logger)
+                    await camera.recordingStarted(recording)
+                    active = (trigger, recording)
+                    onOutcome(.videoStarted(press: trigger.press))
+                } catch {
+                    await camera.release()
+                    onOutcome(.failed(error, press: trigger.press))
+                }
+            case .stop(let trigger):
+                if active?.trigger.press == trigger.press { await finish() }
+            case .stopAll:
+                await finish()
+            }
+        }
+        await finish()
+    }
+
+    private func runHooks(_ stream: AsyncStream<(ExecHook, ActionTrigger)>) async {
+        let limit = max(1, configuration.maxConcurrentHooks)
+        await withTaskGroup(of: Void.self) { group in
+            var running = 0
+            for await (hook, trigger) in stream {
+                if running >= limit {
+                    await group.next()
+                    running -= 1
+                }
+                running += 1
+                group.addTask { [self] in
+                    switch await hook.run(for: trigger, logger: logger) {
+                    case .success(let outcome):
+                        onOutcome(.hookFinished(name: hook.name, outcome, press: trigger.press))
+                    case .failure(let error):
+                        logger.info("hook failed", metadata: ["hook.name": "\(hook.name)", "error": "\(error)"])
+                        onOutcome(.failed(error, press: trigger.press))
+                    }
+                }
+            }
+        }
+    }
+
+    private func playSound(_ trigger: ActionTrigger) {
+        let file: String
+        switch configuration.sound {
+        case .off: return
+        case .file(let path): file = path
+        case .builtIn(let directory):
+            do { file = try ShutterSound.file(in: directory) } catch {
+                onOutcome(.failed(.file(error), press: trigger.press))
+                return
+            }
+        }
+        // No player installed: skipped silently (a headless rig may have no audio at all).
+        if configuration.soundPlayer.play(file, logger: logger) {
+            onOutcome(.soundStarted(file: file, press: trigger.press))
+        }
+    }
+}
+
+/// Who uses the camera: a photo (alone), or a recording that photos borrow frames from.
+actor CameraAccess {
+    enum Grant {
+        /// The camera is free for a photo; `owned`: release it afterwards.
+        case exclusive(owned: Bool)
+        case recording(VideoRecording)
+    }
+    private enum Owner {
+        case none, photo, videoStarting
+        case recording(VideoRecording)
+    }
+    private var owner = Owner.none
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func forPhoto() async -> Grant {
+        while true {
+            switch owner {
+            case .none:
+                owner = .photo
+                return .exclusive(owned: true)
+            case .recording(let r) where !r.hasEnded:
+                return .recording(r)
+            case .recording:
+                // The recording stopped by itself (camera error, size limit) and closed the
+                // camera; its press has not ended yet. Do not wait for that release.
+                return .exclusive(owned: false)
+            default:
+                await changed()
+            }
+        }
+    }
+
+    func forVideo() async {
+        while true {
+            if case .none = owner {
+                owner = .videoStarting
+                return
+            }
+            await changed()
+        }
+    }
+
+    func recordingStarted(_ r: VideoRecording) {
+        owner = .recording(r)
+        wake()
+    }
+
+    func release() {
+        owner = .none
+        wake()
+    }
+
+    private func changed() async {
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    private func wake() {
+        let w = waiters
+        waiters.removeAll()
+        for c in w { c.resume() }
+    }
+}

@@ -1,0 +1,41 @@
+import Capture
+import Evdev
+import V4L2
+import LinuxIO
+
+extension ActionTrigger {
+    /// The action triggers of one capture event, in the order actions should see them:
+    /// the gesture it decides (click, long press, double click) before its phase, so a
+    /// click's photo is queued before the press's `ended`. A `held` event has no phase of its
+    /// own for actions, only its long press. `time` is wall-clock seconds (the event's kernel
+    /// timestamp is monotonic, which means nothing to a hook).
+    public static func triggers(for event: CaptureEvent, time: Double) -> [ActionTrigger] {
+        func make(_ kind: Kind) -> ActionTrigger {
+            ActionTrigger(
+                kind: kind, action: event.action.rawValue, button: event.button.name, deviceName: event.device.name,
+                deviceNode: event.device.node, press: event.press.rawValue, time: time, reason: event.reason?.rawValue,
+                shouldPlaySound: event.shouldPlaySound)
+        }
+        var out: [ActionTrigger] = []
+        switch event.gesture {
+        case .click: out.append(make(.click))
+        case .longPress: out.append(make(.longPress))
+        case .doubleClick: out.append(make(.doubleClick))
+        case nil: break
+        }
+        switch event.phase {
+        case .began: out.append(make(.began))
+        case .ended: out.append(make(.ended))
+        case .cancelled: out.append(make(.cancelled))
+        case .held: break
+        }
+        return out
+    }
+}
+
+extension ActionRunner {
+    /// Queues the actions of one capture event; returns at once (see ``handle(_:)-(ActionTrigger)``).
+    public func handle(_ event: CaptureEvent) {
+        for trigger in ActionTrigger.triggers(for: event, time: wallClockNow()) { handle(trigger) }
+    }
+}

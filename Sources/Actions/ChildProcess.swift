@@ -1,0 +1,169 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinuxShims
+import Capture
+import Evdev
+import V4L2
+import LinuxIO
+
+/// How a child process ended.
+public struct ChildOutcome: Sendable, Hashable, CustomStringConvertible {
+    /// The exit status when it exited.
+    public var exitStatus: Int32?
+    /// The signal that ended it.
+    public var signal: Int32?
+    /// It ran past its timeout and was killed (SIGTERM to its process group, SIGKILL 1 s later).
+    public var timedOut: Bool
+    /// Its combined stdout and stderr (at most 64 KiB kept).
+    public var output: String
+
+    public var succeeded: Bool { exitStatus == 0 && !timedOut }
+
+    public var description: String {
+        if timedOut { return "killed after its timeout" }
+        if let signal { return "ended by signal \(signal)" }
+        return "exited with status \(exitStatus ?? -1)"
+    }
+}
+
+/// posix_spawn with the child in its own process group, stdin from /dev/null, stdout and
+/// stderr into a pipe, and default signal dispositions (a daemon that ignores SIGPIPE must
+/// not pass that on). No shell is involved: `argv` reaches `execve` as it is.
+struct ChildProcess {
+    let pid: pid_t
+    let outputFD: Int32
+    let name: String
+
+    /// `argv[0]` containing `/` is run as is; otherwise it is looked up in `searchPath`
+    /// (a `PATH`-style list).
+    static func spawn(argv: [String], environment: [String: String], searchPath: String?) throws(ActionError) -> ChildProcess {
+        let name = argv.first ?? ""
+        guard !argv.isEmpty, !name.isEmpty else { throw .hook(name: "(empty)", problem: "empty argv") }
+        guard let executable = resolve(name, searchPath: searchPath ?? environment["PATH"] ?? "/usr/bin:/bin") else {
+            throw .hook(name: name, problem: "not found or not executable")
+        }
+        var fds: [Int32] = [-1, -1]
+        guard evc_pipe_cloexec(&fds) == 0 else { throw .hook(name: name, problem: "pipe: \(String(cString: strerror(errno)))") }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
+
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for s in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGQUIT] { sigaddset(&defaults, s) }
+        posix_spawnattr_setsigmask(&attr, &none)
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        posix_spawnattr_setpgroup(&attr, 0)
+        posix_spawnattr_setflags(&attr, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let cArgv = argv.map { strdup($0) } + [nil]
+        let cEnv = environment.sorted { $0.key < $1.key }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for p in cArgv { free(p) }
+            for p in cEnv { free(p) }
+        }
+        var pid: pid_t = 0
+        var rc = posix_spawn(&pid, executable, &actions, &attr, cArgv, cEnv)
+        // ETXTBSY: the program is open for writing somewhere (just installed or edited, or the
+        // write descriptor leaked into another child); it clears within moments.
+        for _ in 0..<10 where rc == ETXTBSY {
+            usleep(20_000)
+            rc = posix_spawn(&pid, executable, &actions, &attr, cArgv, cEnv)
+        }
+        close(fds[1])
+        guard rc == 0 else {
+            close(fds[0])
+            throw .hook(name: name, problem: "spawning \(executable): \(String(cString: strerror(rc)))")
+        }
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+        return ChildProcess(pid: pid, outputFD: fds[0], name: name)
+    }
+
+    /// The first executable `name` in `searchPath`, or `name` itself when it has a `/`.
+    static func resolve(_ name: String, searchPath: String) -> String? {
+        if name.contains("/" as Character) { return access(name, X_OK) == 0 ? name : nil }
+        for dir in searchPath.split(separator: ":", omittingEmptySubsequences: true) {
+            let candidate = "\(dir)/\(name)"
+            var st = stat()
+            if stat(candidate, &st) == 0, st.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+
+    /// Blocks until the child has exited (killing its group after `timeout`), passing each
+    /// complete output line to `onLine`. Reaps the child and closes the pipe.
+    func wait(timeout: Duration, onLine: (String) -> Void) -> ChildOutcome {
+        let start = ContinuousClock.now
+        var killedAt: ContinuousClock.Instant?
+        var timedOut = false
+        var pending = [UInt8]()
+        var kept = [UInt8]()
+        var pipeOpen = true
+        var status: Int32 = 0
+        var exited = false
+
+        func drain() {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while pipeOpen {
+                let n = buffer.withUnsafeMutableBytes { read(outputFD, $0.baseAddress, $0.count) }
+                if n > 0 {
+                    pending.append(contentsOf: buffer[0..<n])
+                    if kept.count < 65536 { kept.append(contentsOf: buffer[0..<min(n, 65536 - kept.count)]) }
+                    while let nl = pending.firstIndex(of: 10) {
+                        onLine(String(decoding: pending[..<nl], as: UTF8.self))
+                        pending.removeSubrange(...nl)
+                    }
+                } else if n == 0 {
+                    pipeOpen = false
+                } else {
+                    if errno == EINTR { continue }
+                    if errno != EAGAIN { pipeOpen = false }
+                    return
+                }
+            }
+        }
+
+        while !exited {
+            if pipeOpen {
+                var pfd = pollfd(fd: outputFD, events: Int16(POLLIN), revents: 0)
+                _ = poll(&pfd, 1, 50)
+                drain()
+            } else {
+                usleep(20_000)
+            }
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid || (r < 0 && errno == ECHILD) {
+                exited = true
+                break
+            }
+            let now = ContinuousClock.now
+            if killedAt == nil, now - start >= timeout {
+                timedOut = true
+                killedAt = now
+                kill(-pid, SIGTERM)
+            } else if let k = killedAt, now - k >= .seconds(1) {
+                kill(-pid, SIGKILL)
+            }
+        }
+        // Output written just before exit; a grandchild still holding the pipe is not waited for.
+        drain()
+        if !pending.isEmpty { onLine(String(decoding: pending, as: UTF8.self)) }
+        close(outputFD)
+        let termSignal = status & 0x7f
+        return ChildOutcome(
+            exitStatus: termSignal == 0 ? (status >> 8) & 0xff : nil,
+            signal: termSignal != 0 && termSignal != 0x7f ? termSignal : nil,
+            timedOut: timedOut,
+            output: String(decoding: kept, as: UTF8.self))
+    }
+}

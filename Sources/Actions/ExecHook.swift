@@ -1,0 +1,146 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
+import Logging
+import Capture
+import Evdev
+import V4L2
+import LinuxIO
+
+/// What happened, as actions see it: a capture phase, a gesture, or a finished file.
+///
+/// This is the actions' own view of an event (the capture core's event type is mapped onto
+/// it where the daemon is wired), so actions stay usable on their own.
+public struct ActionTrigger: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable, CaseIterable, Codable {
+        case began, ended, cancelled
+        case click
+        case longPress = "long-press"
+        case doubleClick = "double-click"
+        /// A photo was written (`file` is set).
+        case photo
+        /// A video was written (`file` is set).
+        case video
+    }
+
+    public var kind: Kind
+    /// `primary` or `secondary`.
+    public var action: String
+    /// The key name, e.g. `KEY_VOLUMEDOWN`.
+    public var button: String
+    public var deviceName: String
+    public var deviceNode: String
+    public var press: UInt64
+    /// Seconds since 1970.
+    public var time: Double
+    /// Why a press was cancelled.
+    public var reason: String?
+    /// The written file for `photo` and `video`.
+    public var file: String?
+    /// A Bluetooth headset press: the shutter sound is played for it.
+    public var shouldPlaySound: Bool
+
+    public init(
+        kind: Kind, action: String, button: String, deviceName: String, deviceNode: String, press: UInt64,
+        time: Double, reason: String? = nil, file: String? = nil, shouldPlaySound: Bool = false
+    ) {
+        self.kind = kind
+        self.action = action
+        self.button = button
+        self.deviceName = deviceName
+        self.deviceNode = deviceNode
+        self.press = press
+        self.time = time
+        self.reason = reason
+        self.file = file
+        self.shouldPlaySound = shouldPlaySound
+    }
+
+    /// The capture phase this trigger belongs to (gestures: click ends a press, a long press
+    /// is reported while held).
+    public var phase: String? {
+        switch kind {
+        case .began, .longPress: "began"
+        case .ended, .click, .doubleClick: "ended"
+        case .cancelled: "cancelled"
+        case .photo, .video: nil
+        }
+    }
+
+    /// `EVCAPTURE_*` variables describing the trigger, for hooks.
+    public var environment: [String: String] {
+        var env: [String: String] = [
+            "EVCAPTURE_EVENT": kind.rawValue,
+            "EVCAPTURE_ACTION": action,
+            "EVCAPTURE_BUTTON": button,
+            "EVCAPTURE_DEVICE": deviceName,
+            "EVCAPTURE_DEVICE_NODE": deviceNode,
+            "EVCAPTURE_PRESS": String(press),
+            "EVCAPTURE_TIME": String(cFormat: "%.6f", time),
+            "EVCAPTURE_SOUND": shouldPlaySound ? "1" : "0",
+        ]
+        if let phase { env["EVCAPTURE_PHASE"] = phase }
+        switch kind {
+        case .click, .longPress, .doubleClick: env["EVCAPTURE_GESTURE"] = kind.rawValue
+        default: break
+        }
+        if let reason { env["EVCAPTURE_REASON"] = reason }
+        if let file { env["EVCAPTURE_FILE"] = file }
+        return env
+    }
+}
+
+/// A program run for capture events: an argv list (never a shell string), the event in
+/// `EVCAPTURE_*` environment variables, killed after `timeout`, output logged line by line.
+public struct ExecHook: Sendable, Hashable {
+    /// For logs and errors.
+    public var name: String
+    /// `argv[0]` is a path, or a name looked up in `PATH`.
+    public var argv: [String]
+    /// Which triggers run it.
+    public var on: Set<ActionTrigger.Kind>
+    /// Which actions (`primary`, `secondary`) run it; nil for all.
+    public var actions: Set<String>?
+    public var timeout: Duration
+
+    public init(
+        name: String? = nil, argv: [String], on: Set<ActionTrigger.Kind>, actions: Set<String>? = nil,
+        timeout: Duration = .seconds(10)
+    ) {
+        precondition(!argv.isEmpty, "a hook needs a program")
+        self.name = name ?? argv[0]
+        self.argv = argv
+        self.on = on
+        self.actions = actions
+        self.timeout = timeout
+    }
+
+    public func matches(_ trigger: ActionTrigger) -> Bool {
+        on.contains(trigger.kind) && (actions?.contains(trigger.action) ?? true)
+    }
+
+    /// Runs the hook on a thread of its own and waits for it. The environment is
+    /// `baseEnvironment` (default: the daemon's) plus the trigger's `EVCAPTURE_*` variables.
+    public func run(
+        for trigger: ActionTrigger, baseEnvironment: [String: String] = ProcessInfo.processInfo.environment,
+        logger: Logger
+    ) async -> Result<ChildOutcome, ActionError> {
+        let env = baseEnvironment.merging(trigger.environment) { _, new in new }
+        let hook = self
+        return await onDedicatedThread(name: "evcapture-hook") { () -> Result<ChildOutcome, ActionError> in
+            let child: ChildProcess
+            do {
+                child = try ChildProcess.spawn(argv: hook.argv, environment: env, searchPath: env["PATH"])
+            } catch let e as ActionError { return .failure(e) } catch { return .failure(.hook(name: hook.name, problem: "\(error)")) }
+            var log = logger
+            log[metadataKey: "hook.name"] = "\(hook.name)"
+            log[metadataKey: "hook.pid"] = "\(child.pid)"
+            let outcome = child.wait(timeout: hook.timeout) { line in log.info("\(line)") }
+            if !outcome.succeeded {
+                return .failure(.hook(name: hook.name, problem: outcome.description))
+            }
+            return .success(outcome)
+        }
+    }
+}

@@ -1,0 +1,237 @@
+import Capture
+import Synchronization
+import V4L2
+import Evdev
+import Udev
+import LinuxIO
+
+/// A real camera behind ``Capture/CameraBackend``: one identity, across unplug and replug.
+///
+/// It remembers the values set through it (the person's values, in the order they were
+/// last set) so the session can put them back after a replug or after another program
+/// reset them. While the camera is absent every call throws `.gone`.
+public final class V4L2Camera: CameraBackend {
+    public let identity: String
+
+    private struct State {
+        var device: V4L2Device?
+        /// Controls as last queried or reported by events.
+        var descriptions: [ControlID: ControlDescription] = [:]
+        /// The person's values; the order is the order of their last setting.
+        var personValues: [(ControlID, Int64)] = []
+        var subscribed: Set<ControlID> = []
+    }
+    private let state = Mutex(State())
+
+    init(identity: String) {
+        self.identity = identity
+    }
+
+    /// Opens the camera `selector` names, ready to set values (what `evcapture replay
+    /// --camera DEV` drives; the daemon's ``CameraSession`` also follows it).
+    public static func open(_ selector: CameraSelector) throws(CameraDiscoveryError) -> V4L2Camera {
+        let opened = try CameraDiscovery.open(selector)
+        let camera = V4L2Camera(identity: opened.identity)
+        do {
+            try camera.attach(opened, follow: CameraBindings(controls: opened.controls).boundControls)
+        } catch {
+            throw CameraDiscoveryError(reason: "cannot use camera \(opened.device.path): \(error)", rejected: [], underlying: error)
+        }
+        return camera
+    }
+
+    /// The node in use, nil while the camera is absent.
+    public var devicePath: String? { state.withLock { $0.device?.path } }
+    /// Whether the camera is present.
+    public var isConnected: Bool { state.withLock { $0.device != nil } }
+
+    // MARK: CameraBackend
+
+    /// Every integer-valued control with its current value (string and compound controls,
+    /// and controls whose value cannot be read right now, are left out).
+    public func controls() throws(CameraError) -> [CameraControlInfo] {
+        let device = try currentDevice(control: "*")
+        let descriptions: [ControlDescription]
+        do { descriptions = try device.controls() } catch { throw cameraError(error, control: "*") }
+        var out: [CameraControlInfo] = []
+        for d in descriptions where d.hasIntegerValue {
+            let value: Int64
+            if d.flags.contains(.writeOnly) {
+                value = 0
+            } else {
+                do { value = try device.value(of: d) } catch {
+                    if error.code == .deviceRemoved { throw cameraError(error, control: d.name) }
+                    continue
+                }
+            }
+            out.append(CameraControlInfo(d, value: value))
+        }
+        state.withLock { s in
+            for d in descriptions { s.descriptions[d.id] = d }
+        }
+        return out
+    }
+
+    /// The description last queried or reported by a control event (ranges follow
+    /// `V4L2_EVENT_CTRL`); `value` is the control's default, not read from the camera.
+    public func cachedControl(_ id: CameraControlID) throws(CameraError) -> CameraControlInfo? {
+        let cid = ControlID(id.rawValue)
+        return try state.withLock { s throws(CameraError) -> CameraControlInfo? in
+            guard s.device != nil else { throw gone(control: name(cid, in: s)) }
+            return s.descriptions[cid].map { CameraControlInfo($0, value: $0.defaultValue) }
+        }
+    }
+
+    /// Sets a control (clamped and rounded to its step), remembers it as the person's value,
+    /// follows it for changes made elsewhere, and returns the value the camera holds.
+    @discardableResult
+    public func set(_ id: CameraControlID, to value: Int64) throws(CameraError) -> Int64 {
+        let cid = ControlID(id.rawValue)
+        return try state.withLock { s throws(CameraError) -> Int64 in
+            guard let device = s.device else { throw gone(control: name(cid, in: s)) }
+            let held: Int64
+            do throws(V4L2Error) { held = try device.set(cid, to: value) } catch { throw cameraError(error, control: name(cid, in: s)) }
+            s.personValues.removeAll { $0.0 == cid }
+            s.personValues.append((cid, held))
+            if !s.subscribed.contains(cid), (try? device.subscribe(to: cid)) != nil { s.subscribed.insert(cid) }
+            return held
+        }
+    }
+
+    public func value(of id: CameraControlID) throws(CameraError) -> Int64 {
+        let cid = ControlID(id.rawValue)
+        let (device, label) = state.withLock { s in (s.device, name(cid, in: s)) }
+        guard let device else { throw gone(control: label) }
+        do { return try device.value(of: cid) } catch { throw cameraError(error, control: label) }
+    }
+
+    // MARK: For the session
+
+    /// The person's last value for a control.
+    public func personValue(of id: ControlID) -> Int64? {
+        state.withLock { s in s.personValues.last { $0.0 == id }?.1 }
+    }
+
+    /// The description last seen for a control.
+    public func description(of id: ControlID) -> ControlDescription? {
+        state.withLock { $0.descriptions[id] }
+    }
+
+    /// Takes a newly opened device: its controls, and event subscriptions for `follow` plus
+    /// every control the person set.
+    func attach(_ opened: OpenedCamera, follow: [ControlID]) throws(V4L2Error) {
+        try state.withLock { s throws(V4L2Error) in
+            s.device = opened.device
+            s.descriptions = Dictionary(opened.controls.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            s.subscribed = []
+            for id in follow + s.personValues.map(\.0) where s.descriptions[id] != nil && !s.subscribed.contains(id) {
+                try opened.device.subscribe(to: id)
+                s.subscribed.insert(id)
+            }
+        }
+    }
+
+    /// Forgets the device (it went away); the person's values stay.
+    func detach() {
+        state.withLock { s in
+            s.device = nil
+            s.subscribed = []
+        }
+    }
+
+    /// Sets the person's values again, in the order they were set. A control that is
+    /// inactive now (exposure time while auto exposure is back on) is skipped: setting it
+    /// would have no effect. Returns what was applied and what failed.
+    func reapply(only ids: Set<ControlID>? = nil) -> [(ControlID, Result<Int64, CameraError>)] {
+        state.withLock { s in
+            guard let device = s.device else { return [] }
+            var results: [(ControlID, Result<Int64, CameraError>)] = []
+            for (id, value) in s.personValues where ids?.contains(id) ?? true {
+                do throws(V4L2Error) {
+                    let held = try device.set(id, to: value)
+                    results.append((id, .success(held)))
+                } catch where error.code == .inactive {
+                    continue
+                } catch {
+                    results.append((id, .failure(cameraError(error, control: name(id, in: s)))))
+                }
+            }
+            return results
+        }
+    }
+
+    /// Applies a control event to what is known: range and flags, and in follow mode the
+    /// person's value becomes the camera's (so a replug restores what the camera last had).
+    func apply(_ event: ControlEvent, adoptValue: Bool) {
+        state.withLock { s in
+            if var d = s.descriptions[event.id] {
+                if event.changes.contains(.flags) { d.flags = event.flags }
+                if event.changes.contains(.range) {
+                    d.minimum = event.minimum
+                    d.maximum = event.maximum
+                    d.step = UInt64(max(event.step, 1))
+                    d.defaultValue = event.defaultValue
+                }
+                s.descriptions[event.id] = d
+            }
+            if adoptValue, event.changes.contains(.value),
+                let i = s.personValues.firstIndex(where: { $0.0 == event.id })
+            {
+                s.personValues[i].1 = event.value
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    private func currentDevice(control: String) throws(CameraError) -> V4L2Device {
+        guard let device = state.withLock({ $0.device }) else { throw gone(control: control) }
+        return device
+    }
+
+    private func gone(control: String) -> CameraError {
+        CameraError(code: .gone, control: control, device: identity, detail: "the camera is not connected")
+    }
+
+    private func name(_ id: ControlID, in s: State) -> String {
+        s.descriptions[id]?.name ?? id.description
+    }
+}
+
+/// A V4L2 error as the controls see it.
+func cameraError(_ error: V4L2Error, control: String) -> CameraError {
+    let code: CameraError.Code
+    switch error.code {
+    case .noSuchControl: code = .noSuchControl
+    case .readOnly: code = .readOnly
+    case .inactive: code = .inactive
+    case .busy: code = .busy
+    case .outOfRange, .invalidValue: code = .outOfRange
+    case .deviceRemoved, .noSuchDevice: code = .gone
+    default: code = .failed
+    }
+    var detail = error.context
+    if let e = error.errno { detail += (detail.isEmpty ? "" : ": ") + "errno \(e)" }
+    if code == .failed { detail = "\(error.code): " + detail }
+    return CameraError(code: code, control: error.control ?? control, device: error.device, detail: detail)
+}
+
+extension CameraControlInfo {
+    /// A V4L2 description and value as the controls see them.
+    init(_ d: ControlDescription, value: Int64) {
+        let kind: Kind =
+            switch d.type {
+            case .integer, .integer64: .integer
+            case .boolean: .boolean
+            case .menu: .menu
+            case .integerMenu: .integerMenu
+            case .button: .button
+            default: .other
+            }
+        self.init(
+            id: CameraControlID(d.id.rawValue), name: d.name, kind: kind, minimum: d.minimum, maximum: d.maximum,
+            step: Int64(clamping: d.step), defaultValue: d.defaultValue, value: value,
+            menu: Dictionary(d.menu.map { ($0.index, $0.name) }, uniquingKeysWith: { a, _ in a }),
+            isInactive: d.flags.contains(.inactive), isReadOnly: d.flags.contains(.readOnly))
+    }
+}

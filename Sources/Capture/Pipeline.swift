@@ -1,0 +1,162 @@
+import Evdev
+
+/// The one pipeline every input goes through, live (`evcapture run`) or replayed
+/// (`evcapture replay`): device roles → capture core (press lifecycle, routing, gestures,
+/// session gating) → controls stage (sliders, light presses, camera). It is incremental and
+/// reads no clock: the caller hands in kernel times and `now`, and calls
+/// ``fireDeadlines(through:_:)`` when ``nextDeadline`` comes.
+///
+/// Outputs go to `emit` in order, as typed ``PipelineEvent``s.
+public struct Pipeline {
+    public private(set) var core: CaptureCore
+    public var controls: (any ControlsStage)?
+    private var ids: [Int: CaptureDeviceID] = [:]
+    private var profiles: [Int: DeviceProfile] = [:]
+    private var nextIndex = 0
+    private var out: [CaptureOutput] = []
+    /// Key releases the input core made up (``Frame/releasedByKernel``), per device, held
+    /// until `decideBy`: a removal of the device before then means it was unplugged (its
+    /// presses are cancelled `device-removed`, not ended: nobody let go of the key);
+    /// otherwise it was reset (resume) and they count as lost events.
+    private var heldReleases: [Int: (events: [InputEvent], decideBy: Timestamp)] = [:]
+    /// How long a kernel release waits for the removal that usually follows within
+    /// microseconds (the same `input_unregister_device` call).
+    public static let removalGrace = Duration.seconds(1)
+
+    public init(settings: CaptureCoreSettings, controls: (any ControlsStage)? = nil) {
+        core = CaptureCore(settings: settings)
+        self.controls = controls
+        out.reserveCapacity(16)
+    }
+
+    public var isRunning: Bool { core.isRunning }
+    /// The earliest time something is due (a long press, a controls timeout, a held release).
+    public var nextDeadline: Timestamp? {
+        var next = core.nextDeadline
+        if let c = controls?.nextDeadline, next == nil || c < next! { next = c }
+        for held in heldReleases.values where next == nil || held.decideBy < next! { next = held.decideBy }
+        return next
+    }
+
+    /// Adds a device; returns its index for later calls. `keysDown` (libevdev's state at
+    /// open) are ignored until released.
+    public mutating func addDevice(
+        _ profile: DeviceProfile, keysDown: [EventCode] = [], at now: Timestamp, _ emit: (PipelineEvent) -> Void
+    ) -> Int {
+        let index = nextIndex
+        nextIndex += 1
+        let id = core.addDevice(profile, keysDown: keysDown)
+        ids[index] = id
+        profiles[index] = profile
+        emit(.device(DeviceChange(kind: .added, device: core.device(id), profile: profile, time: now)))
+        controls?.deviceAdded(profile, index: index, at: now, emit)
+        return index
+    }
+
+    /// Gives the pipeline a controls stage after it started (a camera plugged in later):
+    /// the stage learns every device present.
+    public mutating func attachControls(_ stage: any ControlsStage, at now: Timestamp, _ emit: (PipelineEvent) -> Void) {
+        controls = stage
+        for index in profiles.keys.sorted() {
+            stage.deviceAdded(profiles[index]!, index: index, at: now, emit)
+        }
+    }
+
+    /// Removes a device: its presses in flight are cancelled (`device-removed`).
+    public mutating func removeDevice(_ index: Int, at now: Timestamp, _ emit: (PipelineEvent) -> Void) {
+        guard let id = ids.removeValue(forKey: index) else { return }
+        profiles[index] = nil
+        heldReleases[index] = nil
+        let device = core.device(id)
+        core.removeDevice(id, now: now, into: &out)
+        flush(emit)
+        controls?.deviceRemoved(index: index, at: now, emit)
+        emit(.device(DeviceChange(kind: .removed, device: device, time: now)))
+    }
+
+    /// The capture session starts or resumes (spec §3: events only while it runs).
+    public mutating func sessionStarted(at now: Timestamp, camera: String? = nil, cameraNode: String? = nil, _ emit: (PipelineEvent) -> Void) {
+        core.sessionStarted(now: now, into: &out)
+        flush(emit)
+        emit(.session(SessionChange(.started, camera: camera, cameraNode: cameraNode, time: now)))
+    }
+
+    /// The session stops (`paused` false) or pauses: presses in flight are cancelled.
+    public mutating func sessionStopped(
+        at now: Timestamp, paused: Bool = false, reason: String? = nil, _ emit: (PipelineEvent) -> Void
+    ) {
+        if paused { core.sessionPaused(now: now, into: &out) } else { core.sessionStopped(now: now, into: &out) }
+        flush(emit)
+        emit(.session(SessionChange(paused ? .paused : .stopped, reason: reason, time: now)))
+    }
+
+    /// One frame of a device (events up to `SYN_REPORT`).
+    public mutating func handle(frame: [InputEvent], device index: Int, at now: Timestamp, _ emit: (PipelineEvent) -> Void) {
+        guard let id = ids[index] else { return }
+        fireDeadlines(through: now, emit)
+        core.handle(frame: frame, device: id, now: now, into: &out)
+        let forControls = controls != nil && out.contains { $0.controlInput != nil }
+        flush(emit)
+        if forControls { controls!.handle(frame: frame, device: index, at: now, emit) }
+    }
+
+    /// A frame as a device delivered it (live or recorded), read at `now`: a resync after
+    /// `SYN_DROPPED` counts as lost events (``eventsLost(device:changes:at:_:)``); key
+    /// releases the kernel made up are held for ``removalGrace`` (see `heldReleases`); any
+    /// other frame is handled.
+    public mutating func handle(_ frame: Frame, device index: Int, now: Timestamp, _ emit: (PipelineEvent) -> Void) {
+        guard ids[index] != nil else { return }
+        releaseHeld(index, at: frame.time, emit)
+        if frame.releasedByKernel {
+            heldReleases[index] = (frame.events, now + Self.removalGrace)
+            return
+        }
+        if frame.resync != nil {
+            eventsLost(device: index, changes: frame.events, at: frame.time, emit)
+        } else {
+            handle(frame: frame.events, device: index, at: frame.time, emit)
+        }
+    }
+
+    /// Events were lost on a device (`SYN_DROPPED`); `changes` are the key events the resync
+    /// found. Presses in flight on it are cancelled (`events-lost`).
+    public mutating func eventsLost(device index: Int, changes: [InputEvent], at now: Timestamp, _ emit: (PipelineEvent) -> Void) {
+        guard let id = ids[index] else { return }
+        fireDeadlines(through: now, emit)
+        core.eventsLost(device: id, changes: changes, now: now, into: &out)
+        flush(emit)
+        controls?.eventsLost(device: index, at: now, emit)
+    }
+
+    /// Fires every deadline (capture and controls) at or before `limit` (all of them when
+    /// nil), each at its own time, in time order.
+    public mutating func fireDeadlines(through limit: Timestamp?, _ emit: (PipelineEvent) -> Void) {
+        // Bounded: each pass moves at least one deadline past `d`; the bound only guards
+        // against a stage that would keep a deadline in the past.
+        for _ in 0..<100_000 {
+            guard let d = nextDeadline, limit == nil || d <= limit! else { return }
+            for (index, held) in heldReleases where held.decideBy <= d { releaseHeld(index, at: d, emit) }
+            // The core's clock moves to every deadline, controls ones included, so the end
+            // of a replay is the time of the last thing that happened.
+            core.advance(to: d, into: &out)
+            flush(emit)
+            if let stage = controls, let cd = stage.nextDeadline, cd <= d { stage.advance(to: d, emit) }
+        }
+    }
+
+    /// The latest time the core has seen.
+    public var clock: Timestamp { core.clock }
+    /// Indices of the devices present, in the order they were added.
+    public var deviceIndices: [Int] { ids.keys.sorted() }
+
+    /// Feeds a held kernel release as lost events (the device stayed: it was reset).
+    private mutating func releaseHeld(_ index: Int, at now: Timestamp, _ emit: (PipelineEvent) -> Void) {
+        guard let held = heldReleases.removeValue(forKey: index) else { return }
+        eventsLost(device: index, changes: held.events, at: max(now, core.clock), emit)
+    }
+
+    private mutating func flush(_ emit: (PipelineEvent) -> Void) {
+        for o in out { if case .capture(let e) = o { emit(.capture(e)) } }
+        out.removeAll(keepingCapacity: true)
+    }
+}

@@ -1,0 +1,381 @@
+import Capture
+import Evdev
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
+import TOMLKit
+import Actions
+import Camera
+
+/// A problem in a config file, named by file and line: `file:line: problem`.
+public struct ConfigError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var problem: String
+    public init(file: String, line: Int, problem: String) {
+        self.file = file
+        self.line = line
+        self.problem = problem
+    }
+    /// `file:line: problem` (`file: problem` when no line applies, e.g. unreadable).
+    public var description: String { line > 0 ? "\(file):\(line): \(problem)" : "\(file): \(problem)" }
+}
+
+/// The config file (TOML). Everything is optional; an empty file is the defaults.
+///
+/// ```toml
+/// [capture]
+/// hold-threshold = 0.5         # seconds until a press is a long press
+/// double-click = false         # report quick second clicks as double-click
+/// double-click-window = 0.3    # seconds from a click's release to the next press
+/// secondary-handler = false    # true: secondary keys (KEY_VOLUMEUP) are their own button;
+///                              # false: they act as the primary button
+///
+/// [devices."AB Shutter3"]      # by device name (evdev name, `N:` in evemu files)
+/// kind = "shutter"             # buttons, shutter, headset, knob, dial, encoder, keyboard, pointer, ignore
+/// grab = true                  # grab while the session runs (dedicated to the rig)
+/// roles = { KEY_ENTER = "primary", KEY_VOLUMEUP = "slider+1" }
+/// ```
+///
+/// Unknown keys, wrong types and bad values are errors naming the file and line.
+public struct Config: Sendable {
+    /// Gesture thresholds and routing for the capture core.
+    public var capture = CaptureCoreSettings()
+    /// Role overrides per `[devices.LABEL]` table, in label order (the first match wins), fed to
+    /// `RoleClassifier.profile(config:)`.
+    public var deviceRules: [(label: String, match: DeviceMatch, overrides: RoleOverrides)] = []
+    /// The daemon's settings (camera, output, handlers, hooks, sound, socket, controls).
+    public var daemon = DaemonSettings()
+
+    public init() {}
+
+    /// Role overrides by label (the device name unless the table has match keys).
+    public var devices: [String: RoleOverrides] {
+        get { Dictionary(deviceRules.map { ($0.label, $0.overrides) }, uniquingKeysWith: { a, _ in a }) }
+        set {
+            deviceRules = newValue.keys.sorted().map { (label: $0, match: DeviceMatch(name: $0), overrides: newValue[$0]!) }
+        }
+    }
+
+    /// The overrides for a device named `name` (replays: no node to match).
+    public func overrides(forDevice name: String) -> RoleOverrides? {
+        deviceRules.first { $0.match.name == name && $0.match.node == nil }?.overrides
+    }
+
+    /// The overrides of the first `[devices.*]` table that matches a live device.
+    public func overrides(for description: DeviceDescription, node: String) -> RoleOverrides? {
+        deviceRules.first { $0.match.matches(description, node: node) }?.overrides
+    }
+
+    /// Reads a config file.
+    public static func load(path: String) throws(ConfigError) -> Config {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigError(file: path, line: 0, problem: "cannot read: \(Self.reason(error))")
+        }
+        return try parse(text, file: path)
+    }
+
+    static func reason(_ error: any Error) -> String {
+        if let e = error as? CocoaError, let p = e.underlying as? POSIXError {
+            return String(cString: strerror(p.code.rawValue))
+        }
+        if let e = error as? CocoaError, e.code == .fileReadNoSuchFile { return "no such file" }
+        if let e = error as? CocoaError, e.code == .fileReadInapplicableStringEncoding || e.code == .fileReadCorruptFile {
+            return "not UTF-8 text"
+        }
+        return "\(error)"
+    }
+
+    /// A table header whose first key starts with a character that is neither a bare-key
+    /// character nor a quote (`[é]`, `[ ~]`, `[[+]]`, a `[` alone on its line) trips an
+    /// assertion in the TOML parser under TOMLKit (toml++ 3, asserts compiled in) and aborts
+    /// the process; found by fuzzing (Tests/Fuzz). Such headers are refused here first, with
+    /// the line. Only lines where a header can start are checked: not inside an array or
+    /// inline table left open by an earlier line, nor inside a multi-line string.
+    static func checkTableHeaders(_ text: String, file: String) throws(ConfigError) {
+        var depth = 0  // `[` and `{` of values still open at the end of the previous line
+        var multiline: Unicode.Scalar?  // the quote of an open """ or ''' string
+        var number = 0
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            number += 1
+            let s = Array(line.unicodeScalars)
+            var i = 0
+            func skipBlanks() { while i < s.count && (s[i] == " " || s[i] == "\t") { i += 1 } }
+            if multiline == nil && depth == 0 {
+                skipBlanks()
+                if i < s.count && s[i] == "[" {
+                    i += 1
+                    if i < s.count && s[i] == "[" { i += 1 }
+                    skipBlanks()
+                    let c = i < s.count ? s[i] : nil
+                    let fine = c.map { c in
+                        c == "]" || c == "\"" || c == "'" || c == "_" || c == "-"
+                            || ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c)
+                    } ?? false
+                    if !fine {
+                        throw ConfigError(
+                            file: file, line: number,
+                            problem: "a table header must start with a key (letters, digits, - and _, or a quoted key), not "
+                                + (c.map { "'\($0)'" } ?? "the end of the line"))
+                    }
+                }
+                i = 0
+            }
+            // Follow strings, comments and brackets to the end of the line.
+            while i < s.count {
+                let c = s[i]
+                if let q = multiline {
+                    if c == q && i + 2 < s.count && s[i + 1] == q && s[i + 2] == q {
+                        multiline = nil
+                        i += 3
+                    } else {
+                        i += (q == "\"" && c == "\\") ? 2 : 1
+                    }
+                    continue
+                }
+                if c == "#" { break }
+                if c == "\"" || c == "'" {
+                    if i + 2 < s.count && s[i + 1] == c && s[i + 2] == c {
+                        multiline = c
+                        i += 3
+                        continue
+                    }
+                    i += 1
+                    while i < s.count && s[i] != c { i += (c == "\"" && s[i] == "\\") ? 2 : 1 }
+                    i += 1
+                    continue
+                }
+                if c == "[" || c == "{" { depth += 1 } else if c == "]" || c == "}" { depth = max(0, depth - 1) }
+                i += 1
+            }
+        }
+    }
+
+    /// Parses config text; `file` names it in errors.
+    public static func parse(_ text: String, file: String) throws(ConfigError) -> Config {
+        try checkTableHeaders(text, file: file)
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let e as TOMLParseError {
+            throw ConfigError(file: file, line: max(1, e.source.begin.line), problem: e.description)
+        } catch {
+            throw ConfigError(file: file, line: 1, problem: "\(error)")
+        }
+        let reader = ConfigReader(file: file, lines: TOMLKeyLines(text))
+        var config = Config()
+        try reader.checkKeys(
+            table, path: [],
+            allowed: ["capture", "devices", "camera", "output", "handlers", "hooks", "sound", "socket", "controls"])
+
+        if let capture = try reader.table(table, "capture", path: []) {
+            let p = ["capture"]
+            try reader.checkKeys(
+                capture, path: p, allowed: ["hold-threshold", "double-click", "double-click-window", "secondary-handler"])
+            if let s = try reader.seconds(capture, "hold-threshold", path: p) { config.capture.holdThreshold = s }
+            if let b = try reader.bool(capture, "double-click", path: p) { config.capture.doubleClickEnabled = b }
+            if let s = try reader.seconds(capture, "double-click-window", path: p) { config.capture.doubleClickWindow = s }
+            if let b = try reader.bool(capture, "secondary-handler", path: p) { config.capture.hasSecondaryHandler = b }
+        }
+
+        if let devices = try reader.table(table, "devices", path: []) {
+            for name in devices.keys.sorted() {
+                let p = ["devices", name]
+                guard let device = try reader.table(devices, name, path: ["devices"]) else { continue }
+                try reader.checkKeys(
+                    device, path: p, allowed: ["kind", "grab", "roles", "name", "node", "bus", "vendor", "product", "uniq"])
+                var match = DeviceMatch(
+                    name: try reader.string(device, "name", path: p), node: try reader.string(device, "node", path: p),
+                    bus: try reader.hex16(device, "bus", path: p), vendor: try reader.hex16(device, "vendor", path: p),
+                    product: try reader.hex16(device, "product", path: p), uniq: try reader.string(device, "uniq", path: p))
+                if match == DeviceMatch() { match.name = name }
+                var o = RoleOverrides()
+                if let kind = try reader.string(device, "kind", path: p) {
+                    guard let k = DeviceKind(rawValue: kind), k != .other else {
+                        let kinds = DeviceKind.allCases.filter { $0 != .other }.map(\.rawValue).joined(separator: ", ")
+                        throw reader.error(p + ["kind"], "unknown device kind \"\(kind)\" (use one of \(kinds))")
+                    }
+                    o.kind = k
+                }
+                o.dedicated = try reader.bool(device, "grab", path: p)
+                if let roles = try reader.table(device, "roles", path: p) {
+                    for codeName in roles.keys.sorted() {
+                        let rp = p + ["roles", codeName]
+                        guard let code = EventCode(name: codeName) else {
+                            throw reader.error(rp, "unknown event code \"\(codeName)\" (use kernel names like KEY_VOLUMEUP, REL_DIAL)")
+                        }
+                        guard let spelling = try reader.string(roles, codeName, path: p + ["roles"]) else { continue }
+                        guard let role = CodeRole(parsing: spelling) else {
+                            throw reader.error(
+                                rp,
+                                "unknown role \"\(spelling)\" for \(codeName) (use primary, secondary, light-press, slider, slider+1, slider-1 or ignore)"
+                            )
+                        }
+                        o.codes[code] = role
+                    }
+                }
+                config.deviceRules.append((label: name, match: match, overrides: o))
+            }
+        }
+        config.daemon = try reader.daemonSettings(table, capture: &config.capture)
+        return config
+    }
+}
+
+/// Typed access to TOML tables with errors that point at the key's line.
+struct ConfigReader {
+    var file: String
+    var lines: TOMLKeyLines
+
+    func error(_ path: [String], _ problem: String) -> ConfigError {
+        ConfigError(file: file, line: lines.line(of: path), problem: problem)
+    }
+
+    func dotted(_ path: [String]) -> String {
+        path.map { $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" } ? $0 : "\"\($0)\"" }
+            .joined(separator: ".")
+    }
+
+    func checkKeys(_ t: TOMLTable, path: [String], allowed: [String]) throws(ConfigError) {
+        for key in t.keys.sorted() where !allowed.contains(key) {
+            let where_ = path.isEmpty ? "" : " in [\(dotted(path))]"
+            throw error(path + [key], "unknown key \"\(key)\"\(where_) (known: \(allowed.joined(separator: ", ")))")
+        }
+    }
+
+    func table(_ t: TOMLTable, _ key: String, path: [String]) throws(ConfigError) -> TOMLTable? {
+        guard let v = t[key] else { return nil }
+        guard let table = v.table else { throw error(path + [key], "\(dotted(path + [key])) must be a table") }
+        return table
+    }
+
+    func bool(_ t: TOMLTable, _ key: String, path: [String]) throws(ConfigError) -> Bool? {
+        guard let v = t[key] else { return nil }
+        guard let b = v.bool else { throw error(path + [key], "\(dotted(path + [key])) must be true or false") }
+        return b
+    }
+
+    func string(_ t: TOMLTable, _ key: String, path: [String]) throws(ConfigError) -> String? {
+        guard let v = t[key] else { return nil }
+        guard let s = v.string else { throw error(path + [key], "\(dotted(path + [key])) must be a string") }
+        return s
+    }
+
+    /// A positive number of seconds (integer or float), at most an hour.
+    func seconds(_ t: TOMLTable, _ key: String, path: [String]) throws(ConfigError) -> Duration? {
+        guard let v = t[key] else { return nil }
+        let s: Double
+        if let i = v.int {
+            s = Double(i)
+        } else if let d = v.double {
+            s = d
+        } else {
+            throw error(path + [key], "\(dotted(path + [key])) must be a number of seconds")
+        }
+        guard s > 0, s <= 3600 else {
+            throw error(path + [key], "\(dotted(path + [key])) must be more than 0 and at most 3600 seconds, not \(s)")
+        }
+        return .microseconds(Int64((s * 1_000_000).rounded()))
+    }
+}
+
+/// Where each key of a TOML text is defined, for errors about values (TOMLKit gives source
+/// positions only for syntax errors). Understands `[table]`, `[[array]]` headers, dotted and
+/// quoted keys, and inline tables on one line; a path it cannot find maps to the line of its
+/// longest known prefix.
+struct TOMLKeyLines {
+    private var lines: [[String]: Int] = [:]
+
+    init(_ text: String) {
+        var table: [String] = []
+        var n = 0
+        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            n += 1
+            let line = raw.drop { $0 == " " || $0 == "\t" }
+            if line.hasPrefix("#") || line.isEmpty { continue }
+            if line.hasPrefix("[") {
+                let inner = line.drop { $0 == "[" }
+                guard let close = Self.endOfKey(inner, stop: "]") else { continue }
+                table = Self.splitKey(inner[..<close])
+                record(table, n)
+                continue
+            }
+            guard let eq = Self.endOfKey(line, stop: "=") else { continue }
+            let key = table + Self.splitKey(line[..<eq])
+            record(key, n)
+            // Inline table: `roles = { A = "x", B = "y" }` — record its keys on this line.
+            let rest = line[line.index(after: eq)...].drop { $0 == " " }
+            if rest.hasPrefix("{") {
+                for item in rest.dropFirst().split(separator: ",") {
+                    if let e = Self.endOfKey(item, stop: "=") { record(key + Self.splitKey(item[..<e]), n) }
+                }
+            }
+        }
+    }
+
+    private mutating func record(_ path: [String], _ line: Int) {
+        if lines[path] == nil { lines[path] = line }
+    }
+
+    /// The line of a key path, or of its longest known prefix; 1 if none is known.
+    func line(of path: [String]) -> Int {
+        var p = path
+        while !p.isEmpty {
+            if let l = lines[p] { return l }
+            p.removeLast()
+        }
+        return 1
+    }
+
+    /// The index of `stop` outside quotes, if any.
+    static func endOfKey(_ s: Substring, stop: Character) -> Substring.Index? {
+        var quote: Character? = nil
+        var i = s.startIndex
+        while i < s.endIndex {
+            let c = s[i]
+            if let q = quote {
+                if c == q { quote = nil }
+            } else if c == "\"" || c == "'" {
+                quote = c
+            } else if c == stop {
+                return i
+            }
+            i = s.index(after: i)
+        }
+        return nil
+    }
+
+    /// `a."b.c" . d` → ["a", "b.c", "d"]
+    static func splitKey(_ s: Substring) -> [String] {
+        var parts: [String] = []
+        var current = ""
+        var quote: Character? = nil
+        for c in s {
+            if let q = quote {
+                if c == q { quote = nil } else { current.append(c) }
+            } else if c == "\"" || c == "'" {
+                quote = c
+            } else if c == "." {
+                parts.append(current)
+                current = ""
+            } else if c != " " && c != "\t" {
+                current.append(c)
+            }
+        }
+        parts.append(current)
+        return parts
+    }
+}
+
+extension ReplayPipeline {
+    /// A replay under a config: its capture settings and every device rule (all match keys,
+    /// as for a live device; the node is the recording's file name).
+    public init(inputs: [ReplayInput], config: Config, controls: (any ControlsStage)? = nil) {
+        self.init(
+            inputs: inputs, settings: config.capture, overrides: { config.overrides(for: $0, node: $1) }, controls: controls)
+    }
+}

@@ -1,0 +1,242 @@
+import Capture
+import Evdev
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
+import TOMLKit
+import Actions
+import Camera
+
+/// Which devices a `[devices.LABEL]` table applies to. Every field given must match; with
+/// no `match` fields the label itself is the device name.
+public struct DeviceMatch: Sendable, Hashable {
+    public var name: String?
+    /// `/dev/input/eventN`, or a `/dev/input/by-id/…` / `by-path` link resolving to it.
+    public var node: String?
+    public var bus: UInt16?
+    public var vendor: UInt16?
+    public var product: UInt16?
+    public var uniq: String?
+
+    public init(name: String? = nil, node: String? = nil, bus: UInt16? = nil, vendor: UInt16? = nil, product: UInt16? = nil, uniq: String? = nil) {
+        self.name = name
+        self.node = node
+        self.bus = bus
+        self.vendor = vendor
+        self.product = product
+        self.uniq = uniq
+    }
+
+    /// Whether a device matches. `node` is compared after resolving symlinks on both sides.
+    public func matches(_ d: DeviceDescription, node devNode: String) -> Bool {
+        if let name, name != d.name { return false }
+        if let bus, bus != d.bus.rawValue { return false }
+        if let vendor, vendor != d.vendor { return false }
+        if let product, product != d.product { return false }
+        if let uniq, uniq != (d.uniq ?? "") { return false }
+        if let node {
+            let a = URL(fileURLWithPath: node).resolvingSymlinksInPath().path
+            let b = URL(fileURLWithPath: devNode).resolvingSymlinksInPath().path
+            if a != b { return false }
+        }
+        return true
+    }
+}
+
+/// Everything `evcapture run` reads from the config beyond the capture core and roles.
+public struct DaemonSettings: Sendable {
+    /// The controls camera; nil (`device = "none"`): capture events and hooks only.
+    public var camera: CameraSelector? = .automatic
+    /// Where photos and videos come from; nil: the controls camera.
+    public var captureDevice: String?
+    public var followExternalChanges = false
+    public var width: Int?
+    public var height: Int?
+    public var jpegQuality = 90
+    public var outputDirectory: String?
+    public var photoName = FileNamePattern.defaultPhoto
+    public var videoName = FileNamePattern.defaultVideo
+    public var primary = ActionBinding.default
+    /// nil: no secondary handler (secondary presses act as primary).
+    public var secondary: ActionBinding?
+    public var hooks: [ExecHook] = []
+    public var sound = SoundSetting.builtIn(directory: ShutterSound.defaultDirectory())
+    public var socketPath: String?
+    /// System controls in order (`zoom`, `exposure-bias`); empty: no controls.
+    public var controls = ["zoom", "exposure-bias"]
+    public var controlsConfiguration = ControlsConfiguration()
+
+    public init() {}
+
+    /// Where photos go when nothing is configured: `$EVCAPTURE_OUTPUT`, systemd's
+    /// `$STATE_DIRECTORY`, `$XDG_PICTURES_DIR/evcapture`, else `~/Pictures/evcapture`.
+    public static func defaultOutputDirectory(_ env: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let d = env["EVCAPTURE_OUTPUT"], !d.isEmpty { return d }
+        if let d = env["STATE_DIRECTORY"], !d.isEmpty { return d.split(separator: ":").first.map(String.init) ?? d }
+        if let d = env["XDG_PICTURES_DIR"], !d.isEmpty { return d + "/evcapture" }
+        return (env["HOME"] ?? "/tmp") + "/Pictures/evcapture"
+    }
+}
+
+extension ConfigReader {
+    func int(_ t: TOMLTable, _ key: String, path: [String], in range: ClosedRange<Int>) throws(ConfigError) -> Int? {
+        guard let v = t[key] else { return nil }
+        guard let i = v.int else { throw error(path + [key], "\(dotted(path + [key])) must be an integer") }
+        guard range.contains(i) else {
+            throw error(path + [key], "\(dotted(path + [key])) must be between \(range.lowerBound) and \(range.upperBound), not \(i)")
+        }
+        return i
+    }
+
+    func strings(_ t: TOMLTable, _ key: String, path: [String]) throws(ConfigError) -> [String]? {
+        guard let v = t[key] else { return nil }
+        guard let array = v.array else { throw error(path + [key], "\(dotted(path + [key])) must be a list of strings") }
+        var out: [String] = []
+        for item in array {
+            guard let s = item.string else { throw error(path + [key], "\(dotted(path + [key])) must be a list of strings") }
+            out.append(s)
+        }
+        return out
+    }
+
+    /// A string that must be one of `allowed`.
+    func oneOf(_ t: TOMLTable, _ key: String, path: [String], _ allowed: [String]) throws(ConfigError) -> String? {
+        guard let s = try string(t, key, path: path) else { return nil }
+        guard allowed.contains(s) else {
+            throw error(path + [key], "\(dotted(path + [key])) must be one of \(allowed.map { "\"\($0)\"" }.joined(separator: ", ")), not \"\(s)\"")
+        }
+        return s
+    }
+
+    func hex16(_ t: TOMLTable, _ key: String, path: [String]) throws(ConfigError) -> UInt16? {
+        guard let v = t[key] else { return nil }
+        if let i = v.int, (0...0xffff).contains(i) { return UInt16(i) }
+        if let s = v.string {
+            let digits = s.hasPrefix("0x") ? String(s.dropFirst(2)) : s
+            if let n = UInt16(digits, radix: 16) { return n }
+        }
+        throw error(path + [key], "\(dotted(path + [key])) must be a 16-bit id, as an integer or a hex string like \"077d\"")
+    }
+
+    /// The daemon's sections: `[camera]`, `[output]`, `[handlers]`, `[[hooks]]`, `[sound]`,
+    /// `[socket]`, `[controls]`.
+    func daemonSettings(_ table: TOMLTable, capture: inout CaptureCoreSettings) throws(ConfigError) -> DaemonSettings {
+        var d = DaemonSettings()
+        if let camera = try self.table(table, "camera", path: []) {
+            let p = ["camera"]
+            try checkKeys(camera, path: p, allowed: ["device", "capture-device", "external-changes", "width", "height"])
+            if let dev = try string(camera, "device", path: p) {
+                d.camera = dev == "auto" ? .automatic : dev == "none" ? nil : .path(dev)
+            }
+            d.captureDevice = try string(camera, "capture-device", path: p)
+            if let e = try string(camera, "external-changes", path: p) {
+                guard e == "follow" || e == "restore" else {
+                    throw error(p + ["external-changes"], "camera.external-changes must be \"follow\" or \"restore\", not \"\(e)\"")
+                }
+                d.followExternalChanges = e == "follow"
+            }
+            d.width = try int(camera, "width", path: p, in: 16...8192)
+            d.height = try int(camera, "height", path: p, in: 16...8192)
+        }
+        if let output = try self.table(table, "output", path: []) {
+            let p = ["output"]
+            try checkKeys(output, path: p, allowed: ["directory", "photo-name", "video-name", "jpeg-quality"])
+            d.outputDirectory = try string(output, "directory", path: p)
+            for (key, keyPath) in [("photo-name", \DaemonSettings.photoName), ("video-name", \DaemonSettings.videoName)] {
+                if let s = try string(output, key, path: p) {
+                    do {
+                        d[keyPath: keyPath] = try FileNamePattern(s)
+                    } catch {
+                        throw self.error(p + [key], "output.\(key): \(error)")
+                    }
+                }
+            }
+            if let q = try int(output, "jpeg-quality", path: p, in: 1...100) { d.jpegQuality = q }
+        }
+        if let handlers = try self.table(table, "handlers", path: []) {
+            let p = ["handlers"]
+            try checkKeys(handlers, path: p, allowed: ["primary", "secondary"])
+            if let primary = try self.table(handlers, "primary", path: p) { d.primary = try handler(primary, path: p + ["primary"]) }
+            if let secondary = try self.table(handlers, "secondary", path: p) {
+                d.secondary = try handler(secondary, path: p + ["secondary"])
+                capture.hasSecondaryHandler = true
+            }
+        }
+        if capture.hasSecondaryHandler && d.secondary == nil { d.secondary = .default }
+        if let hooks = table["hooks"] {
+            guard let array = hooks.array else { throw error(["hooks"], "hooks must be an array of tables: [[hooks]]") }
+            for (i, item) in array.enumerated() {
+                let p = ["hooks"]
+                guard let h = item.table else { throw error(p, "hooks[\(i)] must be a table: [[hooks]]") }
+                try checkKeys(h, path: p, allowed: ["name", "argv", "on", "actions", "timeout"])
+                guard let argv = try strings(h, "argv", path: p), !argv.isEmpty, !argv[0].isEmpty else {
+                    throw error(p, "hooks[\(i)] needs argv = [\"/path/to/program\", \"arg\", ...] (a list, never a shell string)")
+                }
+                var on: Set<ActionTrigger.Kind> = [.click]
+                if let names = try strings(h, "on", path: p) {
+                    on = []
+                    for n in names {
+                        guard let k = ActionTrigger.Kind(rawValue: n) else {
+                            let all = ActionTrigger.Kind.allCases.map(\.rawValue).joined(separator: ", ")
+                            throw error(p + ["on"], "hooks[\(i)].on: unknown trigger \"\(n)\" (use \(all))")
+                        }
+                        on.insert(k)
+                    }
+                }
+                var actions: Set<String>?
+                if let a = try strings(h, "actions", path: p) {
+                    for x in a where x != "primary" && x != "secondary" {
+                        throw error(p + ["actions"], "hooks[\(i)].actions: \"\(x)\" is not primary or secondary")
+                    }
+                    actions = Set(a)
+                }
+                let timeout = try seconds(h, "timeout", path: p) ?? .seconds(10)
+                d.hooks.append(ExecHook(name: try string(h, "name", path: p), argv: argv, on: on, actions: actions, timeout: timeout))
+            }
+        }
+        if let sound = try self.table(table, "sound", path: []) {
+            let p = ["sound"]
+            try checkKeys(sound, path: p, allowed: ["play"])
+            if let s = try string(sound, "play", path: p) {
+                switch s {
+                case "default": d.sound = .builtIn(directory: ShutterSound.defaultDirectory())
+                case "off": d.sound = .off
+                default:
+                    guard s.hasPrefix("/") else {
+                        throw error(p + ["play"], "sound.play must be \"default\", \"off\" or an absolute path to a WAV file")
+                    }
+                    d.sound = .file(s)
+                }
+            }
+        }
+        if let socket = try self.table(table, "socket", path: []) {
+            let p = ["socket"]
+            try checkKeys(socket, path: p, allowed: ["path"])
+            d.socketPath = try string(socket, "path", path: p)
+        }
+        if let controls = try self.table(table, "controls", path: []) {
+            let p = ["controls"]
+            try checkKeys(controls, path: p, allowed: ["order", "steps-per-range", "idle-timeout", "adjusting-timeout", "acceleration"])
+            if let order = try strings(controls, "order", path: p) {
+                for c in order where c != "zoom" && c != "exposure-bias" {
+                    throw error(p + ["order"], "controls.order: unknown control \"\(c)\" (use \"zoom\", \"exposure-bias\")")
+                }
+                d.controls = order
+            }
+            if let s = try int(controls, "steps-per-range", path: p, in: 2...10_000) { d.controlsConfiguration.stepsPerRange = s }
+            if let s = try seconds(controls, "idle-timeout", path: p) { d.controlsConfiguration.idleTimeout = s }
+            if let s = try seconds(controls, "adjusting-timeout", path: p) { d.controlsConfiguration.adjustingTimeout = s }
+            if let a = try bool(controls, "acceleration", path: p) { d.controlsConfiguration.acceleration = a ? SliderAcceleration() : nil }
+        }
+        return d
+    }
+
+    private func handler(_ t: TOMLTable, path p: [String]) throws(ConfigError) -> ActionBinding {
+        try checkKeys(t, path: p, allowed: ["click", "long-press"])
+        var b = ActionBinding.default
+        if let c = try oneOf(t, "click", path: p, ["photo", "none"]) { b.photoOn = c == "photo" ? .click : nil }
+        if let l = try oneOf(t, "long-press", path: p, ["video", "none"]) { b.videoOnLongPress = l == "video" }
+        return b
+    }
+}

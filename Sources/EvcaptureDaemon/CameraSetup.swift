@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Capture
+import Evdev
+import FoundationEssentials
+import LinuxIO
+import Logging
+import ServiceLifecycle
+import Synchronization
+import Udev
+import Camera
+import Actions
+import Output
+import ConfigFile
+import V4L2
+
+/// How the daemon gets its camera: at start, or when one is plugged in later; the
+/// controls stage and the action runner that go with it.
+struct CameraSetup: Sendable {
+    let config: Config
+    let loop: IOLoop
+    let logger: Logger
+    let lines: LineWriter
+
+    private var configuration: CameraSession.Configuration {
+        .init(camera: config.daemon.camera ?? .automatic, onExternalChange: config.daemon.followExternalChanges ? .follow : .restore)
+    }
+
+    /// The configured (or first suitable) camera, if it is there now.
+    func openAtStart() -> CameraSession? {
+        guard config.daemon.camera != nil else { return nil }
+        do {
+            return try CameraSession(configuration, loop: loop, logger: logger)
+        } catch {
+            logger.warning("no camera for controls (waiting for one): \(error)")
+            lines.emit(.error(ErrorReport("no camera for controls, waiting for one: \(error)", code: "camera-missing", time: monotonicNow())))
+            return nil
+        }
+    }
+
+    /// Waits (on udev, no polling) for a video device that makes a usable camera.
+    func waitForCamera(found: @escaping @Sendable (CameraSession) async -> Void) -> Task<Void, Never> {
+        let (loop, logger, configuration) = (self.loop, self.logger, self.configuration)
+        return Task {
+            let monitor: UdevVideoMonitor
+            let events: AsyncStream<UdevVideoEvent>
+            do {
+                (monitor, events) = try UdevVideoMonitor.start(on: loop)
+            } catch {
+                logger.warning("cannot follow camera hotplug: \(error)")
+                return
+            }
+            defer { monitor.stop() }
+            for await event in events {
+                guard case .added = event else { continue }
+                if let session = try? CameraSession(configuration, loop: loop, logger: logger) {
+                    await found(session)
+                    return
+                }
+            }
+        }
+    }
+
+    func controlsStage(for session: CameraSession) -> CameraControlsStage {
+        let stateFile = ControlStateFile()
+        let remembered = (try? stateFile?.load()) ?? nil
+        let stage = CameraControlsStage(
+            camera: session.camera, configuration: config.daemon.controlsConfiguration,
+            rememberedControl: remembered, controls: config.daemon.controls)
+        stage.onCurrentControl = { [logger] name in
+            do { try stateFile?.save(currentControl: name) } catch { logger.warning("cannot remember the current control: \(error)") }
+        }
+        return stage
+    }
+
+    /// Photos and videos from the configured capture device, else from the camera.
+    func actionRunner(for session: CameraSession?) -> ActionRunner {
+        let d = config.daemon
+        let captureDevice = d.captureDevice ?? session?.camera.devicePath
+        var bindings = ["primary": d.primary]
+        if let secondary = d.secondary { bindings["secondary"] = secondary }
+        let lines = self.lines
+        return ActionRunner(
+            configuration: ActionsConfiguration(
+                capture: captureDevice.map {
+                    CaptureSettings(
+                        devicePath: $0, outputDirectory: d.outputDirectory ?? DaemonSettings.defaultOutputDirectory(),
+                        photoPattern: d.photoName, videoPattern: d.videoName, width: d.width, height: d.height,
+                        jpegQuality: d.jpegQuality)
+                },
+                bindings: bindings, hooks: d.hooks, sound: d.sound),
+            logger: logger,
+            onOutcome: { outcome in lines.emit(outcome, at: monotonicNow()) })
+    }
+}

@@ -1,0 +1,236 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Capture
+import Evdev
+import FoundationEssentials
+import LinuxIO
+import Logging
+import ServiceLifecycle
+import Synchronization
+import Udev
+import Camera
+import Actions
+import Output
+import ConfigFile
+import V4L2
+
+/// The daemon's state. Its executor is the ``IOLoop``: device reads enter it synchronously
+/// on the I/O thread (`assumeIsolated`), so the input path has no thread hop; hotplug and
+/// camera events `await` their turn on the same thread, in order.
+actor DaemonState {
+    nonisolated let unownedExecutor: UnownedSerialExecutor
+
+    struct OpenDevice {
+        var index: Int
+        var device: EvdevDevice
+        var profile: DeviceProfile
+    }
+    var pipeline: Pipeline
+    /// The I/O thread every device is read on.
+    let loop: IOLoop
+    let lines: LineWriter
+    var actions: ActionRunner
+    let cameras: CameraSetup
+    let logger: Logger
+    let onReady: @Sendable () -> Void
+    var devices: [String: OpenDevice] = [:]
+    /// Fires the pipeline's next deadline; `armed` is what it is armed for.
+    var timer: IOTimer?
+    var armed: Timestamp?
+    /// The camera session's events, and the wait for a camera when there is none.
+    var cameraTask: Task<Void, Never>?
+    var cameraWatch: Task<Void, Never>?
+    /// The controls bound to the camera, when there is one (also held by the pipeline).
+    var controlsStage: CameraControlsStage?
+
+    init(
+        settings: CaptureCoreSettings, controls: CameraControlsStage?, loop: IOLoop, lines: LineWriter,
+        actions: ActionRunner, cameras: CameraSetup, logger: Logger, onReady: @escaping @Sendable () -> Void
+    ) {
+        unownedExecutor = loop.asUnownedSerialExecutor()
+        pipeline = Pipeline(settings: settings, controls: controls)
+        controlsStage = controls
+        self.loop = loop
+        self.lines = lines
+        self.actions = actions
+        self.cameras = cameras
+        self.logger = logger
+        self.onReady = onReady
+    }
+
+    /// Starts the session (it runs while the camera does, or always without a camera) and
+    /// follows the camera, or waits for one.
+    func start(camera session: CameraSession?) throws {
+        timer = try IOTimer(loop: loop) { [weak self] in
+            self?.assumeIsolated { state in
+                state.armed = nil  // one-shot: it fired
+                state.tick()
+                state.scheduleDeadline()
+            }
+        }
+        startSession(at: monotonicNow(), camera: session?.camera.identity)
+        if let session {
+            cameraTask = follow(session)
+        } else if cameras.config.daemon.camera != nil {
+            cameraWatch = cameras.waitForCamera { [weak self] session in await self?.cameraFound(session) }
+        }
+        scheduleDeadline()
+    }
+
+    private func follow(_ session: CameraSession) -> Task<Void, Never> {
+        Task { [weak self] in
+            async let following: Void = session.run()
+            for await event in session.events { await self?.handle(event) }
+            await following
+        }
+    }
+
+    func emit(_ event: PipelineEvent) {
+        if case .capture(let capture) = event {
+            for trigger in ActionTrigger.triggers(for: capture, time: wallClockNow()) { actions.handle(trigger) }
+        }
+        lines.emit(event)
+    }
+
+    func startSession(at now: Timestamp, camera: String? = nil, cameraNode: String? = nil) {
+        pipeline.sessionStarted(at: now, camera: camera, cameraNode: cameraNode) { emit($0) }
+        for d in devices.values where d.profile.isDedicated { d.device.grabWhenIdle() }
+    }
+
+    func stopSession(at now: Timestamp, reason: String) {
+        pipeline.sessionStopped(at: now, reason: reason) { emit($0) }
+        for d in devices.values { d.device.releaseGrab() }
+    }
+
+    func handle(_ event: DeviceWatcher.Event) {
+        defer { scheduleDeadline() }
+        let now = monotonicNow()
+        switch event {
+        case .added(let profile, let device):
+            guard devices[profile.node] == nil else { return }
+            let index = pipeline.addDevice(profile, keysDown: Array(device.keysDown), at: now) { emit($0) }
+            let node = profile.node
+            do {
+                // On the I/O thread, in the read's own wake-up: frames go straight
+                // through the pipeline.
+                try device.read(on: loop) { [weak self] input in
+                    self?.assumeIsolated { state in
+                        state.handle(input, from: node)
+                        state.scheduleDeadline()
+                    }
+                }
+            } catch {
+                logger.warning("cannot read \(profile.node): \(error)")
+                pipeline.removeDevice(index, at: now) { emit($0) }
+                return
+            }
+            devices[profile.node] = OpenDevice(index: index, device: device, profile: profile)
+            if pipeline.isRunning && profile.isDedicated { device.grabWhenIdle() }
+        case .changed(let profile):
+            // New roles (a rule or `udevadm trigger`): the device is re-added with them.
+            guard let old = devices[profile.node] else { return }
+            pipeline.removeDevice(old.index, at: now) { emit($0) }
+            let index = pipeline.addDevice(profile, keysDown: Array(old.device.keysDown), at: now) { emit($0) }
+            devices[profile.node]?.index = index
+            devices[profile.node]?.profile = profile
+            if pipeline.isRunning {
+                if profile.isDedicated { old.device.grabWhenIdle() } else { old.device.releaseGrab() }
+            }
+        case .removed(let node):
+            remove(node, at: now)
+        case .failed(let node, let error):
+            emit(.error(ErrorReport("\(node): \(error)", time: now)))
+        case .enumerated:
+            logger.info("ready: \(devices.count) input device(s)")
+            onReady()
+        }
+    }
+
+    func remove(_ node: String, at now: Timestamp) {
+        guard let d = devices.removeValue(forKey: node) else { return }
+        d.device.close()
+        pipeline.removeDevice(d.index, at: now) { emit($0) }
+    }
+
+    func handle(_ input: DeviceInput, from node: String) {
+        guard let d = devices[node] else { return }
+        switch input {
+        case .frame(let frame):
+            pipeline.handle(frame, device: d.index, now: monotonicNow()) { emit($0) }
+        case .removed(let error):
+            if let error { logger.warning("\(node): \(error)") }
+            remove(node, at: monotonicNow())
+        }
+    }
+
+    func handle(_ event: CameraSession.Event) {
+        defer { scheduleDeadline() }
+        let now = monotonicNow()
+        switch event {
+        case .started(let identity, let device, let resumed):
+            guard resumed else { return }
+            controlsStage?.cameraAvailable(true, at: now) { emit($0) }
+            controlsStage?.cameraChanged(at: now) { emit($0) }
+            if !pipeline.isRunning { startSession(at: now, camera: identity, cameraNode: device) }
+        case .stopped(let reason):
+            // A code like the capture events' reasons (`session-stopped`), not the readable text.
+            let code = switch reason {
+            case .cameraRemoved: "camera-removed"
+            case .shutdown: "shutdown"
+            }
+            if pipeline.isRunning { stopSession(at: now, reason: code) }
+            controlsStage?.cameraAvailable(false, at: now) { emit($0) }
+        case .controlChanged, .restored:
+            controlsStage?.cameraChanged(at: now) { emit($0) }
+        case .error(let error):
+            emit(.error(ErrorReport("camera: \(error)", time: now)))
+        }
+    }
+
+    /// A camera appeared after start: its controls join the pipeline (with every device
+    /// present), and photos and videos come from it from now on.
+    func cameraFound(_ session: CameraSession) {
+        defer { scheduleDeadline() }
+        let setup = cameras
+        cameraWatch?.cancel()
+        cameraWatch = nil
+        cameraTask = follow(session)
+        let now = monotonicNow()
+        let stage = setup.controlsStage(for: session)
+        controlsStage = stage
+        pipeline.attachControls(stage, at: now) { emit($0) }
+        emit(.session(SessionChange(.cameraAdded, camera: session.camera.identity, time: now)))
+        if setup.config.daemon.captureDevice == nil {
+            let old = actions
+            actions = setup.actionRunner(for: session)
+            Task { await old.shutdown() }
+        }
+    }
+
+    func tick() {
+        pipeline.fireDeadlines(through: monotonicNow()) { emit($0) }
+    }
+
+    /// Arms the timer for the pipeline's next deadline; disarms it while there is none.
+    func scheduleDeadline() {
+        let next = pipeline.nextDeadline
+        guard next != armed else { return }
+        armed = next
+        timer?.arm(atMonotonicMicroseconds: next?.microseconds)
+    }
+
+    /// Ends the session (presses in flight cancelled), closes every device and stops
+    /// following the camera; returns the action runner to shut down.
+    func stop() -> ActionRunner {
+        let now = monotonicNow()
+        timer?.cancel()
+        timer = nil
+        cameraTask?.cancel()
+        cameraWatch?.cancel()
+        if pipeline.isRunning { stopSession(at: now, reason: "shutdown") }
+        for node in devices.keys.sorted() { remove(node, at: now) }
+        return actions
+    }
+}
+

@@ -1,0 +1,169 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Capture
+import Evdev
+import FoundationEssentials
+import Udev
+import Camera
+import Actions
+import Output
+import ConfigFile
+import V4L2
+import LinuxIO
+
+/// One input device as `evcapture devices` shows it: identity, kind and every role with
+/// its reason. The JSON field names are stable.
+public struct DeviceReport: Sendable, Hashable, Encodable {
+    public var node: String
+    public var name: String
+    public var bus: Int
+    public var vendor: Int
+    public var product: Int
+    public var version: Int
+    public var uniq: String?
+    public var phys: String?
+    /// What it was taken for (`buttons`, `headset`, `knob`, `dial`, ...).
+    public var kind: String
+    /// Code name → role (`"KEY_VOLUMEDOWN": "primary"`); codes not listed are ignored.
+    public var roles: [String: String]
+    /// Code name → why, and from where (`default`, `udev`, `config`).
+    public var reasons: [String: String]
+    public var sources: [String: String]
+    /// Code name → step per press, for keys that move a slider (knobs).
+    public var steps: [String: Int]
+    public var dedicated: Bool
+    public var headset: Bool
+    /// The raw `EVCAPTURE_ROLE`, when udev set one.
+    public var udevRole: String?
+    public var warnings: [String]
+
+    public init(profile p: DeviceProfile, udevRole: String?) {
+        let d = p.description
+        node = p.node
+        name = d.name
+        bus = Int(d.bus.rawValue)
+        vendor = Int(d.vendor)
+        product = Int(d.product)
+        version = Int(d.version)
+        uniq = d.uniq.flatMap { $0.isEmpty ? nil : $0 }
+        phys = d.phys.flatMap { $0.isEmpty ? nil : $0 }
+        kind = p.kind.rawValue
+        var roles: [String: String] = [:], reasons: [String: String] = [:], sources: [String: String] = [:]
+        var steps: [String: Int] = [:]
+        for (code, a) in p.roles {
+            roles[code.name] = a.role.rawValue
+            reasons[code.name] = a.reason
+            sources[code.name] = a.source.rawValue
+            if a.step != 0 { steps[code.name] = a.step }
+        }
+        self.roles = roles
+        self.reasons = reasons
+        self.sources = sources
+        self.steps = steps
+        dedicated = p.isDedicated
+        headset = p.isHeadset
+        self.udevRole = udevRole
+        warnings = p.warnings
+    }
+}
+
+/// The result of looking at every input device once.
+public struct DeviceInventory: Sendable {
+    public var devices: [DeviceReport]
+    /// Nodes that exist but could not be opened, with why.
+    public var unreadable: [(node: String, error: EvdevError)]
+    /// Where the list came from: udev enumeration or a scan of /dev/input.
+    public var listedBy: String
+
+    /// Opens every evdev node once (no waiting), classifies it and closes it again.
+    /// - Parameter overrides: config overrides for a device, if the config has any.
+    public static func take(
+        overrides: (DeviceDescription, String) -> RoleOverrides? = { _, _ in nil }
+    ) -> DeviceInventory {
+        var nodes: [(node: String, role: String?)]
+        var listedBy = "udev"
+        if let found = try? UdevInputMonitor.enumerateNow(), !found.isEmpty {
+            nodes = found.map { ($0.node, $0.role) }
+        } else {
+            listedBy = "/dev/input"
+            nodes = scanDevInput().map { ($0, nil) }
+        }
+        var devices: [DeviceReport] = []
+        var unreadable: [(node: String, error: EvdevError)] = []
+        for (node, udevRole) in nodes {
+            do {
+                let device = try EvdevDevice.open(node)
+                let profile = RoleClassifier.profile(
+                    for: device.description, node: node, udevRole: udevRole,
+                    config: overrides(device.description, node))
+                device.close()
+                devices.append(DeviceReport(profile: profile, udevRole: udevRole))
+            } catch {
+                unreadable.append((node, error))
+            }
+        }
+        return DeviceInventory(devices: devices, unreadable: unreadable, listedBy: listedBy)
+    }
+
+    static func scanDevInput() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/input")) ?? []
+        return names.filter { $0.hasPrefix("event") }
+            .sorted { (Int($0.dropFirst(5)) ?? 0) < (Int($1.dropFirst(5)) ?? 0) }
+            .map { "/dev/input/\($0)" }
+    }
+
+    /// The JSON array `evcapture devices --json` prints.
+    public func json() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(devices)) ?? Data("[]".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The human-readable listing, ending with a line about unreadable nodes if any.
+    public func text() -> String {
+        var out = ""
+        for d in devices {
+            let id = String(cFormat: "%04x:%04x", d.vendor, d.product)
+            var flags = [d.kind]
+            if d.dedicated { flags.append("grabbed while running") }
+            if d.headset { flags.append("headset: plays the shutter sound") }
+            out += "\(d.node)  \"\(d.name)\"  bus \(BusType(rawValue: UInt16(d.bus))) \(id)  [\(flags.joined(separator: ", "))]\n"
+            if let role = d.udevRole { out += "    EVCAPTURE_ROLE=\(role)\n" }
+            if d.roles.isEmpty { out += "    (no key or axis with a role)\n" }
+            for code in d.roles.keys.sorted() {
+                let role = d.roles[code]!
+                let step = d.steps[code].map { $0 > 0 ? " +\($0)" : " \($0)" } ?? ""
+                let padded = code.rightPadded(to: max(code.count, 20))
+                out += "    \(padded) \((role + step).rightPadded(to: 12)) \(d.reasons[code] ?? "")\n"
+            }
+            for w in d.warnings { out += "    warning: \(w)\n" }
+        }
+        if devices.isEmpty { out += noDevicesExplanation() }
+        else if !unreadable.isEmpty {
+            out += "\(unreadable.count) more node(s) could not be opened: \(unreadable.map { $0.error.description }.joined(separator: "; "))\n"
+        }
+        return out
+    }
+
+    /// Why nothing is listed, and what to do.
+    public func noDevicesExplanation() -> String {
+        if unreadable.isEmpty {
+            return "No input devices found (no /dev/input/event* nodes; listed by \(listedBy)).\n"
+        }
+        var out = "No readable input devices: \(unreadable.count) node(s) could not be opened.\n"
+        for u in unreadable.prefix(5) { out += "  \(u.error)\n" }
+        if unreadable.contains(where: { $0.error.code == .permissionDenied }) {
+            out += """
+                Reading input devices needs permission: install the udev rules and join the groups
+                they name, then log in again:
+                  sudo cp udev-rules/70-evcapture.rules /etc/udev/rules.d/
+                  sudo udevadm control --reload && sudo udevadm trigger --action=change --subsystem-match=input
+                  sudo usermod -aG input,video "$USER"
+
+                """
+        }
+        return out
+    }
+}

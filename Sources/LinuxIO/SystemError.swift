@@ -1,0 +1,71 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failed system call: its errno. Callers wrap it in their error with context (what and where).
+public struct SystemError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var errno: Int32
+    public init(errno: Int32) { self.errno = errno }
+    public var description: String { String(cString: strerror(errno)).lowercased() }
+}
+
+/// Runs a system call, retrying while it fails with EINTR; any other failure throws its
+/// errno. The one place EINTR is handled.
+@inline(__always)
+public func retryingEINTR<T: FixedWidthInteger>(_ call: () -> T) throws(SystemError) -> T {
+    while true {
+        let rc = call()
+        if rc >= 0 { return rc }
+        let e = errno
+        if e != EINTR { throw SystemError(errno: e) }
+    }
+}
+
+/// Like ``retryingEINTR(_:)`` for libevdev-style calls that return `-errno`.
+@inline(__always)
+public func retryingNegativeErrno(_ call: () -> Int32) -> Int32 {
+    while true {
+        let rc = call()
+        if rc != -EINTR { return rc }
+    }
+}
+
+
+/// Writes all of `bytes` to `fd`, retrying short writes and EINTR. A blocking fd blocks
+/// until everything is written; EAGAIN on a non-blocking one throws like any other errno.
+public func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(SystemError) {
+    var off = 0
+    while off < bytes.count {
+        let n = try retryingEINTR { Glibc.write(fd, bytes.baseAddress! + off, bytes.count - off) }
+        if n == 0 { throw SystemError(errno: EIO) }
+        off += n
+    }
+}
+
+/// Writes all of `text` (UTF-8) to `fd`; see ``writeAll(_:_:)-(_,UnsafeRawBufferPointer)``.
+public func writeAll(_ fd: Int32, _ text: String) throws(SystemError) {
+    var text = text
+    let result: Result<Void, SystemError> = text.withUTF8 { b in
+        do throws(SystemError) {
+            try writeAll(fd, UnsafeRawBufferPointer(b))
+            return .success(())
+        } catch {
+            return .failure(error)
+        }
+    }
+    try result.get()
+}
+
+/// Reads a whole file with plain syscalls (EINTR retried).
+public func readWholeFile(_ path: String) throws(SystemError) -> String {
+    let fd = try retryingEINTR { open(path, O_RDONLY | O_CLOEXEC) }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = try retryingEINTR { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+        if n == 0 { break }
+        bytes.append(contentsOf: chunk[0..<n])
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}

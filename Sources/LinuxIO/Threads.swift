@@ -1,0 +1,77 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinuxShims
+import Synchronization
+
+/// Runs `body` on a new detached thread named `name` (its first 15 bytes: the kernel's
+/// limit), outside Swift's cooperative pool: for work that blocks.
+public func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
+    final class Start: Sendable {
+        let name: String
+        let body: @Sendable () -> Void
+        init(name: String, body: @escaping @Sendable () -> Void) { (self.name, self.body) = (name, body) }
+    }
+    let context = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
+    var thread = pthread_t()
+    let rc = pthread_create(
+        &thread, nil,
+        { context in
+            let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
+            _ = evc_set_thread_name(start.name)
+            start.body()
+            return nil
+        }, context)
+    precondition(rc == 0, "pthread_create: \(rc)")
+    pthread_detach(thread)
+}
+
+/// Runs blocking work (ioctls, poll, file writes, waitpid) on a thread of its own, outside
+/// Swift's cooperative pool, and awaits its result.
+public func onDedicatedThread<T: Sendable>(name: String, _ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+        startThread(name: name) { continuation.resume(returning: body()) }
+    }
+}
+
+/// A value set once and awaited by any number of tasks.
+public final class OneShot<T: Sendable>: Sendable {
+    private struct State {
+        var value: T?
+        var waiters: [CheckedContinuation<T, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Sets the value (the first call wins) and wakes every waiter.
+    public func fulfil(_ value: T) {
+        let waiters = state.withLock { s -> [CheckedContinuation<T, Never>] in
+            guard s.value == nil else { return [] }
+            s.value = value
+            defer { s.waiters.removeAll() }
+            return s.waiters
+        }
+        for w in waiters { w.resume(returning: value) }
+    }
+
+    public var current: T? { state.withLock { $0.value } }
+
+    public func value() async -> T {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { s -> T? in
+                if let v = s.value { return v }
+                s.waiters.append(continuation)
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+}
+
+/// Seconds since 1970, for file names and `EVCAPTURE_TIME`.
+public func wallClockNow() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}

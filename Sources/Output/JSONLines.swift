@@ -1,0 +1,331 @@
+import Capture
+import Evdev
+import Actions
+import LinuxIO
+
+/// A JSON value for the machine output.
+public indirect enum JSONValue: Sendable, Hashable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByBooleanLiteral
+{
+    case string(String)
+    case int(Int64)
+    case double(Double)
+    case bool(Bool)
+    case null
+    case array([JSONValue])
+    /// Fields in the order given.
+    case object([(String, JSONValue)])
+
+    public init(stringLiteral s: String) { self = .string(s) }
+    public init(integerLiteral i: Int64) { self = .int(i) }
+    public init(booleanLiteral b: Bool) { self = .bool(b) }
+
+    public static func == (a: JSONValue, b: JSONValue) -> Bool { a.encoded == b.encoded }
+    public func hash(into h: inout Hasher) { h.combine(encoded) }
+
+    /// Compact JSON text.
+    public var encoded: String {
+        var s = ""
+        encode(into: &s)
+        return s
+    }
+
+    public func encode(into s: inout String) {
+        switch self {
+        case .string(let v): Self.quote(v, into: &s)
+        case .int(let v): s += String(v)
+        case .double(let v): s += v.isFinite ? (v == v.rounded() && Swift.abs(v) < 1e15 ? String(Int64(v)) : String(v)) : "null"
+        case .bool(let v): s += v ? "true" : "false"
+        case .null: s += "null"
+        case .array(let vs):
+            s += "["
+            for (i, v) in vs.enumerated() {
+                if i > 0 { s += "," }
+                v.encode(into: &s)
+            }
+            s += "]"
+        case .object(let fields):
+            s += "{"
+            for (i, (k, v)) in fields.enumerated() {
+                if i > 0 { s += "," }
+                Self.quote(k, into: &s)
+                s += ":"
+                v.encode(into: &s)
+            }
+            s += "}"
+        }
+    }
+
+    static func quote(_ v: String, into s: inout String) {
+        s += "\""
+        // Almost every string (names, nodes, codes) needs no escape: append it whole.
+        if !v.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            s += v
+            s += "\""
+            return
+        }
+        for u in v.unicodeScalars {
+            switch u {
+            case "\"": s += "\\\""
+            case "\\": s += "\\\\"
+            case "\n": s += "\\n"
+            case "\r": s += "\\r"
+            case "\t": s += "\\t"
+            case _ where u.value < 0x20:
+                let hex = String(u.value, radix: 16)
+                s += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: s.unicodeScalars.append(u)
+            }
+        }
+        s += "\""
+    }
+}
+
+/// The JSON lines of spec §6: one object per line, each with `event` first and `time` last
+/// (seconds with microseconds, e.g. `12.345678`, the kernel/recording clock), the other
+/// fields in a fixed order. Field names are stable; new fields may be added before `time`.
+///
+/// Objects:
+/// - `capture`: `phase` (`began`, `held`, `ended`, `cancelled`), `action`, `button`,
+///   `device` (name), `node`, `press`, `sound`, then `gesture` on the event that decides one
+///   (`click`/`double-click` on `ended`, `long-press` on `held`) and `reason` when cancelled.
+/// - `control`: `control`, `value`, and `raw` for camera-bound controls, plus extras.
+/// - `controls`: `state` (`active`, `adjusting`, `idle`, `inactive`, ...) plus extras.
+/// - `device`: `change` (`added`, `removed`), `device`, `node`, `bus`, `vendor`, `product`,
+///   `uniq` when known, plus extras (roles).
+/// - `session`: `state` (`started`, `stopped`, `paused`) plus extras.
+/// - `error`: `message`, plus `file` and `line` when the problem is in a file.
+public enum JSONLines {
+    /// Any object: `event` first, `fields` in order, `time` last.
+    public static func object(event: String, time: Timestamp, _ fields: [(String, JSONValue)]) -> String {
+        var s = "{\"event\":"
+        JSONValue.quote(event, into: &s)
+        for (k, v) in fields {
+            s += ","
+            JSONValue.quote(k, into: &s)
+            s += ":"
+            v.encode(into: &s)
+        }
+        s += ",\"time\":" + time.description + "}"
+        return s
+    }
+
+    public static func capture(_ e: CaptureEvent) -> String {
+        var fields: [(String, JSONValue)] = [
+            ("phase", .string(e.phase.rawValue)),
+            ("action", .string(e.action.rawValue)),
+            ("button", .string(e.button.name)),
+            ("device", .string(e.device.name)),
+            ("node", .string(e.device.node)),
+            ("press", .int(Int64(e.press.rawValue))),
+            ("sound", .bool(e.shouldPlaySound)),
+        ]
+        if let g = e.gesture { fields.append(("gesture", .string(g.rawValue))) }
+        if let r = e.reason { fields.append(("reason", .string(r.rawValue))) }
+        return object(event: "capture", time: e.time, fields)
+    }
+
+    public static func control(
+        _ control: String, value: Double, raw: Int64? = nil, time: Timestamp, extra: [(String, JSONValue)] = []
+    ) -> String {
+        var fields: [(String, JSONValue)] = [("control", .string(control)), ("value", .double(value))]
+        if let raw { fields.append(("raw", .int(raw))) }
+        return object(event: "control", time: time, fields + extra)
+    }
+
+    public static func controls(state: String, time: Timestamp, extra: [(String, JSONValue)] = []) -> String {
+        object(event: "controls", time: time, [("state", .string(state))] + extra)
+    }
+
+    public static func device(
+        _ change: String, _ device: CaptureDevice, time: Timestamp, extra: [(String, JSONValue)] = []
+    ) -> String {
+        var fields: [(String, JSONValue)] = [
+            ("change", .string(change)),
+            ("device", .string(device.name)),
+            ("node", .string(device.node)),
+            ("bus", .string(device.bus.description)),
+            ("vendor", .string(hex4(device.vendor))),
+            ("product", .string(hex4(device.product))),
+        ]
+        if let u = device.uniq, !u.isEmpty { fields.append(("uniq", .string(u))) }
+        return object(event: "device", time: time, fields + extra)
+    }
+
+    /// A device's roles as a JSON object `{"KEY_VOLUMEDOWN":"primary",...}`, codes in order.
+    public static func roles(_ profile: DeviceProfile) -> JSONValue {
+        .object(
+            profile.roles.filter { $0.value.role != .ignore }.sorted { $0.key < $1.key }.map { code, a in
+                (code.name, .string(a.step == 0 ? a.role.rawValue : "\(a.role.rawValue)\(a.step > 0 ? "+" : "")\(a.step)"))
+            })
+    }
+
+    public static func session(_ state: String, time: Timestamp, extra: [(String, JSONValue)] = []) -> String {
+        object(event: "session", time: time, [("state", .string(state))] + extra)
+    }
+
+    public static func error(
+        _ message: String, file: String? = nil, line: Int? = nil, time: Timestamp, extra: [(String, JSONValue)] = []
+    ) -> String {
+        var fields: [(String, JSONValue)] = [("message", .string(message))]
+        if let file { fields.append(("file", .string(file))) }
+        if let line { fields.append(("line", .int(Int64(line)))) }
+        return object(event: "error", time: time, fields + extra)
+    }
+
+    static func hex4(_ v: UInt16) -> String {
+        let h = String(v, radix: 16)
+        return String(repeating: "0", count: 4 - h.count) + h
+    }
+}
+
+/// The readable line per event that `replay`/`monitor` print without `--json`.
+public enum ReadableLines {
+    public static func capture(_ e: CaptureEvent) -> String {
+        var s = "\(pad(e.time.description, 12)) \(pad(e.phase.rawValue, 9)) \(pad(e.action.rawValue, 9)) "
+        s += "\(pad(e.button.name, 16)) press \(pad(String(e.press.rawValue), 3)) \(e.device.name)"
+        if e.shouldPlaySound { s += " [sound]" }
+        if let g = e.gesture { s += " \(g.rawValue)" }
+        if let r = e.reason { s += " (\(r.rawValue))" }
+        return s
+    }
+
+    public static func pad(_ s: String, _ n: Int) -> String {
+        s.count >= n ? s : s + String(repeating: " ", count: n - s.count)
+    }
+}
+
+extension JSONLines {
+    /// The JSON line of a pipeline event (spec §6).
+    public static func line(_ event: PipelineEvent) -> String {
+        switch event {
+        case .capture(let e):
+            return capture(e)
+        case .device(let d):
+            return device(d.kind.rawValue, d.device, time: d.time, extra: d.profile.map { [("roles", roles($0))] } ?? [])
+        case .session(let s):
+            var extra: [(String, JSONValue)] = []
+            if let r = s.reason { extra.append(("reason", .string(r))) }
+            if let c = s.camera { extra.append(("camera", .string(c))) }
+            if let n = s.cameraNode { extra.append(("device", .string(n))) }
+            return session(s.state.rawValue, time: s.time, extra: extra)
+        case .control(let c):
+            return control(
+                c.change.control, value: c.change.value, raw: c.change.raw, time: c.change.time,
+                extra: c.control.map(displayFields) ?? [])
+        case .controlsState(let change, let control, let time):
+            return controls(state: change.rawValue, time: time, extra: control.map { [("control", .string($0))] } ?? [])
+        case .controlsConfigured(let names, let current, let time):
+            var extra: [(String, JSONValue)] = [("controls", .array(names.map { .string($0) }))]
+            if let current { extra.append(("control", .string(current))) }
+            return controls(state: "configured", time: time, extra: extra)
+        case .error(let e):
+            var extra: [(String, JSONValue)] = []
+            if let code = e.code { extra.append(("code", .string(code))) }
+            if let press = e.press { extra.append(("press", .int(Int64(press.rawValue)))) }
+            return error(e.message, time: e.time, extra: extra)
+        }
+    }
+
+    /// What a display needs to draw a control (`evcapture monitor`'s bar): title, range,
+    /// prominent values, value format.
+    static func displayFields(_ c: Control) -> [(String, JSONValue)] {
+        var fields: [(String, JSONValue)] = [("title", .string(c.title))]
+        switch c.scale {
+        case .continuous(let range, let prominent):
+            fields += [("min", .double(range.lowerBound)), ("max", .double(range.upperBound))]
+            if !prominent.isEmpty { fields.append(("prominent", .array(prominent.map { .double($0) }))) }
+        case .discrete(let values):
+            fields += [("min", .double(values.first ?? 0)), ("max", .double(values.last ?? 0))]
+        case .index:
+            fields.append(("display", .string(c.displayValue)))
+        }
+        fields.append(("format", .string(c.valueFormat)))
+        return fields
+    }
+}
+
+extension ReadableLines {
+    /// The readable line of a pipeline event (`replay` and `run` without `--json`).
+    public static func line(_ event: PipelineEvent) -> String {
+        let t = pad(event.time.description, 12)
+        switch event {
+        case .capture(let e):
+            return capture(e)
+        case .device(let d):
+            if let profile = d.profile {
+                return "\(t) device added   \(d.device.name) (\(d.device.node)): " + roles(profile)
+            }
+            return "\(t) device \(pad(d.kind.rawValue, 7)) \(d.device.name) (\(d.device.node))"
+        case .session(let s):
+            if s.state == .cameraAdded { return "\(t) camera    \(s.camera ?? "?")" }
+            return "\(t) session \(s.state.rawValue)" + (s.reason.map { " (\($0))" } ?? "")
+        case .control(let c):
+            let v = c.change
+            let shown = c.control?.displayValue ?? String(v.value)
+            return "\(t) control   \(v.control) \(shown)" + (v.raw.map { " (raw \($0))" } ?? "")
+                + (v.origin == .external ? " [external]" : "")
+        case .controlsState(let change, let control, _):
+            return "\(t) controls  \(change.rawValue)" + (control.map { " \($0)" } ?? "")
+        case .controlsConfigured(let names, let current, _):
+            return "\(t) controls  configured \(names.joined(separator: ", "))" + (current.map { " (current \($0))" } ?? "")
+        case .error(let e):
+            return "\(t) error     \(e.message)" + (e.press.map { " (press \($0.rawValue))" } ?? "")
+        }
+    }
+
+    /// A device's roles, `KEY_VOLUMEDOWN=primary REL_X=slider`, codes in order.
+    public static func roles(_ profile: DeviceProfile) -> String {
+        let roles = profile.roles.filter { $0.value.role != .ignore }.sorted { $0.key < $1.key }
+        if roles.isEmpty { return "no roles" }
+        return roles.map { code, a in
+            "\(code.name)=\(a.step > 0 ? "slider+1" : a.step < 0 ? "slider-1" : a.role.rawValue)"
+        }.joined(separator: " ")
+    }
+}
+
+extension JSONLines {
+    /// The `action` (or `error`) line of an action's outcome.
+    public static func outcome(_ outcome: ActionOutcome, time: Timestamp) -> String {
+        switch outcome {
+        case .photoSaved(let r, let press):
+            object(event: "action", time: time, [("action", .string("photo")), ("press", .int(Int64(press))), ("file", .string(r.path))])
+        case .videoStarted(let press):
+            object(event: "action", time: time, [("action", .string("video-started")), ("press", .int(Int64(press)))])
+        case .videoSaved(let r, let press):
+            object(
+                event: "action", time: time,
+                [("action", .string("video")), ("press", .int(Int64(press))), ("file", .string(r.path)), ("frames", .int(Int64(r.frames)))])
+        case .hookFinished(let name, let result, let press):
+            object(
+                event: "action", time: time,
+                [("action", .string("hook")), ("press", .int(Int64(press))), ("hook", .string(name)), ("result", .string("\(result)"))])
+        case .soundStarted(let file, let press):
+            object(event: "action", time: time, [("action", .string("sound")), ("press", .int(Int64(press))), ("file", .string(file))])
+        case .failed(let failure, let press):
+            error(failure.description, time: time, extra: [("code", .string(failure.code))] + (press.map { [("press", .int(Int64($0)))] } ?? []))
+        }
+    }
+}
+
+extension ReadableLines {
+    /// The readable line of an action's outcome.
+    public static func outcome(_ outcome: ActionOutcome, time: Timestamp) -> String {
+        let t = pad(time.description, 12)
+        return switch outcome {
+        case .photoSaved(let r, let press): "\(t) photo     \(r.path) (press \(press))"
+        case .videoStarted(let press): "\(t) video     recording (press \(press))"
+        case .videoSaved(let r, let press): "\(t) video     \(r.path), \(r.frames) frames (press \(press))"
+        case .hookFinished(let name, let result, let press): "\(t) hook      \(name): \(result) (press \(press))"
+        case .soundStarted(let file, let press): "\(t) sound     \(file) (press \(press))"
+        case .failed(let error, let press): "\(t) error     \(error)" + (press.map { " (press \($0))" } ?? "")
+        }
+    }
+}
+
+extension PipelineEvent {
+    /// The event's JSON line (``JSONLines/line(_:)``).
+    public var json: String { JSONLines.line(self) }
+    /// The event's readable line (``ReadableLines/line(_:)``).
+    public var text: String { ReadableLines.line(self) }
+}

@@ -1,0 +1,95 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Actions
+import Capture
+import Evdev
+import LinuxIO
+import Synchronization
+
+/// Writes the daemon's lines (stdout, and the socket when there is one) off the input path:
+/// `emit` queues a typed event; a writer task per destination formats and writes it. A
+/// stuck stdout delays only its writer.
+public final class LineWriter: Sendable {
+    /// What a line is made from, formatted by the writers, off the input thread.
+    private enum Line: Sendable {
+        case event(PipelineEvent)
+        case outcome(ActionOutcome, Timestamp)
+
+        var json: String {
+            switch self {
+            case .event(let e): JSONLines.line(e)
+            case .outcome(let o, let t): JSONLines.outcome(o, time: t)
+            }
+        }
+        var text: String {
+            switch self {
+            case .event(let e): ReadableLines.line(e)
+            case .outcome(let o, let t): ReadableLines.outcome(o, time: t)
+            }
+        }
+    }
+    private let json: Bool
+    private let toStdout: AsyncStream<Line>.Continuation
+    private let stdoutWriter: Task<Void, Never>
+    /// The socket's own queue and writer: a stuck stdout does not hold its clients back.
+    private let toSocket = Mutex<(server: SocketServer, queue: AsyncStream<Line>.Continuation, writer: Task<Void, Never>)?>(nil)
+
+    /// Sends JSON lines to `server` from now on.
+    public var socket: SocketServer? {
+        get { toSocket.withLock { $0?.server } }
+        set {
+            let replacement = newValue.map { server in
+                let (stream, queue) = AsyncStream.makeStream(of: Line.self, bufferingPolicy: .bufferingNewest(10_000))
+                return (server: server, queue: queue, writer: Task.detached { for await line in stream { server.broadcast(line.json) } })
+            }
+            let old = toSocket.withLock { s in
+                defer { s = replacement }
+                return s?.queue
+            }
+            old?.finish()
+        }
+    }
+
+    public init(json: Bool) {
+        self.json = json
+        let (stream, continuation) = AsyncStream.makeStream(of: Line.self, bufferingPolicy: .bufferingNewest(10_000))
+        toStdout = continuation
+        stdoutWriter = Task.detached {
+            for await item in stream {
+                var l = (json ? item.json : item.text) + "\n"
+                // A stdout that failed (EPIPE) ends this writer only.
+                do { try writeAll(1, l) } catch { return }
+            }
+        }
+    }
+
+    /// Queues an event's line.
+    public func emit(_ event: PipelineEvent) {
+        enqueue(.event(event))
+    }
+
+    /// Queues an action's outcome (at `time`, CLOCK_MONOTONIC).
+    public func emit(_ outcome: ActionOutcome, at time: Timestamp) {
+        enqueue(.outcome(outcome, time))
+    }
+
+    private func enqueue(_ line: Line) {
+        toSocket.withLock { _ = $0?.queue.yield(line) }
+        toStdout.yield(line)
+    }
+
+    /// Ends the stream and waits until every queued line is written: the last lines
+    /// (presses cancelled by the shutdown, the recording finished, `session stopped`) must
+    /// be out before the process exits.
+    public func finishAndFlush() async {
+        let socketWriter = toSocket.withLock { s -> Task<Void, Never>? in
+            s?.queue.finish()
+            return s?.writer
+        }
+        toStdout.finish()
+        await socketWriter?.value
+        await stdoutWriter.value
+    }
+}
+

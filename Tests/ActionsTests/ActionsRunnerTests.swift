@@ -1,0 +1,99 @@
+import EvcaptureTesting
+import Foundation
+import Synchronization
+import Testing
+
+
+/// Collects what the runner reports.
+final class OutcomeLog: Sendable {
+    private let items = Mutex<[ActionOutcome]>([])
+    func add(_ o: ActionOutcome) { items.withLock { $0.append(o) } }
+    var all: [ActionOutcome] { items.withLock { $0 } }
+    var failures: [ActionError] { all.compactMap { if case .failed(let e, _) = $0 { e } else { nil } } }
+    var hooksFinished: Int { all.count { if case .hookFinished = $0 { true } else { false } } }
+    var sounds: [String] { all.compactMap { if case .soundStarted(let f, _) = $0 { f } else { nil } } }
+}
+
+@Suite struct ActionRunnerTests {
+    @Test func handleNeverWaitsForASlowActionAndFullQueuesDropAndReport() async throws {
+        let log = OutcomeLog()
+        let slow = ExecHook(argv: ["/bin/sleep", "0.3"], on: [.began], timeout: .seconds(5))
+        let runner = ActionRunner(
+            configuration: ActionsConfiguration(capture: nil, hooks: [slow], sound: .off, queueLimit: 3, maxConcurrentHooks: 1),
+            logger: testLogger, onOutcome: log.add)
+        let start = ContinuousClock.now
+        for press in 1...10 { runner.handle(trigger(.began, press: UInt64(press))) }
+        let elapsed = ContinuousClock.now - start
+        #expect(elapsed < .milliseconds(100), "10 presses handled in \(elapsed)")
+        #expect(await eventually(seconds: 10) { log.hooksFinished + log.failures.count == 10 })
+        let dropped = log.failures.filter { if case .queueFull(kind: "hook", _) = $0 { true } else { false } }
+        #expect(dropped.count >= 5, "a queue of 3 (+1 running) cannot take 10: \(log.failures)")
+        #expect(log.hooksFinished >= 3 && log.hooksFinished <= 5)
+        await runner.shutdown()
+    }
+
+    @Test func photoAndVideoWithoutACameraAreReportedErrors() async {
+        let log = OutcomeLog()
+        let runner = ActionRunner(configuration: ActionsConfiguration(capture: nil, sound: .off), logger: testLogger, onOutcome: log.add)
+        runner.handle(trigger(.click, press: 1))
+        runner.handle(trigger(.longPress, press: 2))
+        runner.handle(trigger(.ended, press: 2))
+        #expect(await eventually { log.failures.count == 2 })
+        #expect(log.failures == [.noCamera, .noCamera])
+        await runner.shutdown()
+    }
+
+    @Test func headsetPressesPlayTheShutterSoundOthersDoNot() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let bin = try ShutterSoundTests().fakePlayers(["aplay"], in: dir)
+        let played = "\(dir)/played"
+        let player = SoundPlayer(searchPath: bin, environment: ["FAKE_PLAYER_LOG": played])
+        let log = OutcomeLog()
+        let runner = ActionRunner(
+            configuration: ActionsConfiguration(capture: nil, sound: .builtIn(directory: dir), soundPlayer: player),
+            logger: testLogger, onOutcome: log.add)
+        var quiet = trigger(.click, press: 1)
+        quiet.shouldPlaySound = false
+        runner.handle(quiet)
+        runner.handle(trigger(.click, press: 2))  // headset
+        #expect(await eventually { log.sounds.count == 1 && FileManager.default.fileExists(atPath: played) })
+        #expect(log.sounds == ["\(dir)/evcapture-shutter.wav"])
+        #expect(await eventually { (try? String(contentsOfFile: played, encoding: .utf8)) == "aplay\n-q\n\(dir)/evcapture-shutter.wav\n" })
+        await runner.shutdown()
+        #expect(log.sounds.count == 1, "the non-headset click played nothing")
+    }
+}
+
+import Capture
+import Evdev
+@testable import Actions
+import V4L2
+import LinuxIO
+
+@Suite struct CaptureEventTriggerTests {
+    let device = CaptureDevice(name: "Sony (AVRCP)", node: "/dev/input/event9", bus: .bluetooth, isHeadset: true)
+
+    @Test func gesturesComeBeforeTheirPhaseAndHeldOnlyGivesTheLongPress() {
+        let click = CaptureEvent(
+            phase: .ended, action: .primary, button: .playPause, device: device, press: PressID(rawValue: 4),
+            time: Timestamp(microseconds: 5), shouldPlaySound: true, gesture: .click)
+        let t = ActionTrigger.triggers(for: click, time: 100)
+        #expect(t.map(\.kind) == [.click, .ended])
+        #expect(t[0].button == "KEY_PLAYPAUSE" && t[0].deviceName == "Sony (AVRCP)" && t[0].press == 4)
+        #expect(t[0].shouldPlaySound && t[0].time == 100)
+
+        var held = click
+        held.phase = .held
+        held.gesture = .longPress
+        #expect(ActionTrigger.triggers(for: held, time: 0).map(\.kind) == [.longPress])
+
+        var cancelled = click
+        cancelled.phase = .cancelled
+        cancelled.gesture = nil
+        cancelled.reason = .deviceRemoved
+        let c = ActionTrigger.triggers(for: cancelled, time: 0)
+        #expect(c.map(\.kind) == [.cancelled] && c[0].reason == "device-removed")
+        #expect(c[0].environment["EVCAPTURE_REASON"] == "device-removed")
+    }
+}

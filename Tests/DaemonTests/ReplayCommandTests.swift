@@ -1,0 +1,144 @@
+import EvcaptureTesting
+import Foundation
+import Testing
+import EvcaptureDaemon
+import Camera
+import Output
+import ConfigFile
+import Capture
+import Evdev
+
+/// `evcapture replay` as a person runs it: the built binary, its stdout, stderr and exit status.
+let evcaptureBinary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().appendingPathComponent(".build/debug/evcapture").path
+
+@Suite(
+    .enabled(
+        if: FileManager.default.isExecutableFile(atPath: evcaptureBinary),
+        "needs .build/debug/evcapture (swift build --build-tests builds it)"))
+struct ReplayCommandTests {
+    static let binary = evcaptureBinary
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs the binary with posix_spawn (Foundation's Process needs a CFSocket wake-up pair,
+    /// which the VM's chroot does not always give) and collects its output.
+    static func evcapture(_ args: [String]) throws -> Result {
+        var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
+        guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw POSIXError(.EMFILE) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
+        let argv = ([binary] + args).map { strdup($0) } + [nil]
+        defer { for a in argv { free(a) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, binary, &actions, nil, argv, environ)
+        close(outPipe[1])
+        close(errPipe[1])
+        guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EINVAL) }
+        // stdout first, then stderr: these runs write at most a line or two to stderr, far
+        // below a pipe's capacity, so the child never waits on it.
+        let stdoutText = readAll(outPipe[0])
+        let errText = readAll(errPipe[0])
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let exit = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return Result(status: exit, stdout: stdoutText, stderr: errText)
+    }
+
+    static func readAll(_ fd: Int32) -> String {
+        defer { close(fd) }
+        var data: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = read(fd, &buffer, buffer.count)
+            if n > 0 {
+                data += buffer[0..<n]
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                break
+            }
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test func replaysEveryFixtureAsJSONLines() throws {
+        let files = try FileManager.default.contentsOfDirectory(atPath: Fixtures.directory).filter { $0.hasSuffix(".evemu") }.sorted()
+        let r = try Self.evcapture(["replay", "--json"] + files.map(fixture))
+        #expect(r.status == 0)
+        #expect(r.stderr == "")
+        let lines = r.stdout.split(separator: "\n")
+        // 9 devices added and removed, session started and stopped, and the capture events of
+        // every fixture (ReplayTests.expected), merged.
+        let captures = ReplayTests.expected.map(\.1.count).reduce(0, +)
+        #expect(lines.count == 9 * 2 + 2 + captures)
+        for line in lines {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["event"] is String && object?["time"] is Double, "\(line)")
+        }
+        #expect(lines.filter { $0.contains("\"event\":\"capture\"") }.count == captures)
+    }
+
+    @Test func readableLinesWithoutJSON() throws {
+        let r = try Self.evcapture(["replay", fixture("bluez-avrcp-headset.evemu")])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("0.120001     ended     primary   KEY_PLAYCD       press 1   Example Headset (AVRCP) [sound] click"))
+    }
+
+    @Test func aMalformedRecordingIsFileLineProblemAndNoOutput() throws {
+        let bad = try temporaryFile(
+            "bad.evemu",
+            try recording(basedOn: "gpio-keys-volume-keys.evemu", events: ["E: 0.000001 0001 0072 0001", "E: 0.1 0001"]))
+        let badLine = try String(contentsOfFile: bad, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            .firstIndex(of: "E: 0.1 0001")! + 1
+        // The good file comes first: still nothing may be printed.
+        let r = try Self.evcapture(["replay", "--json", fixture("gpio-keys-volume-keys.evemu"), bad])
+        #expect(r.status != 0)
+        #expect(r.stdout == "")
+        #expect(r.stderr.hasPrefix("\(bad):\(badLine): "), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test func aMissingRecordingNamesTheFile() throws {
+        let r = try Self.evcapture(["replay", "/nonexistent/x.evemu"])
+        #expect(r.status != 0)
+        #expect(r.stdout == "")
+        #expect(r.stderr.hasPrefix("/nonexistent/x.evemu: cannot read"), "\(r.stderr)")
+    }
+
+    @Test func aMalformedConfigIsFileLineProblemAndNoOutput() throws {
+        let config = try temporaryFile("bad.toml", "[capture]\nhold-threshold = 0.5\n\n[devices.knob]\nkind = \"wheel\"\n")
+        let r = try Self.evcapture(["replay", "--json", "--config", config, fixture("gpio-keys-volume-keys.evemu")])
+        #expect(r.status != 0)
+        #expect(r.stdout == "")
+        #expect(r.stderr.hasPrefix("\(config):5: unknown device kind \"wheel\""), "\(r.stderr)")
+
+        let syntax = try temporaryFile("syntax.toml", "[capture]\nhold-threshold = = 1\n")
+        let s = try Self.evcapture(["replay", "--config", syntax, fixture("gpio-keys-volume-keys.evemu")])
+        #expect(s.status != 0)
+        #expect(s.stdout == "")
+        #expect(s.stderr.hasPrefix("\(syntax):2: "), "\(s.stderr)")
+    }
+
+    @Test func aGoodConfigIsUsed() throws {
+        let config = try temporaryFile("good.toml", "[capture]\nsecondary-handler = true\n")
+        let r = try Self.evcapture(["replay", "--json", "--config", config, fixture("gpio-keys-volume-keys.evemu")])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("\"action\":\"secondary\",\"button\":\"KEY_VOLUMEUP\""))
+    }
+
+    @Test func noFilesIsAUsageError() throws {
+        let r = try Self.evcapture(["replay"])
+        #expect(r.status != 0)
+        #expect(r.stdout == "")
+        #expect(!r.stderr.isEmpty)
+    }
+}
