@@ -194,6 +194,17 @@ func recording(basedOn name: String, events: [String]) throws -> String {
         #expect(captureLines(try replay(["logitech-media-keyboard-elite-volume-wheel.evemu"], config: config)) == [])
     }
 
+    /// Every match key applies in a replay, as for a live device (it used to be names only).
+    @Test func rulesMatchedByVendorProductBusOrUniqApply() throws {
+        for match in ["vendor = \"046d\"\nproduct = 0x030f", "bus = 3", "vendor = 0x046d"] {
+            let config = try Config.parse("[devices.wheel]\n\(match)\nkind = \"knob\"\n", file: "t.toml")
+            #expect(captureLines(try replay(["logitech-media-keyboard-elite-volume-wheel.evemu"], config: config)) == [], "\(match)")
+        }
+        // A rule for another product leaves the keys as capture buttons.
+        let other = try Config.parse("[devices.wheel]\nvendor = \"046d\"\nproduct = 0x0310\nkind = \"knob\"\n", file: "t.toml")
+        #expect(captureLines(try replay(["logitech-media-keyboard-elite-volume-wheel.evemu"], config: other)).count == 12)
+    }
+
     @Test func doubleClickFromConfig() throws {
         let config = try Config.parse("[capture]\ndouble-click = true\ndouble-click-window = 0.1\n", file: "t.toml")
         // Wheel taps 60 ms apart: the 2nd and 4th are double clicks (a third starts over).

@@ -1,7 +1,7 @@
 // libFuzzer target: Config.parse on arbitrary text. Any input must either parse or throw
 // a ConfigError that names the file, a line inside the text (or 0) and a problem; a crash,
 // a hang or another error is a finding.
-import Bridge
+import ConfigFile
 
 import FuzzDriver
 
