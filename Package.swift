@@ -56,7 +56,7 @@ let package = Package(
         // The pure core: roles, press lifecycle, gestures, controls, the pipeline; typed events, no I/O, no clock.
         .target(
             name: "Capture",
-            dependencies: ["Evdev", .product(name: "DequeModule", package: "swift-collections")]),
+            dependencies: ["Evdev", "LinuxIO", .product(name: "DequeModule", package: "swift-collections")]),
         // Cameras: V4L2 (and simulated) cameras bound to the controls, discovery, the camera session.
         .target(
             name: "Camera",
@@ -84,7 +84,7 @@ let package = Package(
         .executableTarget(
             name: "evcapture",
             dependencies: [
-                "EvcaptureDaemon", "Capture", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2",
+                "EvcaptureDaemon", "Capture", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO",
                 "ConcurrencyRuntime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,4 +1,5 @@
 import Dispatch
+import LinuxIO
 import Synchronization
 
 #if canImport(Glibc)
@@ -25,17 +26,7 @@ public final class ThreadExecutor: TaskExecutor {
         s.jobs.reserveCapacity(16)
         state = Mutex(s)
         // The thread keeps the executor alive until `stop()` lets its loop end.
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let rc = pthread_create(
-            &thread, nil,
-            { context in
-                let executor = Unmanaged<ThreadExecutor>.fromOpaque(context!).takeRetainedValue()
-                executor.loop()
-                return nil
-            }, context)
-        precondition(rc == 0, "pthread_create: \(rc)")
-        pthread_detach(thread)
+        startThread(name: "evc-handler") { [self] in loop() }
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {

@@ -34,7 +34,7 @@ struct CameraSetup: Sendable {
             return try CameraSession(configuration, loop: loop, logger: logger)
         } catch {
             logger.warning("no camera for controls (waiting for one): \(error)")
-            lines.emit(.error(ErrorReport("no camera for controls, waiting for one: \(error)", code: "camera-missing", time: monotonicNow())))
+            lines.emit(.error(ErrorReport("camera: \(error) (waiting for one)", code: "camera-missing", time: monotonicNow())))
             return nil
         }
     }

@@ -69,3 +69,8 @@ public func readWholeFile(_ path: String) throws(SystemError) -> String {
     }
     return String(decoding: bytes, as: UTF8.self)
 }
+
+/// Writes `text` to stderr (fd 2), whole; a stderr that cannot be written is ignored.
+public func writeStderr(_ text: String) {
+    try? writeAll(2, text)
+}

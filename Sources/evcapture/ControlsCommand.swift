@@ -1,4 +1,5 @@
 import ArgumentParser
+import LinuxIO
 import Evdev
 #if canImport(Glibc)
 import Glibc
@@ -30,7 +31,7 @@ struct ControlsCommand: ParsableCommand {
             print(JSONLines.controlsReport(report, time: Timestamp(seconds: ts.tv_sec, microseconds: ts.tv_nsec / 1000)))
         } else if error != nil, camera != nil {
             // A camera the person named and that cannot be used is an error, on stderr.
-            var stderr = StandardError()  // ReplayCommand.swift
+            var stderr = StandardError()
             print(report.text, to: &stderr)
         } else {
             print(report.text)

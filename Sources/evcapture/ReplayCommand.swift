@@ -1,4 +1,5 @@
 import ArgumentParser
+import LinuxIO
 import Capture
 import Evdev
 
@@ -25,8 +26,7 @@ struct ReplayCommand: ParsableCommand {
     @Argument(help: "evemu recordings, one device each.")
     var files: [String]
 
-    @Option(name: .long, help: "A config file (TOML).")
-    var config: String?
+    @OptionGroup var config: ConfigOption
 
     @Option(name: .long, help: "A camera for slider inputs: `sim` (a simulated UVC-like camera) or a V4L2 device.")
     var camera: String?
@@ -40,15 +40,12 @@ struct ReplayCommand: ParsableCommand {
 
     func run() throws {
         // Read and check every input before printing anything.
+        let settings = try config.load()
         let inputs: [ReplayInput]
-        var settings = Config()
         do {
-            if let config { settings = try Config.load(path: config) }
             inputs = try ReplayInput.load(paths: files)
-        } catch let e as ConfigError {
-            try fail(e.description)
-        } catch let e as EvemuError {
-            try fail(e.description)
+        } catch {
+            failing(error.description)
         }
         var pipeline = ReplayPipeline(
             inputs: inputs, config: settings, controls: try ReplayControls.make(camera: camera, config: settings))
@@ -64,12 +61,6 @@ struct ReplayCommand: ParsableCommand {
         print(out, terminator: "")
     }
 
-    /// `file:line: problem` on stderr, exit status 1.
-    private func fail(_ message: String) throws -> Never {
-        var stderr = StandardError()
-        print(message, to: &stderr)
-        throw ExitCode.failure
-    }
 }
 
 /// Where `--camera` meets the controls core: returns the controls stage for the replay, or
@@ -93,9 +84,3 @@ enum ReplayControls {
     }
 }
 
-struct StandardError: TextOutputStream {
-    mutating func write(_ s: String) {
-        var s = s
-        s.withUTF8 { b in _ = Glibc.write(2, b.baseAddress, b.count) }
-    }
-}

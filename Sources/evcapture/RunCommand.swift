@@ -1,4 +1,5 @@
 import ArgumentParser
+import LinuxIO
 import Logging
 import ServiceLifecycle
 
@@ -23,8 +24,7 @@ struct RunCommand: AsyncParsableCommand {
             SIGTERM or SIGINT stop it cleanly (grabs released, recording finished, exit 0).
             """)
 
-    @Option(name: .long, help: "A config file (TOML); see the README for every setting.")
-    var config: String?
+    @OptionGroup var config: ConfigOption
 
     @Option(name: .long, help: "A Unix socket for JSON lines (mode 0660). Overrides [socket] path.")
     var socket: String?
@@ -37,15 +37,7 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         // A bad config stops everything before anything starts.
-        var settings = Config()
-        if let config {
-            do {
-                settings = try Config.load(path: config)
-            } catch {
-                writeStderr("evcapture: \(error)\n")
-                throw ExitCode.failure
-            }
-        }
+        let settings = try config.load()
         let level = logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -96,8 +88,5 @@ struct CheckConfigCommand: ParsableCommand {
     }
 }
 
-func writeStderr(_ text: String) {
-    _ = text.withCString { write(2, $0, strlen($0)) }
-}
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import LinuxIO
 #endif
 
 /// SIGTERM and SIGINT for the daemon, without libdispatch: swift-service-lifecycle's own
@@ -20,15 +21,7 @@ enum ShutdownSignals {
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         writeEnd = fds[1]
         let reader = Reader(fd: fds[0], action: action)
-        var thread = pthread_t()
-        let rc = pthread_create(
-            &thread, nil,
-            { context in
-                Unmanaged<Reader>.fromOpaque(context!).takeRetainedValue().run()
-                return nil
-            }, Unmanaged.passRetained(reader).toOpaque())
-        precondition(rc == 0, "pthread_create: \(rc)")
-        pthread_detach(thread)
+        startThread(name: "evc-signals") { reader.run() }
 
         var set = sigset_t()
         sigemptyset(&set)
@@ -53,7 +46,7 @@ enum ShutdownSignals {
     /// is installed; read only by handlers afterwards.
     nonisolated(unsafe) private static var writeEnd: Int32 = -1
 
-    private final class Reader {
+    private final class Reader: Sendable {
         let fd: Int32
         let action: @Sendable (Int32) -> Void
         init(fd: Int32, action: @escaping @Sendable (Int32) -> Void) {

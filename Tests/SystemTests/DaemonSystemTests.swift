@@ -527,7 +527,7 @@ struct DaemonConfigErrorTests {
         let status = daemon.waitForExit(timeout: .seconds(30))
         #expect(status != nil && status != 0, "\(name): \(daemon.transcript)")
         let firstLine = daemon.stderr.split(separator: "\n").first.map(String.init) ?? ""
-        #expect(firstLine.hasPrefix("evcapture: \(config):\(line): "), "\(name): \(daemon.transcript)")
+        #expect(firstLine.hasPrefix("\(config):\(line): "), "\(name): \(daemon.transcript)")
         #expect(firstLine.contains(problem), "\(name): \(daemon.transcript)")
         #expect(daemon.stdout.isEmpty, "\(name): \(daemon.transcript)")
         #expect(access(socketPath, F_OK) != 0, "\(name): a socket was created")
