@@ -20,6 +20,8 @@ public final class CameraControlsStage: ControlsStage {
     public var onCurrentControl: ((String) -> Void)?
     private var profiles: [Int: DeviceProfile] = [:]
     private var announced = false
+    /// The controls' events of one frame, reused: a knob detent allocates nothing.
+    private var scratch: [ControlsEvent] = []
 
     /// `controls`: the system controls to show, in order (`zoom`, `exposure-bias`); a control
     /// the camera cannot drive (no zoom control, say) is left out.
@@ -28,6 +30,7 @@ public final class CameraControlsStage: ControlsStage {
         rememberedControl: String? = nil, controls: [String] = ["zoom", "exposure-bias"]
     ) {
         self.camera = camera
+        scratch.reserveCapacity(16)
         session = ControlsSession(configuration: configuration, rememberedControl: rememberedControl)
         let start = Timestamp(microseconds: 0)
         session.beginConfiguration()
@@ -53,7 +56,9 @@ public final class CameraControlsStage: ControlsStage {
 
     public func handle(frame: [InputEvent], device index: Int, at now: Timestamp, _ emit: (PipelineEvent) -> Void) {
         guard let node = profiles[index]?.node else { return }
-        report(session.handle(frame: frame, from: node, at: now), emit)
+        scratch.removeAll(keepingCapacity: true)
+        session.handle(frame: frame, from: node, at: now, into: &scratch)
+        report(scratch, emit)
     }
 
     public func eventsLost(device index: Int, at now: Timestamp, _ emit: (PipelineEvent) -> Void) {

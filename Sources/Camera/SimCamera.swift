@@ -74,6 +74,12 @@ public final class SimCamera: CameraBackend {
         return held
     }
 
+    /// One control, without copying the list (the knob's path asks for the zoom control at
+    /// every detent).
+    public func cachedControl(_ id: CameraControlID) throws(CameraError) -> CameraControlInfo? {
+        state.withLock { list in list.first { $0.id == id } }
+    }
+
     /// Changes a value as another program using the camera would (no log entry).
     public func changeExternally(_ id: CameraControlID, to value: Int64) {
         state.withLock { list in

@@ -39,7 +39,7 @@ public struct CaptureDeviceID: Hashable, Sendable, CustomStringConvertible {
 /// Time never runs backwards inside the core: a `now` earlier than one already seen is
 /// taken as the latest time seen (frames of different devices may interleave slightly).
 ///
-/// Every entry point writes into a caller-owned `[CaptureOutput]`; the core appends and
+/// Every entry point writes into a caller-owned `[CaptureEvent]`; the core appends and
 /// never clears it. In steady state (devices added, buffers grown) handling a frame does not
 /// allocate.
 ///
@@ -53,8 +53,9 @@ public struct CaptureDeviceID: Hashable, Sendable, CustomStringConvertible {
 /// - Routing: `primary` keys → `.primary`; `secondary` keys → `.secondary` when a secondary
 ///   handler is installed, else `.primary`. The action is fixed at `began` for the press.
 /// - `shouldPlaySound` only for presses of headset (AVRCP) devices.
-/// - Slider and light-press codes become `ControlInput`s (only while running; a key that is
-///   ignored until released is ignored for controls too).
+/// - Slider and light-press codes are not decoded here: ``handle(frame:device:now:into:)``
+///   says whether a frame carries any (only while running; a key that is ignored until
+///   released is ignored for controls too), and the controls decode that frame once.
 public struct CaptureCore: Sendable {
     public var settings: CaptureCoreSettings
 
@@ -158,7 +159,7 @@ public struct CaptureCore: Sendable {
     }
 
     /// Removes a device: its presses in flight are cancelled (`device-removed`).
-    public mutating func removeDevice(_ id: CaptureDeviceID, now: Timestamp, into out: inout [CaptureOutput]) {
+    public mutating func removeDevice(_ id: CaptureDeviceID, now: Timestamp, into out: inout [CaptureEvent]) {
         checked(id)
         tick(now)
         advanceDeadlines(through: clock, into: &out)
@@ -178,7 +179,7 @@ public struct CaptureCore: Sendable {
     // MARK: Session
 
     /// The session starts (or resumes). Keys down now are ignored until released.
-    public mutating func sessionStarted(now: Timestamp, into out: inout [CaptureOutput]) {
+    public mutating func sessionStarted(now: Timestamp, into out: inout [CaptureEvent]) {
         tick(now)
         guard !isRunning else { return }
         isRunning = true
@@ -186,17 +187,17 @@ public struct CaptureCore: Sendable {
     }
 
     /// The session stops: presses in flight are cancelled (`session-stopped`).
-    public mutating func sessionStopped(now: Timestamp, into out: inout [CaptureOutput]) {
+    public mutating func sessionStopped(now: Timestamp, into out: inout [CaptureEvent]) {
         endSession(reason: .sessionStopped, now: now, into: &out)
     }
 
     /// The session pauses: presses in flight are cancelled (`session-paused`). Resume with
     /// `sessionStarted`.
-    public mutating func sessionPaused(now: Timestamp, into out: inout [CaptureOutput]) {
+    public mutating func sessionPaused(now: Timestamp, into out: inout [CaptureEvent]) {
         endSession(reason: .sessionPaused, now: now, into: &out)
     }
 
-    private mutating func endSession(reason: CancelReason, now: Timestamp, into out: inout [CaptureOutput]) {
+    private mutating func endSession(reason: CancelReason, now: Timestamp, into out: inout [CaptureEvent]) {
         tick(now)
         advanceDeadlines(through: clock, into: &out)
         cancelPresses(reason: reason, into: &out) { _ in true }
@@ -212,7 +213,7 @@ public struct CaptureCore: Sendable {
     /// happened during the loss, it cannot end normally. Keys down after the resync are
     /// ignored until released — nothing begins from a press that was not seen.
     public mutating func eventsLost(
-        device id: CaptureDeviceID, changes: [InputEvent], now: Timestamp, into out: inout [CaptureOutput]
+        device id: CaptureDeviceID, changes: [InputEvent], now: Timestamp, into out: inout [CaptureEvent]
     ) {
         checked(id)
         tick(now)
@@ -240,7 +241,7 @@ public struct CaptureCore: Sendable {
     }
 
     /// Fires every deadline at or before `now`, in time order.
-    public mutating func advance(to now: Timestamp, into out: inout [CaptureOutput]) {
+    public mutating func advance(to now: Timestamp, into out: inout [CaptureEvent]) {
         tick(now)
         advanceDeadlines(through: clock, into: &out)
     }
@@ -248,9 +249,14 @@ public struct CaptureCore: Sendable {
     /// Handles one frame (the events up to and including its `SYN_REPORT`; the report itself
     /// may be left out) from a device. Deadlines at or before `now` fire first, so a release
     /// exactly at the hold threshold ends a long press, not a click.
+    /// Returns whether the frame carries slider or light-press inputs (while running): the
+    /// frame the controls decode.
+    @discardableResult
     public mutating func handle(
-        frame: [InputEvent], device id: CaptureDeviceID, now: Timestamp, into out: inout [CaptureOutput]
-    ) {
+        frame: [InputEvent], device id: CaptureDeviceID, now: Timestamp, into out: inout [CaptureEvent]
+    ) -> Bool {
+        controlSeen = false
+        defer { controlSeen = false }
         checked(id)
         tick(now)
         advanceDeadlines(through: clock, into: &out)
@@ -260,21 +266,16 @@ public struct CaptureCore: Sendable {
                 handleKey(e, slot: id.slot, base: base, into: &out)
             } else if e.type == .rel || e.type == .abs, isRunning {
                 for r in devices[Int(id.slot)].otherRoles where r.code.type == e.type && r.code.code == e.code {
-                    if r.role == .slider || r.role == .lightPress {
-                        out.append(
-                            .control(
-                                ControlInput(
-                                    device: devices[Int(id.slot)].device!, code: r.code, value: e.value, role: r.role,
-                                    step: r.step, time: clock)))
-                    }
+                    if r.role == .slider || r.role == .lightPress { controlSeen = true }
                     break
                 }
             }
         }
+        return controlSeen
     }
 
     @inline(__always)
-    private mutating func handleKey(_ e: InputEvent, slot: Int32, base: Int, into out: inout [CaptureOutput]) {
+    private mutating func handleKey(_ e: InputEvent, slot: Int32, base: Int, into out: inout [CaptureEvent]) {
         guard Int(e.code) < Self.keyCount, e.value == 0 || e.value == 1 else { return }  // value 2: autorepeat
         let i = base + Int(e.code)
         let byte = keys[i]
@@ -291,7 +292,7 @@ public struct CaptureCore: Sendable {
         }
     }
 
-    private mutating func keyDown(_ role: KeyRole, slot: Int32, code: UInt16, into out: inout [CaptureOutput]) {
+    private mutating func keyDown(_ role: KeyRole, slot: Int32, code: UInt16, into out: inout [CaptureEvent]) {
         let action: CaptureAction
         switch role {
         case .ignore: return
@@ -317,13 +318,12 @@ public struct CaptureCore: Sendable {
                 slot: slot, code: code, id: id, action: action, began: clock, deadline: clock + settings.holdThreshold,
                 sound: device.isHeadset, held: false, doubleCandidate: doubleCandidate))
         out.append(
-            .capture(
                 CaptureEvent(
                     phase: .began, action: action, button: .key(code), device: device, press: id, time: clock,
-                    shouldPlaySound: device.isHeadset)))
+                    shouldPlaySound: device.isHeadset))
     }
 
-    private mutating func keyUp(_ role: KeyRole, slot: Int32, code: UInt16, into out: inout [CaptureOutput]) {
+    private mutating func keyUp(_ role: KeyRole, slot: Int32, code: UInt16, into out: inout [CaptureEvent]) {
         switch role {
         case .ignore: return
         case .primary, .secondary: break
@@ -343,32 +343,24 @@ public struct CaptureCore: Sendable {
             }
         }
         out.append(
-            .capture(
                 CaptureEvent(
                     phase: .ended, action: p.action, button: .key(code), device: devices[Int(slot)].device!,
-                    press: p.id, time: clock, shouldPlaySound: p.sound, gesture: gesture)))
+                    press: p.id, time: clock, shouldPlaySound: p.sound, gesture: gesture))
     }
 
-    private func control(_ role: KeyRole, slot: Int32, code: UInt16, value: Int32, into out: inout [CaptureOutput]) {
-        let (r, step): (Role, Int) =
-            switch role {
-            case .lightPress: (.lightPress, 0)
-            case .sliderUp: (.slider, 1)
-            case .sliderDown: (.slider, -1)
-            default: (.slider, 0)
-            }
-        out.append(
-            .control(
-                ControlInput(
-                    device: devices[Int(slot)].device!, code: .key(code), value: value, role: r, step: step, time: clock)
-            ))
+    /// A slider or light-press key moved while running: the controls decode the frame.
+    private mutating func control(_ role: KeyRole, slot: Int32, code: UInt16, value: Int32, into out: inout [CaptureEvent]) {
+        controlSeen = true
     }
+
+    /// Set by the frame being handled when it has a slider or light-press input.
+    private var controlSeen = false
 
     private mutating func tick(_ now: Timestamp) {
         if clock < now { clock = now }
     }
 
-    private mutating func advanceDeadlines(through now: Timestamp, into out: inout [CaptureOutput]) {
+    private mutating func advanceDeadlines(through now: Timestamp, into out: inout [CaptureEvent]) {
         // Fire in deadline order; ties in press order.
         while true {
             var best = -1
@@ -379,26 +371,24 @@ public struct CaptureCore: Sendable {
             presses[best].held = true
             let p = presses[best]
             out.append(
-                .capture(
                     CaptureEvent(
                         phase: .held, action: p.action, button: .key(p.code), device: devices[Int(p.slot)].device!,
-                        press: p.id, time: p.deadline, shouldPlaySound: p.sound, gesture: .longPress)))
+                        press: p.id, time: p.deadline, shouldPlaySound: p.sound, gesture: .longPress))
         }
     }
 
     private mutating func cancelPresses(
-        reason: CancelReason, into out: inout [CaptureOutput], where match: (Press) -> Bool
+        reason: CancelReason, into out: inout [CaptureEvent], where match: (Press) -> Bool
     ) {
         var i = 0
         while i < presses.count {
             if match(presses[i]) {
                 let p = presses.remove(at: i)
                 out.append(
-                    .capture(
                         CaptureEvent(
                             phase: .cancelled, action: p.action, button: .key(p.code),
                             device: devices[Int(p.slot)].device!, press: p.id, time: clock, shouldPlaySound: p.sound,
-                            reason: reason)))
+                            reason: reason))
             } else {
                 i += 1
             }
@@ -408,8 +398,8 @@ public struct CaptureCore: Sendable {
 
 extension CaptureCore {
     /// Convenience for tests and tools: the outputs of one call as a new array.
-    public mutating func handle(frame: [InputEvent], device: CaptureDeviceID, now: Timestamp) -> [CaptureOutput] {
-        var out: [CaptureOutput] = []
+    public mutating func handle(frame: [InputEvent], device: CaptureDeviceID, now: Timestamp) -> [CaptureEvent] {
+        var out: [CaptureEvent] = []
         handle(frame: frame, device: device, now: now, into: &out)
         return out
     }

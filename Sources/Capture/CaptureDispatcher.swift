@@ -84,14 +84,12 @@ public final class CaptureDispatcher: Sendable {
         if wake.1 { secondaryQueue?.unpark() }
     }
 
-    /// Queues every capture event of a core's output buffer, in order (other outputs are
-    /// skipped). One lock round for the whole buffer.
-    public func deliver(_ outputs: [CaptureOutput]) {
+    /// Queues every capture event of a core's output buffer, in order. One lock round for
+    /// the whole buffer.
+    public func deliver(_ events: [CaptureEvent]) {
         var wake = (false, false)
         open.withLock { open in
-            for o in outputs {
-                if case .capture(let e) = o { route(e, &open, &wake) }
-            }
+            for e in events { route(e, &open, &wake) }
         }
         if wake.0 { primaryQueue.unpark() }
         if wake.1 { secondaryQueue?.unpark() }

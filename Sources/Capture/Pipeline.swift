@@ -13,7 +13,7 @@ public struct Pipeline {
     private var ids: [Int: CaptureDeviceID] = [:]
     private var profiles: [Int: DeviceProfile] = [:]
     private var nextIndex = 0
-    private var out: [CaptureOutput] = []
+    private var out: [CaptureEvent] = []
     /// Key releases the input core made up (``Frame/releasedByKernel``), per device, held
     /// until `decideBy`: a removal of the device before then means it was unplugged (its
     /// presses are cancelled `device-removed`, not ended: nobody let go of the key);
@@ -94,8 +94,7 @@ public struct Pipeline {
     public mutating func handle(frame: [InputEvent], device index: Int, at now: Timestamp, _ emit: (PipelineEvent) -> Void) {
         guard let id = ids[index] else { return }
         fireDeadlines(through: now, emit)
-        core.handle(frame: frame, device: id, now: now, into: &out)
-        let forControls = controls != nil && out.contains { $0.controlInput != nil }
+        let forControls = core.handle(frame: frame, device: id, now: now, into: &out) && controls != nil
         flush(emit)
         if forControls { controls!.handle(frame: frame, device: index, at: now, emit) }
     }
@@ -156,7 +155,7 @@ public struct Pipeline {
     }
 
     private mutating func flush(_ emit: (PipelineEvent) -> Void) {
-        for o in out { if case .capture(let e) = o { emit(.capture(e)) } }
+        for e in out { emit(.capture(e)) }
         out.removeAll(keepingCapacity: true)
     }
 }

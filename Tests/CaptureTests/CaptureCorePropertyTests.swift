@@ -55,7 +55,7 @@ import Testing
         var lastTime = Timestamp(microseconds: 0)
         var now = Timestamp(microseconds: 0)
         var failures: [String] = []
-        var out: [CaptureOutput] = []
+        var out: [CaptureEvent] = []
         var framesRun = 0
         var counts: [CapturePhase: Int] = [:]
 
@@ -143,8 +143,7 @@ import Testing
                     frame: evs.map { InputEvent(time: now, $0.0, $0.1) }, device: devs[d].id, now: now, into: &out)
             }
 
-            for o in out {
-                guard case .capture(let e) = o else { continue }
+            for e in out {
                 counts[e.phase, default: 0] += 1
                 if e.time < lastTime { fail("time ran backwards: \(e)") }
                 lastTime = e.time
@@ -200,7 +199,7 @@ import Testing
         // End: every device goes; nothing stays open.
         out.removeAll()
         for d in devs { core.removeDevice(d.id, now: now, into: &out) }
-        for o in out { if let e = o.captureEvent, e.phase == .ended || e.phase == .cancelled { open[e.press] = nil } }
+        for e in out { if e.phase == .ended || e.phase == .cancelled { open[e.press] = nil } }
         if !open.isEmpty { fail("presses never ended: \(open.keys.sorted())") }
         // The run must have exercised every phase, or it proves little.
         for phase in CapturePhase.allCases where counts[phase, default: 0] < 100 {

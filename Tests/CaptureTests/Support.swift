@@ -23,18 +23,13 @@ enum TestDevices {
 }
 
 
-/// A compact, readable line per output: `120ms ended primary KEY_VOLUMEDOWN #1 click`.
-func line(_ o: CaptureOutput) -> String {
-    switch o {
-    case .capture(let e):
-        var s = "\(e.time.microseconds / 1000)ms \(e.phase.rawValue) \(e.action.rawValue) \(e.button.name) #\(e.press)"
-        if e.shouldPlaySound { s += " sound" }
-        if let g = e.gesture { s += " \(g.rawValue)" }
-        if let r = e.reason { s += " (\(r.rawValue))" }
-        return s
-    case .control(let c):
-        return "\(c.time.microseconds / 1000)ms control \(c.role.rawValue) \(c.code.name) \(c.value) step \(c.step) \(c.device.name)"
-    }
+/// A compact, readable line per event: `120ms ended primary KEY_VOLUMEDOWN #1 click`.
+func line(_ e: CaptureEvent) -> String {
+    var s = "\(e.time.microseconds / 1000)ms \(e.phase.rawValue) \(e.action.rawValue) \(e.button.name) #\(e.press)"
+    if e.shouldPlaySound { s += " sound" }
+    if let g = e.gesture { s += " \(g.rawValue)" }
+    if let r = e.reason { s += " (\(r.rawValue))" }
+    return s
 }
 
 /// A scenario step: what the caller of the core does, at a time (ms) on the hand-driven clock.
@@ -54,7 +49,8 @@ enum Step {
     static func autorepeat(_ dev: String, _ code: EventCode, _ t: Int) -> Step { .frame(dev, t, [(code, Int32(2))]) }
 }
 
-/// Runs steps through a core with the test devices added; returns one line per output.
+/// Runs steps through a core with the test devices added; returns one line per capture
+/// event, and `Nms controls DEVICE` for each frame the core hands to the controls.
 func run(
     _ steps: [Step], settings: CaptureCoreSettings = CaptureCoreSettings(),
     devices: [String: DeviceProfile] = [
@@ -67,7 +63,8 @@ func run(
     for name in devices.keys.sorted() {
         ids[name] = core.addDevice(devices[name]!, keysDown: keysDownAtOpen[name] ?? [])
     }
-    var out: [CaptureOutput] = []
+    var out: [CaptureEvent] = []
+    var lines: [String] = []
     for step in steps {
         switch step {
         case .start(let t): core.sessionStarted(now: ms(t), into: &out)
@@ -77,11 +74,14 @@ func run(
         case .remove(let d, let t): core.removeDevice(ids[d]!, now: ms(t), into: &out)
         case .frame(let d, let t, let evs):
             let frame = evs.map { InputEvent(time: ms(t), $0.0, $0.1) } + [InputEvent(time: ms(t), .synReport, 0)]
-            core.handle(frame: frame, device: ids[d]!, now: ms(t), into: &out)
+            let forControls = core.handle(frame: frame, device: ids[d]!, now: ms(t), into: &out)
+            lines += out.map(line)
+            out.removeAll()
+            if forControls { lines.append("\(t)ms controls \(d)") }
         case .lost(let d, let t, let changes):
             core.eventsLost(
                 device: ids[d]!, changes: changes.map { InputEvent(time: ms(t), $0.0, $0.1) }, now: ms(t), into: &out)
         }
     }
-    return out.map(line)
+    return lines + out.map(line)
 }

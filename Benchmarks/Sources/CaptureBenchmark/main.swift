@@ -94,7 +94,7 @@ func fmt(_ v: Double, _ digits: Int) -> String {
 func run(frames: Int, warmup: Int, dispatcher: CaptureDispatcher?) -> Result {
     var core = CaptureCore(settings: CaptureCoreSettings(hasSecondaryHandler: dispatcher?.interaction.hasSecondaryHandler ?? true))
     let ids = devices().map { core.addDevice($0) }
-    var out: [CaptureOutput] = []
+    var out: [CaptureEvent] = []
     out.reserveCapacity(64)
     core.sessionStarted(now: Timestamp(microseconds: 0), into: &out)
     var frame = [InputEvent](repeating: InputEvent(time: Timestamp(microseconds: 0), .synReport, 0), count: 2)

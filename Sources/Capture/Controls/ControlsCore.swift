@@ -162,7 +162,7 @@ public struct ControlsCore: Sendable {
     private mutating func fixUpAfterChange(previouslyShown: String?, at now: Timestamp) -> [ControlsEvent] {
         var out: [ControlsEvent] = []
         if controls.isEmpty {
-            if phase != .inactive { out += deactivate(at: now) }
+            if phase != .inactive { deactivate(at: now, into: &out) }
             return out
         }
         if case .selecting(let h) = phase, control(named: h)?.isEnabled != true {
@@ -196,21 +196,33 @@ public struct ControlsCore: Sendable {
     /// Handles the timeouts due at `now`.
     public mutating func advance(to now: Timestamp) -> [ControlsEvent] {
         var out: [ControlsEvent] = []
-        guard let last = lastActivity else { return out }
+        advance(to: now, into: &out)
+        return out
+    }
+
+    /// ``advance(to:)`` appending to `out`.
+    public mutating func advance(to now: Timestamp, into out: inout [ControlsEvent]) {
+        guard let last = lastActivity else { return }
         if case .active(adjusting: true) = phase, now >= (lastSlide ?? last) + configuration.adjustingTimeout {
             phase = .active(adjusting: false)
             out.append(.state(.willExitAdjusting, control: currentControl?.name, time: now))
         }
         if phase != .inactive, now >= last + configuration.idleTimeout {
-            out += deactivate(at: now)
+            deactivate(at: now, into: &out)
         }
-        return out
     }
 
     /// Handles a light press or a slide at `now`. Timeouts due before `now` are handled first.
     public mutating func handle(_ input: ControlsInput, at now: Timestamp) -> [ControlsEvent] {
-        var out = advance(to: now)
-        guard let current = currentControl else { return out }
+        var out: [ControlsEvent] = []
+        handle(input, at: now, into: &out)
+        return out
+    }
+
+    /// ``handle(_:at:)`` appending to `out` (the hot path: no array of its own).
+    public mutating func handle(_ input: ControlsInput, at now: Timestamp, into out: inout [ControlsEvent]) {
+        advance(to: now, into: &out)
+        guard let current = currentControl else { return }
         switch input {
         case .lightPress:
             let isDouble = lastPress.map { now - $0 <= configuration.doublePressInterval } ?? false
@@ -235,7 +247,7 @@ public struct ControlsCore: Sendable {
                 out.append(.state(.selectionClosed, control: highlighted, time: now))
             }
         case .slide(let detents):
-            guard detents != 0 else { return out }
+            guard detents != 0 else { return }
             let steps = configuration.acceleration?.steps(for: detents, sincePrevious: lastSlide.map { now - $0 }) ?? detents
             lastSlide = now
             lastActivity = now
@@ -244,14 +256,13 @@ public struct ControlsCore: Sendable {
                 // A slide that activates also moves the value: no detent is lost.
                 phase = .active(adjusting: false)
                 out.append(.state(.becameActive, control: current.name, time: now))
-                out += adjust(current, by: steps, at: now)
+                adjust(current, by: steps, at: now, into: &out)
             case .active:
-                out += adjust(current, by: steps, at: now)
+                adjust(current, by: steps, at: now, into: &out)
             case .selecting(let highlighted):
-                out += moveHighlight(from: highlighted, by: detents, at: now)
+                moveHighlight(from: highlighted, by: detents, at: now, into: &out)
             }
         }
-        return out
     }
 
     /// A value changed elsewhere (the app, another program using the camera): the control
@@ -272,9 +283,8 @@ public struct ControlsCore: Sendable {
         if let i = controls.firstIndex(where: { $0.name == name }) { controls[i].value = controls[i].scale.clamped(value) }
     }
 
-    private mutating func adjust(_ control: Control, by steps: Int, at now: Timestamp) -> [ControlsEvent] {
-        guard control.isEnabled, let i = controls.firstIndex(where: { $0.name == control.name }) else { return [] }
-        var out: [ControlsEvent] = []
+    private mutating func adjust(_ control: Control, by steps: Int, at now: Timestamp, into out: inout [ControlsEvent]) {
+        guard control.isEnabled, let i = controls.firstIndex(where: { $0.name == control.name }) else { return }
         // Any slide on an enabled control shows the full-screen slider, even one pinned at an end.
         if phase == .active(adjusting: false) {
             phase = .active(adjusting: true)
@@ -289,11 +299,10 @@ public struct ControlsCore: Sendable {
             rememberedControl = control.name
             out.append(.currentControl(control.name))
         }
-        return out
     }
 
-    private mutating func moveHighlight(from name: String, by detents: Int, at now: Timestamp) -> [ControlsEvent] {
-        guard var i = controls.firstIndex(where: { $0.name == name }) else { return [] }
+    private mutating func moveHighlight(from name: String, by detents: Int, at now: Timestamp, into out: inout [ControlsEvent]) {
+        guard var i = controls.firstIndex(where: { $0.name == name }) else { return }
         let direction = detents > 0 ? 1 : -1
         for _ in 0..<Swift.abs(detents) {
             // The next enabled control in the direction of travel; stay at the end.
@@ -302,15 +311,14 @@ public struct ControlsCore: Sendable {
             guard j >= 0, j < controls.count else { break }
             i = j
         }
-        guard controls[i].name != name else { return [] }
+        guard controls[i].name != name else { return }
         phase = .selecting(highlighted: controls[i].name)
-        return [.state(.selectionMoved, control: controls[i].name, time: now)]
+        out.append(.state(.selectionMoved, control: controls[i].name, time: now))
     }
 
-    private mutating func deactivate(at now: Timestamp) -> [ControlsEvent] {
-        var out: [ControlsEvent] = []
+    private mutating func deactivate(at now: Timestamp, into out: inout [ControlsEvent]) {
         switch phase {
-        case .inactive: return out
+        case .inactive: return
         case .active(adjusting: true):
             out.append(.state(.willExitAdjusting, control: currentControl?.name, time: now))
         case .selecting:
@@ -324,6 +332,5 @@ public struct ControlsCore: Sendable {
         lastSlide = nil
         lastActivity = nil
         out.append(.state(.becameInactive, control: currentControl?.name, time: now))
-        return out
     }
 }

@@ -9,7 +9,13 @@ import Evdev
 /// the time in and calls `advance(to:)` at `nextDeadline`. Use it from one task or thread.
 public final class ControlsSession {
     public private(set) var core: ControlsCore
-    private var decoders: [String: SliderDecoder] = [:]
+    /// Each device's decoder, in a box: a frame mutates its decoder in place, never the
+    /// dictionary (whose modify accessor copied it: three allocations per knob detent).
+    private final class Decoder {
+        var decoder: SliderDecoder
+        init(_ decoder: SliderDecoder) { self.decoder = decoder }
+    }
+    private var decoders: [String: Decoder] = [:]
     private var biasDrivers: [String: ExposureBiasDriver] = [:]
 
     /// `rememberedControl`: the name from the state file (see `ControlsEvent.currentControl`).
@@ -21,7 +27,7 @@ public final class ControlsSession {
 
     /// Starts decoding `profile`'s frames (a device appeared).
     public func deviceAdded(_ profile: DeviceProfile) {
-        decoders[profile.node] = SliderDecoder(profile: profile)
+        decoders[profile.node] = Decoder(SliderDecoder(profile: profile))
     }
 
     /// Stops decoding the device at `node` (it went away).
@@ -30,7 +36,7 @@ public final class ControlsSession {
     }
 
     /// True while a slider-capable device is present.
-    public var supportsControls: Bool { decoders.values.contains(where: \.isSliderCapable) }
+    public var supportsControls: Bool { decoders.values.contains(where: \.decoder.isSliderCapable) }
 
     // MARK: Controls
 
@@ -74,21 +80,34 @@ public final class ControlsSession {
     /// Handles one frame of the device at `node` at `now` (by default the time of the frame's
     /// last event).
     public func handle(frame: [InputEvent], from node: String, at now: Timestamp? = nil) -> [ControlsEvent] {
-        guard let time = now ?? frame.last?.time, var decoder = decoders[node] else { return [] }
-        let inputs = decoder.decode(frame)
-        decoders[node] = decoder
-        return inputs.flatMap { handle($0, at: time) }
+        var out: [ControlsEvent] = []
+        handle(frame: frame, from: node, at: now, into: &out)
+        return out
+    }
+
+    /// ``handle(frame:from:at:)`` appending to `out`: the knob's hot path, which allocates
+    /// nothing once `out` has room (the frame is decoded once, in place).
+    public func handle(frame: [InputEvent], from node: String, at now: Timestamp? = nil, into out: inout [ControlsEvent]) {
+        guard let time = now ?? frame.last?.time else { return }
+        decoders[node]?.decoder.decode(frame) { input in
+            let start = out.count
+            core.handle(input, at: time, into: &out)
+            apply(&out, from: start)
+        }
     }
 
     /// Events of the device at `node` were lost (`SYN_DROPPED`): its partial wheel detents and
     /// last axis positions are forgotten, as if it had just appeared.
     public func eventsLost(node: String, profile: DeviceProfile) {
-        if decoders[node] != nil { decoders[node] = SliderDecoder(profile: profile) }
+        decoders[node]?.decoder = SliderDecoder(profile: profile)
     }
 
     /// Handles one input at `now`.
     public func handle(_ input: ControlsInput, at now: Timestamp) -> [ControlsEvent] {
-        apply(core.handle(input, at: now))
+        var out: [ControlsEvent] = []
+        core.handle(input, at: now, into: &out)
+        apply(&out, from: 0)
+        return out
     }
 
     /// Handles the timeouts due at `now`.
@@ -144,30 +163,26 @@ public final class ControlsSession {
 
     // MARK: Applying
 
-    /// Applies the core's value changes to cameras and actions.
-    private func apply(_ events: [ControlsEvent]) -> [ControlsEvent] {
-        var out: [ControlsEvent] = []
-        for event in events {
-            guard case .value(var change) = event, change.origin == .person,
+    /// Applies the core's value changes in `events[start...]` to cameras and actions, in
+    /// place: a value becomes what the camera holds, or an error when the camera refused it.
+    private func apply(_ events: inout [ControlsEvent], from start: Int) {
+        for i in start..<events.count {
+            guard case .value(var change) = events[i], change.origin == .person,
                 let control = core.control(named: change.control)
-            else {
-                out.append(event)
-                continue
-            }
+            else { continue }
             switch applyToCamera(control, at: change.time) {
             case .success(let raw):
                 change.raw = raw
                 change.value = core.control(named: change.control)?.value ?? change.value
             case .failure(let error):
-                out.append(.error(error, control: change.control, time: change.time))
+                events[i] = .error(error, control: change.control, time: change.time)
                 continue
             case nil:
                 break
             }
-            out.append(.value(change))
+            events[i] = .value(change)
             control.action?.deliver(change.value)
         }
-        return out
     }
 
     /// Sets the camera for a camera-bound control and corrects the control to what the camera

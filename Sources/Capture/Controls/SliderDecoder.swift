@@ -78,24 +78,31 @@ public struct SliderDecoder: Sendable {
     /// follow each other within the frame are summed.
     public mutating func decode(_ frame: [InputEvent]) -> [ControlsInput] {
         var out: [ControlsInput] = []
-        func slide(_ d: Int) {
-            guard d != 0 else { return }
-            if case .slide(let prev)? = out.last { out[out.count - 1] = .slide(prev + d) } else { out.append(.slide(d)) }
-        }
+        decode(frame) { out.append($0) }
+        return out
+    }
+
+    /// ``decode(_:)`` without an array: each input goes to `each`, in order (the hot path).
+    public mutating func decode(_ frame: [InputEvent], _ each: (ControlsInput) -> Void) {
+        var slid = 0
         for e in frame {
             switch e.type {
             case .rel:
                 guard let units = relativeUnits[e.code] else { continue }
-                if units == 1 { slide(Int(e.value)); continue }
+                if units == 1 { slid += Int(e.value); continue }
                 var acc = remainders[e.code, default: 0]
                 if (acc > 0 && e.value < 0) || (acc < 0 && e.value > 0) { acc = 0 }
                 acc += Int(e.value)
-                slide(acc / units)  // truncates toward zero: partial detents carry
+                slid += acc / units  // truncates toward zero: partial detents carry
                 remainders[e.code] = acc % units
             case .key:
                 guard e.value == 1 else { continue }
-                if lightPressKeys.contains(e.code) { out.append(.lightPress) }
-                if let step = keySteps[e.code] { slide(step) }
+                if lightPressKeys.contains(e.code) {
+                    if slid != 0 { each(.slide(slid)) }
+                    slid = 0
+                    each(.lightPress)
+                }
+                if let step = keySteps[e.code] { slid += step }
             case .abs:
                 guard let info = rotaryAxes[e.code] else { continue }
                 let v = Swift.min(Swift.max(e.value, info.minimum), info.maximum)
@@ -104,11 +111,11 @@ public struct SliderDecoder: Sendable {
                 let span = Int(info.maximum) - Int(info.minimum) + 1
                 var d = Int(v) - Int(last)
                 if d > span / 2 { d -= span } else if d < -span / 2 { d += span }
-                slide(d)
+                slid += d
             default:
                 continue
             }
         }
-        return out
+        if slid != 0 { each(.slide(slid)) }
     }
 }
