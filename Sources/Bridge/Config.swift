@@ -92,13 +92,17 @@ public struct Config: Sendable {
     /// character nor a quote (`[é]`, `[ ~]`, `[[+]]`, a `[` alone on its line) trips an
     /// assertion in the TOML parser under TOMLKit (toml++ 3, asserts compiled in) and aborts
     /// the process; found by fuzzing (Tests/Fuzz). Such headers are refused here first, with
-    /// the line. Only lines where a header can start are checked: not inside an array or
-    /// inline table left open by an earlier line, nor inside a multi-line string.
+    /// the line. (Building toml++ without its asserts is no way out: a root package cannot set
+    /// a dependency's defines, TOMLKit sets none, and under NDEBUG toml++ turns each assert into
+    /// `__builtin_assume`: undefined behaviour instead of an abort. Upstream's fix, toml++
+    /// PR 301, checks the key's first character in the parser itself.) Only lines where a header can start are checked: not inside an array or
+    /// inline table left open by an earlier line, nor inside a multi-line string. Lines are
+    /// the parser's (`tomlLines`), so a CRLF file is checked line by line too.
     static func checkTableHeaders(_ text: String, file: String) throws(ConfigError) {
         var depth = 0  // `[` and `{` of values still open at the end of the previous line
         var multiline: Unicode.Scalar?  // the quote of an open """ or ''' string
         var number = 0
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in tomlLines(text) {
             number += 1
             let s = Array(line.unicodeScalars)
             var i = 0
@@ -115,10 +119,11 @@ public struct Config: Sendable {
                             || ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c)
                     } ?? false
                     if !fine {
+                        let end = c == nil || (c == "\r" && i + 1 == s.count)  // a CRLF line ends at its \r
                         throw ConfigError(
                             file: file, line: number,
                             problem: "a table header must start with a key (letters, digits, - and _, or a quoted key), not "
-                                + (c.map { "'\($0)'" } ?? "the end of the line"))
+                                + (end ? "the end of the line" : "'\(c!.escaped(asASCII: false))'"))
                     }
                 }
                 i = 0
@@ -281,6 +286,14 @@ struct ConfigReader {
     }
 }
 
+/// The lines of a TOML text as its parser numbers them: split at each "\n" scalar, so a CRLF
+/// line keeps its "\r". Not `text.split(separator: "\n")`: in a String "\r\n" is one
+/// Character, never equal to "\n", so a CRLF file would be a single line (every error at
+/// line 1, and the table header check blind after line 1).
+func tomlLines(_ text: String) -> [Substring] {
+    text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map(Substring.init)
+}
+
 /// Where each key of a TOML text is defined, for errors about values (TOMLKit gives source
 /// positions only for syntax errors). Understands `[table]`, `[[array]]` headers, dotted and
 /// quoted keys, and inline tables on one line; a path it cannot find maps to the line of its
@@ -291,7 +304,7 @@ struct TOMLKeyLines {
     init(_ text: String) {
         var table: [String] = []
         var n = 0
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for raw in tomlLines(text) {
             n += 1
             let line = raw.drop { $0 == " " || $0 == "\t" }
             if line.hasPrefix("#") || line.isEmpty { continue }
