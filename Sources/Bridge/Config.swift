@@ -123,7 +123,7 @@ public struct Config: Sendable {
                         throw ConfigError(
                             file: file, line: number,
                             problem: "a table header must start with a key (letters, digits, - and _, or a quoted key), not "
-                                + (end ? "the end of the line" : "'\(c!.escaped(asASCII: false))'"))
+                                + (end ? "the end of the line" : "'\(ReadableLines.escaped(String(c!)))'"))
                     }
                 }
                 i = 0

@@ -373,10 +373,11 @@ final class LineWriter: Sendable {
             case .capture(let e): JSONLines.capture(e)
             }
         }
+        /// Control characters escaped: names come from devices (``ReadableLines/escaped(_:)``).
         var text: String {
             switch self {
-            case .ready(_, let t): t
-            case .capture(let e): ReadableLines.capture(e)
+            case .ready(_, let t): ReadableLines.escaped(t)
+            case .capture(let e): ReadableLines.escaped(ReadableLines.capture(e))
             }
         }
     }

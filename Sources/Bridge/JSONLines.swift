@@ -188,6 +188,29 @@ public enum ReadableLines {
         return s
     }
 
+    /// `s` safe inside one line of text for a terminal, a pipe or the journal: every control
+    /// character (C0 with ESC, CR, LF and TAB; DEL; C1) becomes an escape such as `\u{1B}`
+    /// (`\n`, `\r`, `\t` for those three), and a backslash doubles, so the line stays one line and
+    /// cannot move the cursor, recolour the terminal or forge a line. Devices name themselves
+    /// (Bluetooth, uinput): every name and node that reaches text goes through here. JSON
+    /// escapes on its own terms (``JSONValue/encode(into:)``) and stays exact.
+    public static func escaped(_ s: String) -> String {
+        // 0xC2 leads every scalar U+0080...U+00BF in UTF-8, C1 among them.
+        guard s.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0x5C || $0 == 0xC2 }) else { return s }
+        var out = ""
+        for u in s.unicodeScalars {
+            switch u.value {
+            case 0x0A: out += "\\n"
+            case 0x0D: out += "\\r"
+            case 0x09: out += "\\t"
+            case 0x5C: out += "\\\\"
+            case 0..<0x20, 0x7F, 0x80..<0xA0: out += "\\u{\(String(u.value, radix: 16, uppercase: true))}"
+            default: out.unicodeScalars.append(u)
+            }
+        }
+        return out
+    }
+
     public static func pad(_ s: String, _ n: Int) -> String {
         s.count >= n ? s : s + String(repeating: " ", count: n - s.count)
     }

@@ -36,10 +36,11 @@ public enum ReplayOutput: Sendable {
         case .line(let json, _): json
         }
     }
+    /// The readable line, control characters escaped (``ReadableLines/escaped(_:)``).
     public var text: String {
         switch self {
-        case .capture(let e): ReadableLines.capture(e)
-        case .line(_, let text): text
+        case .capture(let e): ReadableLines.escaped(ReadableLines.capture(e))
+        case .line(_, let text): ReadableLines.escaped(text)
         }
     }
     public var captureEvent: CaptureEvent? {

@@ -58,10 +58,10 @@ struct ReplayCommand: ParsableCommand {
         print(out, terminator: "")
     }
 
-    /// `file:line: problem` on stderr, exit status 1.
+    /// `file:line: problem` on stderr, exit status 1 (control characters quoted from the file escaped).
     private func fail(_ message: String) throws -> Never {
         var stderr = StandardError()
-        print(message, to: &stderr)
+        print(ReadableLines.escaped(message), to: &stderr)
         throw ExitCode.failure
     }
 }
