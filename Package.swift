@@ -15,7 +15,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        // TOMLKit 0.6.0 with its toml++ parser unable to abort: Vendor/README.md
+        .package(path: "Vendor/TOMLKit"),
     ],
     targets: [
         // Debian's libevdev / libudev, imported through pkg-config.
