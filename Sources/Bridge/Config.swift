@@ -89,13 +89,11 @@ public struct Config: Sendable {
     }
 
     /// A table header whose first key starts with a character that is neither a bare-key
-    /// character nor a quote (`[é]`, `[ ~]`, `[[+]]`, a `[` alone on its line) trips an
-    /// assertion in the TOML parser under TOMLKit (toml++ 3, asserts compiled in) and aborts
-    /// the process; found by fuzzing (Tests/Fuzz). Such headers are refused here first, with
-    /// the line. (Building toml++ without its asserts is no way out: a root package cannot set
-    /// a dependency's defines, TOMLKit sets none, and under NDEBUG toml++ turns each assert into
-    /// `__builtin_assume`: undefined behaviour instead of an abort. Upstream's fix, toml++
-    /// PR 301, checks the key's first character in the parser itself.) Only lines where a header can start are checked: not inside an array or
+    /// character nor a quote (`[é]`, `[ ~]`, `[[+]]`, a `[` alone on its line) fails an
+    /// internal check of toml++'s parser. That check is a parse error since the vendored
+    /// TOMLKit's patch (Vendor/README.md; before it, an abort found by fuzzing), but its words
+    /// name the parser's internals: such headers are refused here first, with a plain message.
+    /// Safety does not depend on this scan. Only lines where a header can start are checked: not inside an array or
     /// inline table left open by an earlier line, nor inside a multi-line string. Lines are
     /// the parser's (`tomlLines`), so a CRLF file is checked line by line too.
     static func checkTableHeaders(_ text: String, file: String) throws(ConfigError) {
@@ -158,7 +156,8 @@ public struct Config: Sendable {
         }
     }
 
-    /// Parses config text; `file` names it in errors.
+    /// Parses config text; `file` names it in errors. No text aborts it: toml++'s internal
+    /// checks report parse errors (Vendor/README.md), and fuzzing (Tests/Fuzz, in CI) looks for more.
     public static func parse(_ text: String, file: String) throws(ConfigError) -> Config {
         try checkTableHeaders(text, file: file)
         let table: TOMLTable

@@ -70,6 +70,10 @@ import Testing
         // Headers that aborted TOMLKit's C++ parser before the check (found by fuzzing).
         ("[~]\nx = 1\n", "bad.toml:1: a table header must start with a key (letters, digits, - and _, or a quoted key), not '~'"),
         ("a = 1\n[\n", "bad.toml:2: a table header must start with a key (letters, digits, - and _, or a quoted key), not the end of the line"),
+        // Values that failed an assertion inside toml++ (found by fuzzing): a parse error now.
+        ("[controls]\norder = [\"zoom\", }\n", "bad.toml:2:"),
+        ("[capture]\n\nhold-threshold = [\n  # none\n}\n", "bad.toml:5:"),
+        ("[devices.knob]\nroles = { KEY_MUTE = [}] }\n", "bad.toml:2:"),
         ("[sound]\nplay = \"loud\"\n", "bad.toml:2: sound.play must be \"default\", \"off\" or an absolute path to a WAV file"),
         ("[controls]\norder = [\"zoom\", \"focus\"]\n", "bad.toml:2: controls.order: unknown control \"focus\" (use \"zoom\", \"exposure-bias\")"),
         ("[devices.knob]\nvendor = \"xyz\"\n", "bad.toml:2: devices.knob.vendor must be a 16-bit id, as an integer or a hex string like \"077d\""),
@@ -132,12 +136,11 @@ import Testing
         Self.expectError("\r\n\r\na = 1\r\r\n[capture]\r\n", "bad.toml:3:")
     }
 
-    /// Every short text over the characters that matter (brackets, quotes, line breaks of both
-    /// kinds, a comment) parses or throws ConfigError; one that reaches an assertion in the
-    /// parser aborts this test process instead. Covers what a CRLF or LF line, a comment or an
-    /// open array before a bad header can do within 5 characters.
+    /// Every short text over the characters that matter (brackets, braces, commas, quotes, line
+    /// breaks of both kinds, a comment) parses or throws ConfigError; one that reaches an
+    /// assertion in the parser aborts this test process instead (`a=[}` and `\r\n[~` did).
     @Test func noShortTextAbortsTheParser() {
-        let alphabet: [String] = ["[", "]", " ", "~", "\r", "\n", "a", "=", "1", "\"", "'", "#", "{"]
+        let alphabet: [String] = ["[", "]", "{", "}", ",", " ", "~", "\r", "\n", "a", "=", "1", "\"", "#"]
         var texts = [""]
         for _ in 1...5 {
             texts = texts.flatMap { t in alphabet.map { t + $0 } }

@@ -135,6 +135,12 @@ struct ReplayCommandTests {
         let v = try Self.evcapture(["check-config", value])
         #expect(v.status == 1)
         #expect(v.stderr == "\(value):3: capture.hold-threshold must be a number of seconds\n")
+
+        // failed an assertion inside toml++ itself (found by fuzzing): a parse error now
+        let array = try temporaryFile("array.toml", "[controls]\norder = [\"zoom\", }\n")
+        let a = try Self.evcapture(["check-config", array])
+        #expect(a.status == 1)
+        #expect(a.stderr.hasPrefix("\(array):2: Error while parsing array: "), "\(a.stderr)")
     }
 
     @Test func aGoodConfigIsUsed() throws {

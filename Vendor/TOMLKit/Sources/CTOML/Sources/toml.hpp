@@ -13501,6 +13501,24 @@ TOML_ANON_NAMESPACE_END;
 
 #endif // parser helper macros
 
+// evcapture patch (see Vendor/README.md): inside the parser, a failed internal check is a
+// parse error at the current position, never an abort (assert) nor undefined behaviour
+// (NDEBUG's assume). Malformed input reaches several of them in toml++ 3.4.0: `[ ~]` (the
+// precondition of parse_key, fixed upstream in tomlplusplus PR 301) and `a = [}` (that of
+// parse_value) among them. The checks stay on; the originals are restored after the parser.
+#pragma push_macro("TOML_ASSERT")
+#pragma push_macro("TOML_ASSERT_ASSUME")
+#undef TOML_ASSERT
+#undef TOML_ASSERT_ASSUME
+#define TOML_ASSERT(expr)                                                                                              \
+	do                                                                                                                 \
+	{                                                                                                                  \
+		if TOML_UNLIKELY(!(expr))                                                                                      \
+			set_error_and_return_default("malformed input (the parser's check " #expr " failed)"sv);                   \
+	}                                                                                                                  \
+	while (false)
+#define TOML_ASSERT_ASSUME(expr) TOML_ASSERT(expr)
+
 TOML_IMPL_NAMESPACE_START
 {
 	TOML_ABI_NAMESPACE_BOOL(TOML_EXCEPTIONS, impl_ex, impl_noex);
@@ -16189,6 +16207,8 @@ TOML_IMPL_NAMESPACE_END;
 #undef utf8_reader_error
 #undef utf8_reader_error_check
 #undef utf8_reader_return_after_error
+#pragma pop_macro("TOML_ASSERT_ASSUME")
+#pragma pop_macro("TOML_ASSERT")
 
 TOML_ANON_NAMESPACE_START
 {
