@@ -77,6 +77,7 @@ let package = Package(
         .testTarget(name: "EvdevTests", dependencies: ["Evdev", "IOLoop"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev"]),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2"]),
+        .testTarget(name: "UdevTests", dependencies: ["Udev"]),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "Capture", "Evdev", "V4L2"]),
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
         .testTarget(name: "SystemTests", dependencies: ["Bridge", "Capture", "Evdev", "Udev", "V4L2", "IOLoop"]),
