@@ -17,7 +17,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        // TOMLKit 0.6.0 with its toml++ parser unable to abort: Vendor/README.md
+        .package(path: "Vendor/TOMLKit"),
     ],
     targets: [
         // Debian's libevdev / libudev, imported through pkg-config.
@@ -104,7 +105,11 @@ let package = Package(
         .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Actions", "Camera"]),
         .testTarget(
             name: "DaemonTests",
-            dependencies: ["EvcaptureDaemon", "Camera", "Output", "ConfigFile", "Capture", "Evdev", "EvcaptureTesting"]),
+            dependencies: [
+                "EvcaptureDaemon", "Camera", "Output", "ConfigFile", "Capture", "Evdev", "EvcaptureTesting", "LinuxIO",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(name: "UdevTests", dependencies: ["Udev"]),
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
         .testTarget(
             name: "SystemTests",

@@ -4,6 +4,7 @@ import Evdev
 import Glibc
 #endif
 import FoundationEssentials
+import LinuxIO
 import TOMLKit
 import Actions
 import Camera
@@ -91,16 +92,18 @@ public struct Config: Sendable {
     }
 
     /// A table header whose first key starts with a character that is neither a bare-key
-    /// character nor a quote (`[é]`, `[ ~]`, `[[+]]`, a `[` alone on its line) trips an
-    /// assertion in the TOML parser under TOMLKit (toml++ 3, asserts compiled in) and aborts
-    /// the process; found by fuzzing (Tests/Fuzz). Such headers are refused here first, with
-    /// the line. Only lines where a header can start are checked: not inside an array or
-    /// inline table left open by an earlier line, nor inside a multi-line string.
+    /// character nor a quote (`[é]`, `[ ~]`, `[[+]]`, a `[` alone on its line) fails an
+    /// internal check of toml++'s parser. That check is a parse error since the vendored
+    /// TOMLKit's patch (Vendor/README.md; before it, an abort found by fuzzing), but its words
+    /// name the parser's internals: such headers are refused here first, with a plain message.
+    /// Safety does not depend on this scan. Only lines where a header can start are checked: not inside an array or
+    /// inline table left open by an earlier line, nor inside a multi-line string. Lines are
+    /// the parser's (`tomlLines`), so a CRLF file is checked line by line too.
     static func checkTableHeaders(_ text: String, file: String) throws(ConfigError) {
         var depth = 0  // `[` and `{` of values still open at the end of the previous line
         var multiline: Unicode.Scalar?  // the quote of an open """ or ''' string
         var number = 0
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in tomlLines(text) {
             number += 1
             let s = Array(line.unicodeScalars)
             var i = 0
@@ -117,10 +120,11 @@ public struct Config: Sendable {
                             || ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c)
                     } ?? false
                     if !fine {
+                        let end = c == nil || (c == "\r" && i + 1 == s.count)  // a CRLF line ends at its \r
                         throw ConfigError(
                             file: file, line: number,
                             problem: "a table header must start with a key (letters, digits, - and _, or a quoted key), not "
-                                + (c.map { "'\($0)'" } ?? "the end of the line"))
+                                + (end ? "the end of the line" : "'\(escapingControlCharacters(String(c!)))'"))
                     }
                 }
                 i = 0
@@ -155,7 +159,8 @@ public struct Config: Sendable {
         }
     }
 
-    /// Parses config text; `file` names it in errors.
+    /// Parses config text; `file` names it in errors. No text aborts it: toml++'s internal
+    /// checks report parse errors (Vendor/README.md), and fuzzing (Tests/Fuzz, in CI) looks for more.
     public static func parse(_ text: String, file: String) throws(ConfigError) -> Config {
         try checkTableHeaders(text, file: file)
         let table: TOMLTable
@@ -283,6 +288,14 @@ struct ConfigReader {
     }
 }
 
+/// The lines of a TOML text as its parser numbers them: split at each "\n" scalar, so a CRLF
+/// line keeps its "\r". Not `text.split(separator: "\n")`: in a String "\r\n" is one
+/// Character, never equal to "\n", so a CRLF file would be a single line (every error at
+/// line 1, and the table header check blind after line 1).
+func tomlLines(_ text: String) -> [Substring] {
+    text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map(Substring.init)
+}
+
 /// Where each key of a TOML text is defined, for errors about values (TOMLKit gives source
 /// positions only for syntax errors). Understands `[table]`, `[[array]]` headers, dotted and
 /// quoted keys, and inline tables on one line; a path it cannot find maps to the line of its
@@ -293,7 +306,7 @@ struct TOMLKeyLines {
     init(_ text: String) {
         var table: [String] = []
         var n = 0
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for raw in tomlLines(text) {
             n += 1
             let line = raw.drop { $0 == " " || $0 == "\t" }
             if line.hasPrefix("#") || line.isEmpty { continue }

@@ -129,7 +129,7 @@ public struct DeviceInventory: Sendable {
             var flags = [d.kind]
             if d.dedicated { flags.append("grabbed while running") }
             if d.headset { flags.append("headset: plays the shutter sound") }
-            out += "\(d.node)  \"\(d.name)\"  bus \(BusType(rawValue: UInt16(d.bus))) \(id)  [\(flags.joined(separator: ", "))]\n"
+            out += "\(ReadableLines.escaped(d.node))  \"\(ReadableLines.escaped(d.name))\"  bus \(BusType(rawValue: UInt16(d.bus))) \(id)  [\(flags.joined(separator: ", "))]\n"
             if let role = d.udevRole { out += "    EVCAPTURE_ROLE=\(role)\n" }
             if d.roles.isEmpty { out += "    (no key or axis with a role)\n" }
             for code in d.roles.keys.sorted() {
@@ -138,11 +138,11 @@ public struct DeviceInventory: Sendable {
                 let padded = code.rightPadded(to: max(code.count, 20))
                 out += "    \(padded) \((role + step).rightPadded(to: 12)) \(d.reasons[code] ?? "")\n"
             }
-            for w in d.warnings { out += "    warning: \(w)\n" }
+            for w in d.warnings { out += "    warning: \(ReadableLines.escaped(w))\n" }
         }
         if devices.isEmpty { out += noDevicesExplanation() }
         else if !unreadable.isEmpty {
-            out += "\(unreadable.count) more node(s) could not be opened: \(unreadable.map { $0.error.description }.joined(separator: "; "))\n"
+            out += "\(unreadable.count) more node(s) could not be opened: \(ReadableLines.escaped(unreadable.map { $0.error.description }.joined(separator: "; ")))\n"
         }
         return out
     }

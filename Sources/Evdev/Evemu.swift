@@ -40,6 +40,7 @@ public struct EvemuRecording: Sendable {
     /// ends, trailing `# ...` comments on `E:` lines, `A:` lines with or without the
     /// resolution column, and the `L:`/`S:` (LED/switch state) lines newer evemu writes.
     /// `B:` lines for the same type continue that type's bitmask; so do repeated `P:` lines.
+    /// `E:` times may repeat but never decrease: an event before the one above it is an error.
     public static func parse(_ text: String, file: String) throws(EvemuError) -> EvemuRecording {
         var parser = Parser(file: file)
         var lineNumber = 0
@@ -74,6 +75,8 @@ private struct Parser {
     var propertyBitOffset = 0
     var maskBitOffset: [UInt16: Int] = [:]
     var events: [InputEvent] = []
+    /// The last `E:` line's time and line number: times may repeat, never go back.
+    var lastEvent: (time: Timestamp, line: Int)?
 
     init(file: String) { self.file = file }
 
@@ -185,6 +188,12 @@ private struct Parser {
     mutating func parseEvent(_ f: [Substring], _ n: Int) throws(EvemuError) {
         guard f.count == 4 else { throw error(n, "E: line needs time, type, code and value, got \(f.count) fields") }
         let time = try timestamp(f[0], n)
+        // Replay merges devices' frames by time: an event dated before the one above it would
+        // be sorted into the past, splitting its frame, and a long press could vanish.
+        if let last = lastEvent, time < last.time {
+            throw error(n, "time \(time) is before \(last.time) of the event on line \(last.line) (a recording never goes back in time)")
+        }
+        lastEvent = (time, n)
         let type = EventType(try hex16(f[1], "event type", n))
         guard type <= .max else { throw error(n, "event type 0x\(f[1]) is above EV_MAX") }
         let code = try hex16(f[2], "event code", n)
@@ -199,6 +208,8 @@ private struct Parser {
         guard parts.count == 2, let sec = Int64(parts[0]), sec >= 0,
               (1...6).contains(parts[1].count), let frac = Int64(parts[1]), frac >= 0
         else { throw error(n, "time \"\(s)\" is not seconds.microseconds") }
+        // Microseconds in an Int64: found by fuzzing, a longer number overflowed (a trap).
+        guard sec <= Int64.max / 1_000_000 - 1 else { throw error(n, "time \"\(s)\" is too large") }
         var usec = frac
         for _ in parts[1].count..<6 { usec *= 10 }
         return Timestamp(microseconds: sec * 1_000_000 + usec)

@@ -74,3 +74,23 @@ public func readWholeFile(_ path: String) throws(SystemError) -> String {
 public func writeStderr(_ text: String) {
     try? writeAll(2, text)
 }
+
+/// `s` with control characters (C0, DEL, C1, and so ESC) written as escapes (`\n`, `\u{1B}`)
+/// and backslashes doubled, so text from a device or a file cannot move a terminal's cursor,
+/// recolour it or forge a line when it is printed or logged.
+public func escapingControlCharacters(_ s: String) -> String {
+    // 0xC2 leads every scalar U+0080...U+00BF in UTF-8, C1 among them.
+    guard s.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0x5C || $0 == 0xC2 }) else { return s }
+    var out = ""
+    for u in s.unicodeScalars {
+        switch u.value {
+        case 0x0A: out += "\\n"
+        case 0x0D: out += "\\r"
+        case 0x09: out += "\\t"
+        case 0x5C: out += "\\\\"
+        case 0..<0x20, 0x7F, 0x80..<0xA0: out += "\\u{\(String(u.value, radix: 16, uppercase: true))}"
+        default: out.unicodeScalars.append(u)
+        }
+    }
+    return out
+}

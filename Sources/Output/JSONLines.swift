@@ -190,6 +190,14 @@ public enum ReadableLines {
         return s
     }
 
+    /// `s` safe inside one line of text for a terminal, a pipe or the journal: every control
+    /// character (C0 with ESC, CR, LF and TAB; DEL; C1) becomes an escape such as `\u{1B}`
+    /// (`\n`, `\r`, `\t` for those three), and a backslash doubles, so the line stays one line and
+    /// cannot move the cursor, recolour the terminal or forge a line. Devices name themselves
+    /// (Bluetooth, uinput): every name and node that reaches text goes through here. JSON
+    /// escapes on its own terms (``JSONValue/encode(into:)``) and stays exact.
+    public static func escaped(_ s: String) -> String { escapingControlCharacters(s) }
+
     public static func pad(_ s: String, _ n: Int) -> String {
         s.count >= n ? s : s + String(repeating: " ", count: n - s.count)
     }
@@ -246,8 +254,13 @@ extension JSONLines {
 }
 
 extension ReadableLines {
-    /// The readable line of a pipeline event (`replay` and `run` without `--json`).
+    /// The readable line of a pipeline event (`replay` and `run` without `--json`), control
+    /// characters escaped: names come from devices (``escaped(_:)``).
     public static func line(_ event: PipelineEvent) -> String {
+        escaped(unescapedLine(event))
+    }
+
+    private static func unescapedLine(_ event: PipelineEvent) -> String {
         let t = pad(event.time.description, 12)
         switch event {
         case .capture(let e):
@@ -309,10 +322,10 @@ extension JSONLines {
 }
 
 extension ReadableLines {
-    /// The readable line of an action's outcome.
+    /// The readable line of an action's outcome, control characters escaped.
     public static func outcome(_ outcome: ActionOutcome, time: Timestamp) -> String {
         let t = pad(time.description, 12)
-        return switch outcome {
+        let line: String = switch outcome {
         case .photoSaved(let r, let press): "\(t) photo     \(r.path) (press \(press))"
         case .videoStarted(let press): "\(t) video     recording (press \(press))"
         case .videoSaved(let r, let press): "\(t) video     \(r.path), \(r.frames) frames (press \(press))"
@@ -320,6 +333,7 @@ extension ReadableLines {
         case .soundStarted(let file, let press): "\(t) sound     \(file) (press \(press))"
         case .failed(let error, let press): "\(t) error     \(error)" + (press.map { " (press \($0))" } ?? "")
         }
+        return escaped(line)
     }
 }
 

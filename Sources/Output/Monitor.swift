@@ -42,7 +42,7 @@ public struct MonitorRenderer: Sendable {
         }
         switch object["event"]?.string {
         case "control":
-            let rendered = Self.controlText(object, width: width)
+            let rendered = ReadableLines.escaped(Self.controlText(object, width: width))
             if isTerminal {
                 controlLine = rendered
                 return Self.clearLine + rendered
@@ -55,14 +55,16 @@ public struct MonitorRenderer: Sendable {
                 controlLine = nil
                 return had ? Self.clearLine : ""
             }
-            return isTerminal ? "" : "controls \(state)\n"
+            return isTerminal ? "" : "controls \(ReadableLines.escaped(state))\n"
         default:
             return emit(Self.eventText(object))
         }
     }
 
-    /// An event line above the control line, which is redrawn below it.
-    private func emit(_ text: String) -> String {
+    /// An event line above the control line, which is redrawn below it. Its text comes from
+    /// the socket (device names among it): control characters are escaped.
+    private func emit(_ raw: String) -> String {
+        let text = ReadableLines.escaped(raw)
         guard isTerminal else { return text + "\n" }
         return Self.clearLine + text + "\n" + (controlLine ?? "")
     }

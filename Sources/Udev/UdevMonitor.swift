@@ -108,7 +108,8 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
     }
     private struct State: ~Copyable, Sendable {
         var handles: Handles
-        var known: Set<String> = []
+        /// The devices reported and not removed, by syspath.
+        var known: [String: Device] = [:]
         var registration: (loop: IOLoop, token: IOToken)?
 
         mutating func closeNow() {
@@ -119,6 +120,11 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
     }
     private let state: Mutex<State>
     public let source: UdevEventSource
+    /// The monitor socket's receive buffer: room for a burst of hotplug events (a hub with
+    /// a dozen devices, `udevadm trigger`) rather than the default ~200 KiB. Above
+    /// `rmem_max` it takes CAP_NET_ADMIN (libudev falls back to SO_RCVBUFFORCE); an overflow
+    /// is recovered from either way (``receiveAvailable()``).
+    static var receiveBufferSize: Int32 { 8 << 20 }
 
     private init(handles: Handles, source: UdevEventSource) {
         self.source = source
@@ -140,6 +146,8 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
             throw UdevError(errno: e, context: "opening the \(source.rawValue) netlink monitor for \(subsystem)")
         }
         var rc = udev_monitor_filter_add_match_subsystem_devtype(monitor, subsystem, nil)
+        // Best effort: a smaller buffer only makes the ENOBUFS path below likelier.
+        _ = udev_monitor_set_receive_buffer_size(monitor, receiveBufferSize)
         if rc >= 0 { rc = udev_monitor_enable_receiving(monitor) }
         guard rc >= 0 else {
             udev_monitor_unref(monitor)
@@ -155,7 +163,7 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
         do {
             existing = try watcher.state.withLock { s throws(UdevError) in
                 let list = try enumerate(s.handles.udev!)
-                s.known = Set(list.map(\.syspath))
+                s.known = Dictionary(list.map { ($0.syspath, $0) }, uniquingKeysWith: { first, _ in first })
                 return list
             }
         } catch {
@@ -202,31 +210,70 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
         if let registration { registration.loop.remove(registration.token) }
     }
 
-    /// Reads every waiting monitor message (the socket is non-blocking).
+    /// Reads every waiting monitor message (the socket is non-blocking). When the socket's
+    /// buffer overflowed (ENOBUFS: the kernel dropped messages, which ones is unknowable),
+    /// the subsystem is enumerated again once the rest is read, and the difference is
+    /// reported (``resync(known:present:)``): no device is missed or left behind.
     func receiveAvailable() -> [UdevEvent<Device>] {
         state.withLock { s in
-            guard let monitor = s.handles.monitor else { return [] }
+            guard let monitor = s.handles.monitor, let udev = s.handles.udev else { return [] }
             var out: [UdevEvent<Device>] = []
-            while let dev = udev_monitor_receive_device(monitor) {
+            var overflowed = false
+            while true {
+                errno = 0
+                guard let dev = udev_monitor_receive_device(monitor) else {
+                    // NULL: nothing left (EAGAIN), a message filtered out or bad, or ENOBUFS
+                    // (reported once per overflow; the messages after it still come).
+                    if errno == ENOBUFS {
+                        overflowed = true
+                        continue
+                    }
+                    break
+                }
                 defer { udev_device_unref(dev) }
                 let action = udev_device_get_action(dev).map { String(cString: $0) } ?? "add"
                 // A removed device's sysfs directory is gone: no attributes to read.
                 guard let device = Self.device(dev, readAttributes: action != "remove") else { continue }
                 switch action {
                 case "add":
-                    if s.known.insert(device.syspath).inserted { out.append(.added(device)) }
+                    if s.known.updateValue(device, forKey: device.syspath) == nil { out.append(.added(device)) }
                 case "remove":
-                    if s.known.remove(device.syspath) != nil { out.append(.removed(device)) }
+                    if s.known.removeValue(forKey: device.syspath) != nil { out.append(.removed(device)) }
                 default:
-                    if s.known.contains(device.syspath) { out.append(.changed(device)) }
-                    else if action == "change" || action == "bind" {
-                        s.known.insert(device.syspath)
+                    if s.known[device.syspath] != nil {
+                        s.known[device.syspath] = device
+                        out.append(.changed(device))
+                    } else if action == "change" || action == "bind" {
+                        s.known[device.syspath] = device
                         out.append(.added(device))
                     }
                 }
             }
+            // An enumeration that fails leaves the known set as it is; the next overflow (or
+            // the next event for a device) sets it right.
+            if overflowed, let present = try? Self.enumerate(udev) {
+                let (events, known) = Self.resync(known: s.known, present: present)
+                out += events
+                s.known = known
+            }
             return out
         }
+    }
+
+    /// What messages lost to an overflow would have said: `.removed` for each known device
+    /// that is no longer present, `.added` for each present one not known, `.changed` for a
+    /// known one whose properties or attributes differ. Returns the new known set too.
+    static func resync(known: [String: Device], present: [Device]) -> (events: [UdevEvent<Device>], known: [String: Device]) {
+        let now = Dictionary(present.map { ($0.syspath, $0) }, uniquingKeysWith: { first, _ in first })
+        var events: [UdevEvent<Device>] = known.keys.sorted().filter { now[$0] == nil }.map { .removed(known[$0]!) }
+        for device in present {
+            if let before = known[device.syspath] {
+                if before != device { events.append(.changed(device)) }
+            } else {
+                events.append(.added(device))
+            }
+        }
+        return (events, now)
     }
 
     /// The nodes present now (no monitor): for one-shot listings.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ConfigFile
 import LinuxIO
+import Output
 
 /// `--config FILE`, shared by the commands that read a config (`run`, `devices`, `replay`).
 struct ConfigOption: ParsableArguments {
@@ -19,9 +20,10 @@ struct ConfigOption: ParsableArguments {
     }
 }
 
-/// Writes `message` and a newline to stderr, then exits with status 1.
+/// Writes `message` (control characters escaped: it may quote a file) and a newline to
+/// stderr, then exits with status 1.
 func failing(_ message: String) -> Never {
-    writeStderr(message + "\n")
+    writeStderr(ReadableLines.escaped(message) + "\n")
     Evcapture.exit(withError: ExitCode.failure)
 }
 

@@ -40,7 +40,7 @@ struct RunCommand: AsyncParsableCommand {
         let settings = try config.load()
         let level = logLevel
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = EscapingLogHandler(StreamLogHandler.standardError(label: label))
             handler.logLevel = level
             return handler
         }

@@ -73,6 +73,10 @@ import Camera
         // Headers that aborted TOMLKit's C++ parser before the check (found by fuzzing).
         ("[~]\nx = 1\n", "bad.toml:1: a table header must start with a key (letters, digits, - and _, or a quoted key), not '~'"),
         ("a = 1\n[\n", "bad.toml:2: a table header must start with a key (letters, digits, - and _, or a quoted key), not the end of the line"),
+        // Values that failed an assertion inside toml++ (found by fuzzing): a parse error now.
+        ("[controls]\norder = [\"zoom\", }\n", "bad.toml:2:"),
+        ("[capture]\n\nhold-threshold = [\n  # none\n}\n", "bad.toml:5:"),
+        ("[devices.knob]\nroles = { KEY_MUTE = [}] }\n", "bad.toml:2:"),
         ("[sound]\nplay = \"loud\"\n", "bad.toml:2: sound.play must be \"default\", \"off\" or an absolute path to a WAV file"),
         ("[controls]\norder = [\"zoom\", \"focus\"]\n", "bad.toml:2: controls.order: unknown control \"focus\" (use \"zoom\", \"exposure-bias\")"),
         ("[devices.knob]\nvendor = \"xyz\"\n", "bad.toml:2: devices.knob.vendor must be a 16-bit id, as an integer or a hex string like \"077d\""),
@@ -98,15 +102,55 @@ import Camera
 
     @Test(arguments: bad)
     func badConfigsNameFileLineAndProblem(text: String, expected: String) {
-        #expect(throws: ConfigError.self) { try Config.parse(text, file: "bad.toml") }
+        Self.expectError(text, expected)
+    }
+
+    /// The same configs with Windows line endings: the same errors on the same lines. (In a
+    /// String "\r\n" is one Character, so splitting on "\n" once made a CRLF file one line.)
+    @Test(arguments: bad)
+    func crlfConfigsNameTheSameLines(text: String, expected: String) {
+        #expect(text.contains("\n") && !text.contains("\r"))
+        Self.expectError(text.replacing("\n", with: "\r\n"), expected)
+    }
+
+    static func expectError(_ text: String, _ expected: String, sourceLocation: SourceLocation = #_sourceLocation) {
         do {
             _ = try Config.parse(text, file: "bad.toml")
+            Issue.record("parsed: \(text.debugDescription)", sourceLocation: sourceLocation)
         } catch {
             // Syntax errors carry the parser's own words after the line; ours are exact.
             if expected.hasSuffix(":") {
-                #expect(error.description.hasPrefix(expected + " Error while parsing"), "\(error.description)")
+                #expect(error.description.hasPrefix(expected + " Error while parsing"), "\(error.description)", sourceLocation: sourceLocation)
             } else {
-                #expect(error.description == expected)
+                #expect(error.description == expected, sourceLocation: sourceLocation)
+            }
+        }
+    }
+
+    /// Aborted the process inside toml++ (issue 14): the table header check saw a CRLF file as
+    /// one line, so a bad header after line 1 reached the parser's assertion.
+    @Test func aBadHeaderAfterACRLFLineIsAnErrorNotAnAbort() {
+        let header = "bad.toml:%d: a table header must start with a key (letters, digits, - and _, or a quoted key), not "
+        Self.expectError("a = 1\r\n[ ~]\r\n", String(format: header, 2) + "'~'")
+        Self.expectError("# comment\r\n\r\n[[+]]\r\nx = 1\r\n", String(format: header, 3) + "'+'")
+        Self.expectError("a = 1\r\n[\r\n", String(format: header, 2) + "the end of the line")
+        Self.expectError("a = [\r\n  1,\r\n]\r\n[\r~]\r\n", String(format: header, 4) + "'\\r'")
+        // a lone \r is no line break for the parser either: its own error, on its line
+        Self.expectError("\r\n\r\na = 1\r\r\n[capture]\r\n", "bad.toml:3:")
+    }
+
+    /// Every short text over the characters that matter (brackets, braces, commas, quotes, line
+    /// breaks of both kinds, a comment) parses or throws ConfigError; one that reaches an
+    /// assertion in the parser aborts this test process instead (`a=[}` and `\r\n[~` did).
+    @Test func noShortTextAbortsTheParser() {
+        let alphabet: [String] = ["[", "]", "{", "}", ",", " ", "~", "\r", "\n", "a", "=", "1", "\"", "#"]
+        var texts = [""]
+        for _ in 1...5 {
+            texts = texts.flatMap { t in alphabet.map { t + $0 } }
+            for t in texts {
+                do { _ = try Config.parse(t, file: "short.toml") } catch {
+                    #expect(error.line >= 1 && error.line <= 6, "\(t.debugDescription): \(error)")
+                }
             }
         }
     }

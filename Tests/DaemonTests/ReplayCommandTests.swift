@@ -128,6 +128,28 @@ struct ReplayCommandTests {
         #expect(s.stderr.hasPrefix("\(syntax):2: "), "\(s.stderr)")
     }
 
+    /// Issue 14's report, as a user ran it: a Windows-edited config with a bad header aborted
+    /// `check-config` inside the TOML parser (exit 134, a crash report) and put every error on
+    /// line 1.
+    @Test func checkConfigNamesCRLFLinesAndNeverAborts() throws {
+        let header = try temporaryFile("crlf-header.toml", "a = 1\r\n[ ~]\r\n")
+        let h = try Self.evcapture(["check-config", header])
+        #expect(h.status == 1)
+        #expect(h.stdout == "")
+        #expect(h.stderr == "\(header):2: a table header must start with a key (letters, digits, - and _, or a quoted key), not '~'\n")
+
+        let value = try temporaryFile("crlf-value.toml", "# rig\r\n[capture]\r\nhold-threshold = \"x\"\r\n")
+        let v = try Self.evcapture(["check-config", value])
+        #expect(v.status == 1)
+        #expect(v.stderr == "\(value):3: capture.hold-threshold must be a number of seconds\n")
+
+        // failed an assertion inside toml++ itself (found by fuzzing): a parse error now
+        let array = try temporaryFile("array.toml", "[controls]\norder = [\"zoom\", }\n")
+        let a = try Self.evcapture(["check-config", array])
+        #expect(a.status == 1)
+        #expect(a.stderr.hasPrefix("\(array):2: Error while parsing array: "), "\(a.stderr)")
+    }
+
     @Test func aGoodConfigIsUsed() throws {
         let config = try temporaryFile("good.toml", "[capture]\nsecondary-handler = true\n")
         let r = try Self.evcapture(["replay", "--json", "--config", config, fixture("gpio-keys-volume-keys.evemu")])

@@ -122,7 +122,31 @@ private func commentedCodes(_ text: String) -> Set<EventCode> {
         ("N:   \nI: 1 2 3 4\n", 1, "empty device name"),
         ("I: 1 2 3 4\nE: 0.1 0 0 0\n", 1, "no device name (N: line)"),
         ("N: x\n", 1, "no device id (I: line)"),
+        // Time going back, by a microsecond, named at the later line (issue 14: replay sorted it
+        // into the past without a word, and a long press vanished).
+        (
+            "N: x\nI: 1 2 3 4\nE: 2.000000 0001 0072 1\nE: 2.000000 0000 0000 0\n# gap\nE: 1.999999 0001 0072 0\n", 6,
+            "time 1.999999 is before 2.000000 of the event on line 4 (a recording never goes back in time)"
+        ),
+        ("N: x\r\nI: 1 2 3 4\r\nE: 5.0 0001 0072 1\r\nE: 0.5 0000 0000 0\r\n", 4, "time 0.500000 is before 5.000000 of the event on line 3"),
+        // Overflowed the microseconds (a trap; found by fuzzing): the largest time is below.
+        ("N: x\nI: 1 2 3 4\nE: 0000001921535841011411624.020001 0002 0000 0\n", 3, "is too large"),
+        ("N: x\nI: 1 2 3 4\nE: 9223372036854.000000 0000 0000 0\n", 3, "time \"9223372036854.000000\" is too large"),
     ]
+
+    /// Equal times are how a frame looks (every event of a frame has its SYN_REPORT's time), and
+    /// two frames may share a microsecond: neither is going back.
+    @Test func equalTimesAreFine() throws {
+        let text = "N: x\nI: 1 2 3 4\nE: 1.000000 0001 0072 1\nE: 1.000000 0000 0000 0\n"
+            + "E: 1.000000 0001 0072 0\nE: 1.000000 0000 0000 0\nE: 1.000001 0001 0073 1\n"
+        let r = try EvemuRecording.parse(text, file: "same.evemu")
+        #expect(r.events.map(\.time.microseconds) == [1_000_000, 1_000_000, 1_000_000, 1_000_000, 1_000_001])
+    }
+
+    @Test func theLargestTimeParses() throws {
+        let r = try EvemuRecording.parse("N: x\nI: 1 2 3 4\nE: 9223372036853.999999 0000 0000 0\n", file: "late.evemu")
+        #expect(r.events.map(\.time.microseconds) == [9_223_372_036_853_999_999])
+    }
 
     @Test(arguments: malformed)
     func malformedInputNamesFileAndLine(_ c: (text: String, line: Int, problem: String)) {
