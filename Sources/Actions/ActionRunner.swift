@@ -110,7 +110,10 @@ public final class ActionRunner: ActionTriggerSink {
     private let hooks: AsyncStream<(ExecHook, ActionTrigger)>.Continuation
     private let sounds: AsyncStream<ActionTrigger>.Continuation
     private let pendingVideoStarts = Atomic<Int>(0)
-    private let camera = CameraAccess()
+    /// The capture stream and its ring, when there is a capture device.
+    public let frames: FrameSource?
+    /// The `began` time (monotonic µs) of each press in flight, for its photo and video.
+    private let pressTimes = Mutex<[UInt64: Int64]>([:])
     private let workers: Mutex<[Task<Void, Never>]>
     private let executors: [ThreadExecutor]
 
@@ -121,6 +124,15 @@ public final class ActionRunner: ActionTriggerSink {
         self.configuration = configuration
         self.logger = logger
         self.onOutcome = onOutcome
+        frames = configuration.capture.map { settings in
+            FrameSource(
+                settings: settings, mode: settings.streamMode, limits: settings.ring, idleStop: settings.streamIdleStop,
+                logger: logger,
+                onError: { error in
+                    logger.info("capture stream failed", metadata: ["error": "\(error)"])
+                    onOutcome(.failed(.camera(error), press: nil))
+                })
+        }
         let limit = max(1, configuration.queueLimit)
         let (photoStream, photoIn) = AsyncStream.makeStream(of: ActionTrigger.self, bufferingPolicy: .bufferingOldest(limit))
         let (videoStream, videoIn) = AsyncStream.makeStream(of: VideoCommand.self, bufferingPolicy: .unbounded)
@@ -147,9 +159,39 @@ public final class ActionRunner: ActionTriggerSink {
 
     // MARK: - Input side (never blocks)
 
+    /// Whether any button takes photos or videos.
+    public var capturesFrames: Bool {
+        configuration.capture != nil && configuration.bindings.values.contains { $0.photoOn != nil || $0.videoOnLongPress }
+    }
+
+    /// The capture session started or stopped: in `always` mode the capture stream runs
+    /// while it runs (and photo or video actions are configured); it stops with it in every
+    /// mode.
+    public func sessionChanged(running: Bool) {
+        guard let frames else { return }
+        if running {
+            if configuration.capture?.streamMode == .always && capturesFrames { frames.start() }
+        } else {
+            frames.stop()
+        }
+    }
+
     public func handle(_ trigger: ActionTrigger) {
         let binding = configuration.bindings[trigger.action] ?? .none
         var capturing = false
+        var trigger = trigger
+        switch trigger.kind {
+        case .began:
+            if let t = trigger.eventTime { pressTimes.withLock { $0[trigger.press] = t } }
+            // `began` prepares the camera (spec §7): a cold stream starts now, not at the click.
+            if binding.photoOn != nil || binding.videoOnLongPress, configuration.capture?.streamMode == .onPress {
+                frames?.start()
+            }
+        case .ended, .cancelled:
+            trigger.pressTime = pressTimes.withLock { $0.removeValue(forKey: trigger.press) }
+        default:
+            trigger.pressTime = pressTimes.withLock { $0[trigger.press] }
+        }
         if let photoOn = binding.photoOn, trigger.kind == photoOn {
             capturing = true
             enqueue(photos, trigger, kind: "photo", press: trigger.press)
@@ -190,6 +232,7 @@ public final class ActionRunner: ActionTriggerSink {
         hooks.finish()
         for t in tasks.dropFirst(2) { await t.value }
         for e in executors { e.stop() }
+        frames?.stopAndWait()
     }
 
     private func enqueue<T: Sendable>(_ queue: AsyncStream<T>.Continuation, _ item: T, kind: String, press: UInt64) {
@@ -208,34 +251,25 @@ public final class ActionRunner: ActionTriggerSink {
     // MARK: - Workers
 
     private func takePhoto(_ trigger: ActionTrigger) async {
-        guard let settings = configuration.capture else {
+        guard let settings = configuration.capture, let frames else {
             onOutcome(.failed(.noCamera, press: trigger.press))
             return
         }
         let request = CaptureRequest(press: trigger.press, action: trigger.action, time: wallClockNow())
-        let result: Result<PhotoResult, ActionError>
-        switch await camera.forPhoto() {
+        // The press (zero shutter lag) or the release; with no kernel time, now.
+        let moment = (settings.photoMoment == .press ? trigger.pressTime : nil) ?? trigger.eventTime ?? monotonicNow().microseconds
         // Blocking camera and file work runs right here: this worker has a thread of its
         // own (see init), so it never occupies the cooperative pool.
-        case .recording(let recording):
-            if let jpeg = recording.latestJPEG() {
-                let info = try? JPEG.decode(jpeg)
-                result = Result { () throws(ActionError) in
-                    let path = try Photo.write(jpeg, settings, request)
-                    return PhotoResult(path: path, width: info?.width ?? 0, height: info?.height ?? 0, bytes: jpeg.count)
-                }
-            } else {
-                result = .failure(.camera(.init(code: .timedOut, context: "no frame yet from the recording")))
-            }
-        case .exclusive(let owned):
-            result = Result { () throws(ActionError) in try Photo.take(settings, request) }
-            if owned { await camera.release() }
+        let result = Result { () throws(ActionError) -> PhotoResult in
+            let ring: RingFrame
+            do throws(StreamingError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch { throw .camera(error) }
+            return try Photo.save(ring, settings, request)
         }
         switch result {
         case .success(let photo):
             logger.info("photo saved", metadata: ["file.path": "\(photo.path)", "press": "\(trigger.press)"])
             onOutcome(.photoSaved(photo, press: trigger.press))
-            fileWritten(.photo, photo.path, for: trigger)
+            fileWritten(.photo, photo.path, frameTime: photo.frameTime, for: trigger)
         case .failure(let error):
             logger.info("photo failed", metadata: ["error": "\(error)", "press": "\(trigger.press)"])
             onOutcome(.failed(error, press: trigger.press))
@@ -243,10 +277,11 @@ public final class ActionRunner: ActionTriggerSink {
     }
 
     /// Hooks that want the file (`on = ["photo"]` / `["video"]`) run once it is written.
-    private func fileWritten(_ kind: ActionTrigger.Kind, _ path: String, for trigger: ActionTrigger) {
+    private func fileWritten(_ kind: ActionTrigger.Kind, _ path: String, frameTime: Int64?, for trigger: ActionTrigger) {
         var done = trigger
         done.kind = kind
         done.file = path
+        done.frameTime = frameTime
         done.time = wallClockNow()
         runHooks(for: done)
     }
@@ -257,12 +292,11 @@ public final class ActionRunner: ActionTriggerSink {
             guard let (trigger, recording) = active else { return }
             active = nil
             let result = await recording.stop()
-            await camera.release()
             switch result {
             case .success(let video):
                 logger.info("video saved", metadata: ["file.path": "\(video.path)", "video.frames": "\(video.frames)"])
                 onOutcome(.videoSaved(video, press: trigger.press))
-                fileWritten(.video, video.path, for: trigger)
+                fileWritten(.video, video.path, frameTime: video.frameTime, for: trigger)
             case .failure(let error):
                 onOutcome(.failed(error, press: trigger.press))
             }
@@ -271,7 +305,7 @@ public final class ActionRunner: ActionTriggerSink {
             switch command {
             case .start(let trigger):
                 pendingVideoStarts.subtract(1, ordering: .relaxed)
-                guard let settings = configuration.capture else {
+                guard let settings = configuration.capture, let frames else {
                     onOutcome(.failed(.noCamera, press: trigger.press))
                     continue
                 }
@@ -280,15 +314,15 @@ public final class ActionRunner: ActionTriggerSink {
                     onOutcome(.failed(e, press: trigger.press))
                     continue
                 }
-                await camera.forVideo()
                 let request = CaptureRequest(press: trigger.press, action: trigger.action, time: wallClockNow())
+                // From the press (not the hold threshold), minus the pre-roll.
+                let from = (trigger.pressTime ?? trigger.eventTime ?? monotonicNow().microseconds)
+                    - Int64(settings.preRoll / .microseconds(1))
                 do {
-                    let recording = try await VideoRecording.start(settings, request, logger: logger)
-                    await camera.recordingStarted(recording)
+                    let recording = try await VideoRecording.start(from: frames, time: from, settings, request, logger: logger)
                     active = (trigger, recording)
                     onOutcome(.videoStarted(press: trigger.press))
                 } catch {
-                    await camera.release()
                     onOutcome(.failed(error, press: trigger.press))
                 }
             case .stop(let trigger):
@@ -338,68 +372,5 @@ public final class ActionRunner: ActionTriggerSink {
         if configuration.soundPlayer.play(file, logger: logger) {
             onOutcome(.soundStarted(file: file, press: trigger.press))
         }
-    }
-}
-
-/// Who uses the camera: a photo (alone), or a recording that photos borrow frames from.
-actor CameraAccess {
-    enum Grant {
-        /// The camera is free for a photo; `owned`: release it afterwards.
-        case exclusive(owned: Bool)
-        case recording(VideoRecording)
-    }
-    private enum Owner {
-        case none, photo, videoStarting
-        case recording(VideoRecording)
-    }
-    private var owner = Owner.none
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func forPhoto() async -> Grant {
-        while true {
-            switch owner {
-            case .none:
-                owner = .photo
-                return .exclusive(owned: true)
-            case .recording(let r) where !r.hasEnded:
-                return .recording(r)
-            case .recording:
-                // The recording stopped by itself (camera error, size limit) and closed the
-                // camera; its press has not ended yet. Do not wait for that release.
-                return .exclusive(owned: false)
-            default:
-                await changed()
-            }
-        }
-    }
-
-    func forVideo() async {
-        while true {
-            if case .none = owner {
-                owner = .videoStarting
-                return
-            }
-            await changed()
-        }
-    }
-
-    func recordingStarted(_ r: VideoRecording) {
-        owner = .recording(r)
-        wake()
-    }
-
-    func release() {
-        owner = .none
-        wake()
-    }
-
-    private func changed() async {
-        await withCheckedContinuation { waiters.append($0) }
-    }
-
-    private func wake() {
-        let w = waiters
-        waiters.removeAll()
-        for c in w { c.resume() }
     }
 }

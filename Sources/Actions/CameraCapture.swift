@@ -28,13 +28,38 @@ public struct CaptureSettings: Sendable, Hashable {
     public var photoWarmupFrames: Int
     /// Size limit of one video file.
     public var maximumVideoBytes: Int
+    /// When the capture stream runs (spec §7).
+    public var streamMode: StreamMode
+    /// Which moment a click's photo shows.
+    public var photoMoment: PhotoMoment
+    /// Seconds of video before the press a long press's recording starts with.
+    public var preRoll: Duration
+    /// How much the ring keeps.
+    public var ring: RingLimits
+    /// `on-press` mode: the stream stops after this long without a press.
+    public var streamIdleStop: Duration
+
+    /// Which moment a click's photo shows.
+    public enum PhotoMoment: String, Sendable, Hashable, CaseIterable {
+        /// The frame nearest the press's `began` (zero shutter lag; the default).
+        case press
+        /// The frame nearest the release (`ended`).
+        case release
+    }
 
     public init(
         devicePath: String, outputDirectory: String,
         photoPattern: FileNamePattern = .defaultPhoto, videoPattern: FileNamePattern = .defaultVideo,
         width: Int? = nil, height: Int? = nil, jpegQuality: Int = 90, frameTimeout: Duration = .seconds(3),
-        photoWarmupFrames: Int = 2, maximumVideoBytes: Int = 1 << 30
+        photoWarmupFrames: Int = 2, maximumVideoBytes: Int = 1 << 30, streamMode: StreamMode = .always,
+        photoMoment: PhotoMoment = .press, preRoll: Duration = .zero, ring: RingLimits = RingLimits(),
+        streamIdleStop: Duration = .seconds(10)
     ) {
+        self.streamMode = streamMode
+        self.photoMoment = photoMoment
+        self.preRoll = preRoll
+        self.ring = ring
+        self.streamIdleStop = streamIdleStop
         self.devicePath = devicePath
         self.outputDirectory = outputDirectory
         self.photoPattern = photoPattern
@@ -67,6 +92,10 @@ public struct PhotoResult: Sendable, Hashable {
     public var width: Int
     public var height: Int
     public var bytes: Int
+    /// The frame's kernel timestamp (CLOCK_MONOTONIC µs, the clock of capture events).
+    public var frameTime: Int64?
+    /// The driver's frame counter.
+    public var sequence: UInt32?
 }
 
 /// A written video.
@@ -78,32 +107,35 @@ public struct VideoResult: Sendable, Hashable {
     public var height: Int
     /// The recording stopped early at the size limit or after a camera error.
     public var truncated: Bool
+    /// The first frame's kernel timestamp (CLOCK_MONOTONIC µs).
+    public var frameTime: Int64?
+    /// Frames the recording could not keep up with (the ring overwrote them).
+    public var skipped: Int = 0
 }
 
-/// Photos: one frame, written atomically as JPEG. Blocking; call it off the input path
-/// (``ActionRunner`` does).
+/// Photos: one frame from the ring, written atomically as JPEG. Blocking; call it off the
+/// input path (``ActionRunner`` does).
 public enum Photo {
-    public static func take(_ settings: CaptureSettings, _ request: CaptureRequest) throws(ActionError) -> PhotoResult {
-        let stream: VideoCaptureStream
-        do {
-            stream = try VideoCaptureStream(path: settings.devicePath, width: settings.width, height: settings.height)
-        } catch { throw .camera(error) }
-        defer { stream.stop() }
-        var frame: VideoFrame
-        do {
-            frame = try stream.nextFrame(timeout: settings.frameTimeout)
-            for _ in 0..<max(0, settings.photoWarmupFrames) {
-                frame = try stream.nextFrame(timeout: settings.frameTimeout)
-            }
-        } catch { throw .camera(error) }
-        stream.stop()
+    /// Writes a frame from the ring as a photo: JPEG (MJPEG frames as the camera sent them),
+    /// with EXIF `DateTimeOriginal` and sub-seconds of the moment the frame was taken.
+    public static func save(_ ring: RingFrame, _ settings: CaptureSettings, _ request: CaptureRequest) throws(ActionError) -> PhotoResult {
         let jpeg: [UInt8]
-        do { jpeg = try JPEG.data(from: frame, quality: settings.jpegQuality) } catch { throw .jpeg(error) }
+        do {
+            jpeg = try JPEG.withCaptureTime(
+                try JPEG.data(from: ring.frame, quality: settings.jpegQuality), wallSeconds: wallTime(ofMonotonic: ring.time))
+        } catch { throw .jpeg(error) }
         let path = try write(jpeg, settings, request)
-        return PhotoResult(path: path, width: frame.format.width, height: frame.format.height, bytes: jpeg.count)
+        return PhotoResult(
+            path: path, width: ring.frame.format.width, height: ring.frame.format.height, bytes: jpeg.count,
+            frameTime: ring.time, sequence: ring.frame.sequence)
     }
 
-    /// Writes JPEG bytes under the photo pattern's name (used for frames taken from a recording too).
+    /// The wall-clock time (seconds since 1970) of a CLOCK_MONOTONIC time in µs.
+    public static func wallTime(ofMonotonic micros: Int64) -> Double {
+        wallClockNow() - Double(monotonicNow().microseconds - micros) / 1_000_000
+    }
+
+    /// Writes JPEG bytes under the photo pattern's name.
     static func write(_ jpeg: [UInt8], _ settings: CaptureSettings, _ request: CaptureRequest) throws(ActionError) -> String {
         let name = settings.photoPattern.name(time: request.time, press: request.press, action: request.action, kind: "photo")
         let file: AtomicFile
@@ -118,27 +150,28 @@ public enum Photo {
     }
 }
 
-/// A video being recorded on its own thread, from ``start(_:_:logger:)`` until ``stop()``.
+/// A video being recorded on its own thread from the capture stream's ring, from
+/// ``start(from:time:_:_:logger:)`` until ``stop()``: from the press's time (minus the
+/// pre-roll), frames the ring still holds first, then each new one.
 ///
-/// Frames go straight from the camera into an ``AVIWriter``; YUYV frames are encoded first.
-/// The header's rate is the rate frames really arrived at (the driver's nominal rate when
-/// within 5 % of it), so the file plays for as long as the recording lasted.
+/// Frames go into an ``AVIWriter``; YUYV frames are encoded first. The header's rate is the
+/// rate frames really arrived at (the driver's nominal rate when within 5 % of it), so the
+/// file plays for as long as the recording lasted.
 public final class VideoRecording: Sendable {
     public let request: CaptureRequest
     private let stopRequested = Atomic<Bool>(false)
-    private let latest = Mutex<[UInt8]?>(nil)
     private let started = OneShot<Result<StreamFormat, ActionError>>()
     private let finished = OneShot<Result<VideoResult, ActionError>>()
 
     private init(request: CaptureRequest) { self.request = request }
 
-    /// Opens the camera and starts recording; returns once the first frame is written (or
-    /// throws when the camera cannot stream).
+    /// Starts recording from `time` (monotonic µs); returns once the first frame is written
+    /// (or throws when the camera cannot stream).
     public static func start(
-        _ settings: CaptureSettings, _ request: CaptureRequest, logger: Logger
+        from source: FrameSource, time: Int64, _ settings: CaptureSettings, _ request: CaptureRequest, logger: Logger
     ) async throws(ActionError) -> VideoRecording {
         let recording = VideoRecording(request: request)
-        startThread(name: "evc-video-\(request.press)") { recording.run(settings, logger: logger) }
+        startThread(name: "evc-video-\(request.press)") { recording.run(source, time, settings, logger: logger) }
         switch await recording.started.value() {
         case .success: return recording
         case .failure(let e): throw e
@@ -154,64 +187,49 @@ public final class VideoRecording: Sendable {
     /// Whether the thread has ended by itself (size limit, camera error).
     public var hasEnded: Bool { finished.current != nil }
 
-    /// The most recent frame as JPEG (a photo taken while recording uses it).
-    public func latestJPEG() -> [UInt8]? { latest.withLock { $0 } }
-
-    private func run(_ settings: CaptureSettings, logger: Logger) {
-        let stream: VideoCaptureStream
-        do {
-            stream = try VideoCaptureStream(path: settings.devicePath, width: settings.width, height: settings.height)
-        } catch {
-            started.fulfil(.failure(.camera(error)))
-            finished.fulfil(.failure(.camera(error)))
-            return
-        }
-        defer { stream.stop() }
-        let format = stream.format
+    private func run(_ source: FrameSource, _ time: Int64, _ settings: CaptureSettings, logger: Logger) {
         let name = settings.videoPattern.name(time: request.time, press: request.press, action: request.action, kind: "video")
-        let writer: AVIWriter
-        do {
-            writer = try AVIWriter(
-                file: AtomicFile(directory: settings.outputDirectory, finalName: name),
-                width: format.width, height: format.height, maximumBytes: settings.maximumVideoBytes)
-        } catch {
-            started.fulfil(.failure(.file(error)))
-            finished.fulfil(.failure(.file(error)))
-            return
-        }
+        var writer: AVIWriter?
+        var format: StreamFormat?
         var firstTimestamp: Int64?
         var lastTimestamp: Int64 = 0
         var truncated = false
         var failure: ActionError?
-        while !stopRequested.load(ordering: .acquiring) {
-            do {
-                let frame = try stream.nextFrame(timeout: settings.frameTimeout)
-                let jpeg = try JPEG.data(from: frame, quality: settings.jpegQuality)
-                guard try writer.append(jpeg: jpeg) else {
+        var skipped = 0
+        do {
+            let counts = try source.frames(from: time, timeout: settings.frameTimeout) { ring in
+                if writer == nil {
+                    format = ring.frame.format
+                    writer = try AVIWriter(
+                        file: AtomicFile(directory: settings.outputDirectory, finalName: name),
+                        width: ring.frame.format.width, height: ring.frame.format.height,
+                        maximumBytes: settings.maximumVideoBytes)
+                }
+                let jpeg = try JPEG.data(from: ring.frame, quality: settings.jpegQuality)
+                guard try writer!.append(jpeg: jpeg) else {
                     logger.info("video reached its size limit", metadata: ["file.name": "\(name)"])
                     truncated = true
-                    break
+                    return false
                 }
-                latest.withLock { $0 = jpeg }
                 if firstTimestamp == nil {
-                    firstTimestamp = frame.timestampMicroseconds
-                    started.fulfil(.success(format))
+                    firstTimestamp = ring.time
+                    started.fulfil(.success(ring.frame.format))
                 }
-                lastTimestamp = frame.timestampMicroseconds
-            } catch let e as StreamingError {
-                failure = .camera(e)
-            } catch let e as JPEGError {
-                failure = .jpeg(e)
-            } catch let e as FileWriteError {
-                failure = .file(e)
-            } catch {
-                failure = .camera(StreamingError(code: .system, context: "\(error)"))
+                lastTimestamp = ring.time
+                return !stopRequested.load(ordering: .acquiring)
             }
-            if failure != nil { break }
+            skipped = counts.skipped
+        } catch let e as StreamingError {
+            failure = .camera(e)
+        } catch let e as JPEGError {
+            failure = .jpeg(e)
+        } catch let e as FileWriteError {
+            failure = .file(e)
+        } catch {
+            failure = .camera(StreamingError(code: .system, context: "\(error)"))
         }
-        stream.stop()
-        if writer.frameCount == 0 {
-            writer.abandon()
+        guard let writer, let format, writer.frameCount > 0 else {
+            writer?.abandon()
             let e = failure ?? .camera(StreamingError(code: .timedOut, context: "no frame recorded from \(settings.devicePath)"))
             started.fulfil(.failure(e))
             finished.fulfil(.failure(e))
@@ -222,13 +240,14 @@ public final class VideoRecording: Sendable {
             logger.info("video stopped early", metadata: ["error": "\(failure)"])
             truncated = true
         }
+        if skipped > 0 { logger.info("video fell behind the camera", metadata: ["video.skipped": "\(skipped)"]) }
         let fps = Self.frameRate(
-            frames: writer.frameCount, first: firstTimestamp ?? 0, last: lastTimestamp, nominal: format.framesPerSecond)
+            frames: writer.frameCount + skipped, first: firstTimestamp ?? 0, last: lastTimestamp, nominal: format.framesPerSecond)
         do {
             let path = try writer.finish(framesPerSecond: fps)
             finished.fulfil(.success(VideoResult(
                 path: path, frames: writer.frameCount, framesPerSecond: fps,
-                width: format.width, height: format.height, truncated: truncated)))
+                width: format.width, height: format.height, truncated: truncated, frameTime: firstTimestamp, skipped: skipped)))
         } catch {
             writer.abandon()
             finished.fulfil(.failure(.file(error)))

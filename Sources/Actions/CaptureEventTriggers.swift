@@ -14,7 +14,7 @@ extension ActionTrigger {
             ActionTrigger(
                 kind: kind, action: event.action.rawValue, button: event.button.name, deviceName: event.device.name,
                 deviceNode: event.device.node, press: event.press.rawValue, time: time, reason: event.reason?.rawValue,
-                shouldPlaySound: event.shouldPlaySound)
+                shouldPlaySound: event.shouldPlaySound, eventTime: event.time.microseconds)
         }
         var out: [ActionTrigger] = []
         switch event.gesture {

@@ -40,11 +40,18 @@ public struct ActionTrigger: Sendable, Hashable {
     public var file: String?
     /// A Bluetooth headset press: the shutter sound is played for it.
     public var shouldPlaySound: Bool
+    /// The capture event's kernel time (CLOCK_MONOTONIC µs).
+    public var eventTime: Int64?
+    /// The press's `began` kernel time (CLOCK_MONOTONIC µs), once known.
+    public var pressTime: Int64?
+    /// For `photo` and `video`: the (first) frame's kernel time (CLOCK_MONOTONIC µs).
+    public var frameTime: Int64?
 
     public init(
         kind: Kind, action: String, button: String, deviceName: String, deviceNode: String, press: UInt64,
-        time: Double, reason: String? = nil, file: String? = nil, shouldPlaySound: Bool = false
+        time: Double, reason: String? = nil, file: String? = nil, shouldPlaySound: Bool = false, eventTime: Int64? = nil
     ) {
+        self.eventTime = eventTime
         self.kind = kind
         self.action = action
         self.button = button
@@ -87,6 +94,8 @@ public struct ActionTrigger: Sendable, Hashable {
         }
         if let reason { env["EVCAPTURE_REASON"] = reason }
         if let file { env["EVCAPTURE_FILE"] = file }
+        // The frame's kernel time, the clock of EVCAPTURE_* capture events' `time` in JSON.
+        if let frameTime { env["EVCAPTURE_FRAME_TIME"] = Timestamp(microseconds: frameTime).description }
         return env
     }
 }

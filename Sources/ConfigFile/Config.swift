@@ -270,8 +270,8 @@ struct ConfigReader {
         return s
     }
 
-    /// A positive number of seconds (integer or float), at most an hour.
-    func seconds(_ t: TOMLTable, _ key: String, path: [String]) throws(ConfigError) -> Duration? {
+    /// A positive number of seconds (integer or float; 0 too when `allowingZero`), at most an hour.
+    func seconds(_ t: TOMLTable, _ key: String, path: [String], allowingZero: Bool = false) throws(ConfigError) -> Duration? {
         guard let v = t[key] else { return nil }
         let s: Double
         if let i = v.int {
@@ -281,8 +281,10 @@ struct ConfigReader {
         } else {
             throw error(path + [key], "\(dotted(path + [key])) must be a number of seconds")
         }
-        guard s > 0, s <= 3600 else {
-            throw error(path + [key], "\(dotted(path + [key])) must be more than 0 and at most 3600 seconds, not \(s)")
+        guard s > 0 || (allowingZero && s == 0), s <= 3600 else {
+            throw error(
+                path + [key],
+                "\(dotted(path + [key])) must be \(allowingZero ? "0" : "more than 0") and at most 3600 seconds, not \(s)")
         }
         return .microseconds(Int64((s * 1_000_000).rounded()))
     }

@@ -54,6 +54,12 @@ public struct DaemonSettings: Sendable {
     public var width: Int?
     public var height: Int?
     public var jpegQuality = 90
+    /// When the capture stream runs, which moment a photo shows, pre-roll and the ring (spec §7).
+    public var streamMode = StreamMode.always
+    public var photoMoment = CaptureSettings.PhotoMoment.press
+    public var preRoll = Duration.zero
+    public var ring = RingLimits()
+    public var streamIdleStop = Duration.seconds(10)
     public var outputDirectory: String?
     public var photoName = FileNamePattern.defaultPhoto
     public var videoName = FileNamePattern.defaultVideo
@@ -125,7 +131,25 @@ extension ConfigReader {
         var d = DaemonSettings()
         if let camera = try self.table(table, "camera", path: []) {
             let p = ["camera"]
-            try checkKeys(camera, path: p, allowed: ["device", "capture-device", "external-changes", "width", "height"])
+            try checkKeys(
+                camera, path: p,
+                allowed: [
+                    "device", "capture-device", "external-changes", "width", "height", "stream", "photo-frame", "pre-roll",
+                    "ring-seconds", "ring-memory", "idle-stop",
+                ])
+            if let m = try oneOf(camera, "stream", path: p, StreamMode.allCases.map(\.rawValue)) { d.streamMode = StreamMode(rawValue: m)! }
+            if let m = try oneOf(camera, "photo-frame", path: p, CaptureSettings.PhotoMoment.allCases.map(\.rawValue)) {
+                d.photoMoment = CaptureSettings.PhotoMoment(rawValue: m)!
+            }
+            if let s = try seconds(camera, "ring-seconds", path: p) { d.ring.seconds = Double(s / .milliseconds(1)) / 1000 }
+            if let mb = try int(camera, "ring-memory", path: p, in: 4...4096) { d.ring.memoryBytes = mb << 20 }
+            if let s = try seconds(camera, "pre-roll", path: p, allowingZero: true) {
+                guard Double(s / .milliseconds(1)) / 1000 <= d.ring.seconds else {
+                    throw error(p + ["pre-roll"], "camera.pre-roll must be at most camera.ring-seconds (\(d.ring.seconds)): the ring keeps no more")
+                }
+                d.preRoll = s
+            }
+            if let s = try seconds(camera, "idle-stop", path: p) { d.streamIdleStop = s }
             if let dev = try string(camera, "device", path: p) {
                 d.camera = dev == "auto" ? .automatic : dev == "none" ? nil : .path(dev)
             }

@@ -87,7 +87,8 @@ struct CameraSetup: Sendable {
                     CaptureSettings(
                         devicePath: $0, outputDirectory: d.outputDirectory ?? DaemonSettings.defaultOutputDirectory(),
                         photoPattern: d.photoName, videoPattern: d.videoName, width: d.width, height: d.height,
-                        jpegQuality: d.jpegQuality)
+                        jpegQuality: d.jpegQuality, streamMode: d.streamMode, photoMoment: d.photoMoment, preRoll: d.preRoll,
+                        ring: d.ring, streamIdleStop: d.streamIdleStop)
                 },
                 bindings: bindings, hooks: d.hooks, sound: d.sound),
             logger: logger,

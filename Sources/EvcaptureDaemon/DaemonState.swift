@@ -96,11 +96,13 @@ actor DaemonState {
     func startSession(at now: Timestamp, camera: String? = nil, cameraNode: String? = nil) {
         pipeline.sessionStarted(at: now, camera: camera, cameraNode: cameraNode) { emit($0) }
         for d in devices.values where d.profile.isDedicated { d.device.grabWhenIdle() }
+        actions.sessionChanged(running: true)
     }
 
     func stopSession(at now: Timestamp, reason: String) {
         pipeline.sessionStopped(at: now, reason: reason) { emit($0) }
         for d in devices.values { d.device.releaseGrab() }
+        actions.sessionChanged(running: false)
     }
 
     func handle(_ event: DeviceWatcher.Event) {
@@ -204,6 +206,7 @@ actor DaemonState {
         if setup.config.daemon.captureDevice == nil {
             let old = actions
             actions = setup.actionRunner(for: session)
+            actions.sessionChanged(running: pipeline.isRunning)
             Task { await old.shutdown() }
         }
     }

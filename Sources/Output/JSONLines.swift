@@ -302,13 +302,16 @@ extension JSONLines {
     public static func outcome(_ outcome: ActionOutcome, time: Timestamp) -> String {
         switch outcome {
         case .photoSaved(let r, let press):
-            object(event: "action", time: time, [("action", .string("photo")), ("press", .int(Int64(press))), ("file", .string(r.path))])
+            object(
+                event: "action", time: time,
+                [("action", .string("photo")), ("press", .int(Int64(press))), ("file", .string(r.path))] + frameTime(r.frameTime))
         case .videoStarted(let press):
             object(event: "action", time: time, [("action", .string("video-started")), ("press", .int(Int64(press)))])
         case .videoSaved(let r, let press):
             object(
                 event: "action", time: time,
-                [("action", .string("video")), ("press", .int(Int64(press))), ("file", .string(r.path)), ("frames", .int(Int64(r.frames)))])
+                [("action", .string("video")), ("press", .int(Int64(press))), ("file", .string(r.path)), ("frames", .int(Int64(r.frames)))]
+                    + frameTime(r.frameTime))
         case .hookFinished(let name, let result, let press):
             object(
                 event: "action", time: time,
@@ -321,12 +324,21 @@ extension JSONLines {
     }
 }
 
+extension JSONLines {
+    /// `frame_time`: a frame's kernel timestamp in seconds, the clock of capture events' `time`.
+    static func frameTime(_ micros: Int64?) -> [(String, JSONValue)] {
+        guard let micros else { return [] }
+        return [("frame_time", .double(Double(micros) / 1_000_000))]
+    }
+}
+
 extension ReadableLines {
     /// The readable line of an action's outcome, control characters escaped.
     public static func outcome(_ outcome: ActionOutcome, time: Timestamp) -> String {
         let t = pad(time.description, 12)
         let line: String = switch outcome {
-        case .photoSaved(let r, let press): "\(t) photo     \(r.path) (press \(press))"
+        case .photoSaved(let r, let press):
+            "\(t) photo     \(r.path) (press \(press)" + (r.frameTime.map { ", frame \(Timestamp(microseconds: $0))" } ?? "") + ")"
         case .videoStarted(let press): "\(t) video     recording (press \(press))"
         case .videoSaved(let r, let press): "\(t) video     \(r.path), \(r.frames) frames (press \(press))"
         case .hookFinished(let name, let result, let press): "\(t) hook      \(name): \(result) (press \(press))"

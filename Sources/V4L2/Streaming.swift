@@ -98,6 +98,38 @@ public struct StreamFormat: Hashable, Sendable {
     }
 }
 
+/// What a frame's timestamp means (`V4L2_BUF_FLAG_TIMESTAMP_*` and `V4L2_BUF_FLAG_TSTAMP_SRC_*`).
+public struct FrameTimestampKind: Hashable, Sendable, CustomStringConvertible {
+    /// CLOCK_MONOTONIC, the clock of evdev events (`V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC`).
+    public var isMonotonic: Bool
+    /// Taken at the start of exposure (`V4L2_BUF_FLAG_TSTAMP_SRC_SOE`); otherwise at the end
+    /// of the frame (`…_EOF`), when the last byte arrived.
+    public var isStartOfExposure: Bool
+
+    public init(flags: UInt32) {
+        isMonotonic = flags & UInt32(V4L2_BUF_FLAG_TIMESTAMP_MASK) == UInt32(V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC)
+        isStartOfExposure = flags & UInt32(V4L2_BUF_FLAG_TSTAMP_SRC_MASK) == UInt32(V4L2_BUF_FLAG_TSTAMP_SRC_SOE)
+    }
+
+    public init(isMonotonic: Bool, isStartOfExposure: Bool) {
+        self.isMonotonic = isMonotonic
+        self.isStartOfExposure = isStartOfExposure
+    }
+
+    public var description: String {
+        (isMonotonic ? "monotonic" : "not monotonic") + ", " + (isStartOfExposure ? "start of exposure" : "end of frame")
+    }
+}
+
+/// A frame in the driver's buffer, valid only inside ``VideoCaptureStream/withNextFrame(timeout:_:)``.
+public struct BorrowedFrame {
+    public var bytes: UnsafeRawBufferPointer
+    public var sequence: UInt32
+    /// The driver's timestamp, in microseconds (see `timestampKind`).
+    public var timestampMicroseconds: Int64
+    public var timestampKind: FrameTimestampKind
+}
+
 /// One captured frame, copied out of the driver's buffer.
 public struct VideoFrame: Sendable {
     public var bytes: [UInt8]
@@ -177,6 +209,17 @@ public final class VideoCaptureStream {
 
     /// Waits at most `timeout` for the next frame, copies it out and gives the buffer back.
     public func nextFrame(timeout: Duration) throws(StreamingError) -> VideoFrame {
+        var frame: VideoFrame?
+        try withNextFrame(timeout: timeout) { b in
+            frame = VideoFrame(
+                bytes: [UInt8](b.bytes), format: format, sequence: b.sequence, timestampMicroseconds: b.timestampMicroseconds)
+        }
+        return frame!
+    }
+
+    /// Waits at most `timeout` for the next frame and lends it to `body` in the driver's own
+    /// buffer (no copy, no allocation), then gives the buffer back to the driver.
+    public func withNextFrame(timeout: Duration, _ body: (BorrowedFrame) -> Void) throws(StreamingError) {
         if !streaming { try start() }
         let deadline = ContinuousClock.now + timeout
         while true {
@@ -189,14 +232,19 @@ public final class VideoCaptureStream {
                     throw StreamingError(code: .system, context: "VIDIOC_DQBUF on \(path): buffer index \(index) out of range")
                 }
                 let used = min(Int(buf.bytesused), buffers[index].length)
-                let bytes = [UInt8](UnsafeRawBufferPointer(start: buffers[index].pointer, count: used))
                 let error = buf.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0
+                // A frame the driver marks as corrupted (or an empty one) is skipped, not delivered.
+                if !error && used > 0 {
+                    let usec = Int64(buf.timestamp.tv_sec) * 1_000_000 + Int64(buf.timestamp.tv_usec)
+                    body(
+                        BorrowedFrame(
+                            bytes: UnsafeRawBufferPointer(start: buffers[index].pointer, count: used), sequence: buf.sequence,
+                            timestampMicroseconds: usec, timestampKind: FrameTimestampKind(flags: buf.flags)))
+                }
                 var again = buf
                 try ioctlRetrying(EVC_VIDIOC_QBUF, &again, "VIDIOC_QBUF")
-                // A frame the driver marks as corrupted (or an empty one) is skipped, not delivered.
                 if error || used == 0 { continue }
-                let usec = Int64(buf.timestamp.tv_sec) * 1_000_000 + Int64(buf.timestamp.tv_usec)
-                return VideoFrame(bytes: bytes, format: format, sequence: buf.sequence, timestampMicroseconds: usec)
+                return
             }
             let e = errno
             if e == EINTR { continue }

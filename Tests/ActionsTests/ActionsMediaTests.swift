@@ -240,12 +240,18 @@ struct FFprobe {
         } throws: { ($0 as? StreamingError)?.code == .notACaptureDevice }
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
+        // The ring's stream fails the photo waiting for it with the camera's error, at once.
+        let source = FrameSource(
+            settings: CaptureSettings(devicePath: "/dev/evcapture-no-such-video", outputDirectory: dir), logger: testLogger)
+        let started = ContinuousClock.now
         do {
-            _ = try Photo.take(CaptureSettings(devicePath: "/dev/evcapture-no-such-video", outputDirectory: dir), CaptureRequest(press: 1, action: "primary", time: 0))
+            _ = try source.frame(nearest: 0, timeout: .seconds(10))
             Issue.record("a photo without a camera succeeded")
         } catch {
-            #expect(error.code == "camera-removed")
+            #expect(ActionError.camera(error).code == "camera-removed")
+            #expect(ContinuousClock.now - started < .seconds(5))
         }
+        #expect(!source.isRunning)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty)
     }
 }

@@ -63,10 +63,17 @@ import Camera
         ),
         (
             "# top\n\n[camera]\nx = 1\n",
-            "bad.toml:4: unknown key \"x\" in [camera] (known: device, capture-device, external-changes, width, height)"
+            "bad.toml:4: unknown key \"x\" in [camera] (known: device, capture-device, external-changes, width, height, stream, photo-frame, pre-roll, ring-seconds, ring-memory, idle-stop)"
         ),
         ("[camera]\nexternal-changes = \"ignore\"\n", "bad.toml:2: camera.external-changes must be \"follow\" or \"restore\", not \"ignore\""),
         ("[output]\njpeg-quality = 101\n", "bad.toml:2: output.jpeg-quality must be between 1 and 100, not 101"),
+        ("[camera]\nstream = \"sometimes\"\n", "bad.toml:2: camera.stream must be one of \"always\", \"on-press\", \"on-action\", not \"sometimes\""),
+        ("[camera]\nphoto-frame = \"click\"\n", "bad.toml:2: camera.photo-frame must be one of \"press\", \"release\", not \"click\""),
+        ("[camera]\npre-roll = -0.5\n", "bad.toml:2: camera.pre-roll must be 0 and at most 3600 seconds, not -0.5"),
+        ("[camera]\nring-seconds = 1\npre-roll = 1.5\n", "bad.toml:3: camera.pre-roll must be at most camera.ring-seconds (1.0): the ring keeps no more"),
+        ("[camera]\nring-memory = 3\n", "bad.toml:2: camera.ring-memory must be between 4 and 4096, not 3"),
+        ("[camera]\nring-memory = 4097\n", "bad.toml:2: camera.ring-memory must be between 4 and 4096, not 4097"),
+        ("[camera]\nidle-stop = 0\n", "bad.toml:2: camera.idle-stop must be more than 0 and at most 3600 seconds, not 0.0"),
         ("[handlers.primary]\nclick = \"video\"\n", "bad.toml:2: handlers.primary.click must be one of \"photo\", \"none\", not \"video\""),
         ("\n[[hooks]]\nargv = \"touch /tmp/x\"\n", "bad.toml:3: hooks.argv must be a list of strings"),
         ("[[hooks]]\nargv = [\"/bin/true\"]\non = [\"clik\"]\n", "bad.toml:3: hooks[0].on: unknown trigger \"clik\" (use began, ended, cancelled, click, long-press, double-click, photo, video)"),
@@ -164,6 +171,13 @@ import Camera
         }
     }
 
+    @Test func theCaptureStreamDefaultsToTheRunningRingAndThePress() throws {
+        let d = try Config.parse("[camera]\npre-roll = 0\n", file: "t.toml").daemon
+        #expect(d.streamMode == .always && d.photoMoment == .press && d.preRoll == .zero)
+        #expect(d.ring == RingLimits() && d.streamIdleStop == .seconds(10))
+        #expect(try Config.parse("[camera]\nring-memory = 4\n", file: "t.toml").daemon.ring.memoryBytes == 4 << 20)
+    }
+
     @Test func daemonSectionsAreRead() throws {
         let c = try Config.parse(
             """
@@ -171,6 +185,12 @@ import Camera
             device = "/dev/v4l/by-id/usb-cam-video-index0"
             capture-device = "/dev/video2"
             external-changes = "follow"
+            stream = "on-press"
+            photo-frame = "release"
+            ring-seconds = 4
+            pre-roll = 4
+            ring-memory = 4096
+            idle-stop = 30
             [output]
             directory = "/srv/evcapture"
             photo-name = "shot-{press}.jpg"
@@ -203,6 +223,8 @@ import Camera
         #expect(d.camera == .path("/dev/v4l/by-id/usb-cam-video-index0"))
         #expect(d.captureDevice == "/dev/video2")
         #expect(d.followExternalChanges)
+        #expect(d.streamMode == .onPress && d.photoMoment == .release && d.streamIdleStop == .seconds(30))
+        #expect(d.ring == RingLimits(seconds: 4, memoryBytes: 4096 << 20) && d.preRoll == .seconds(4))
         #expect(d.outputDirectory == "/srv/evcapture")
         #expect(d.jpegQuality == 80)
         #expect(d.primary == ActionBinding(photoOn: .click, videoOnLongPress: false))

@@ -1,4 +1,5 @@
 import EvcaptureTesting
+import Evdev
 import Foundation
 import Logging
 import Synchronization
@@ -23,11 +24,17 @@ struct ActionsCameraTests {
         node = try #require(vividNode(), "no vivid-000-vid-cap in /sys/class/video4linux (the guest loads vivid)")
     }
 
-    func settings(_ directory: ScratchDirectory, frameTimeout: Duration = .seconds(5)) -> CaptureSettings {
+    func settings(
+        _ directory: ScratchDirectory, frameTimeout: Duration = .seconds(5), preRoll: Duration = .zero
+    ) -> CaptureSettings {
         CaptureSettings(
             devicePath: node, outputDirectory: directory.url.path, width: 320, height: 240,
-            frameTimeout: frameTimeout, photoWarmupFrames: 1)
+            frameTimeout: frameTimeout, photoWarmupFrames: 1, preRoll: preRoll)
     }
+
+    func source(_ s: CaptureSettings) -> FrameSource { FrameSource(settings: s, logger: Self.logger) }
+
+    static func now() -> Int64 { monotonicNow().microseconds }
 
     /// ffprobe's view of a file's video stream: frames counted by decoding every one, frame
     /// rate, codec. The harness installs ffmpeg (Tests/System/run).
@@ -56,14 +63,74 @@ struct ActionsCameraTests {
         stream.stop()
     }
 
-    @Test func photoFromVividIsAJPEGThatDecodes() throws {
+    @Test func photoFromVividIsAJPEGThatDecodesWithItsCaptureTime() throws {
         let scratch = try ScratchDirectory(prefix: "photo")
-        let photo = try Photo.take(settings(scratch), CaptureRequest(press: 7, action: "primary", time: 1_763_769_599.5))
+        let frames = source(settings(scratch))
+        defer { frames.stopAndWait() }
+        let ring = try frames.frame(nearest: Self.now(), timeout: .seconds(10))
+        #expect(ring.timestampKind.isMonotonic, "\(ring.timestampKind)")
+        let photo = try Photo.save(ring, settings(scratch), CaptureRequest(press: 7, action: "primary", time: 1_763_769_599.5))
+        #expect(photo.frameTime == ring.time && photo.sequence == ring.frame.sequence)
         #expect(photo.path.hasPrefix(scratch.url.path + "/evcapture-") && photo.path.hasSuffix("-press7.jpg"), "\(photo.path)")
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: photo.path)))
         let info = try JPEG.decode(bytes)
         #expect(info.width == 320 && info.height == photo.height && info.warnings == 0, "\(info)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).count == 1, "no temporary file left")
+        // EXIF: the frame's moment in local time, with its microseconds.
+        let exif = try #require(JPEG.captureTime(of: bytes), "no DateTimeOriginal")
+        let (date, sub) = JPEG.exifTime(Photo.wallTime(ofMonotonic: ring.time))
+        #expect(exif.subsec.count == 6 && exif.dateTime.count == 19, "\(exif)")
+        // Computed again now: the same moment, give or take the two clocks' reads (or across a second).
+        let diff = abs((Int(exif.subsec) ?? -10_000_000) - (Int(sub) ?? 0))
+        #expect((exif.dateTime == date && diff < 5_000) || diff > 995_000, "\(exif) vs \(date).\(sub)")
+    }
+
+    /// Zero shutter lag: with the ring running, a photo for a moment in the past is the frame
+    /// nearest that moment, checked against the ring's frames read independently.
+    @Test func thePhotoIsTheFrameNearestThePress() throws {
+        let scratch = try ScratchDirectory(prefix: "zsl")
+        let frames = source(settings(scratch))
+        frames.start()
+        defer { frames.stopAndWait() }
+        _ = try frames.frame(nearest: Self.now(), timeout: .seconds(10))  // the ring runs
+        Thread.sleep(forTimeInterval: 1.0)
+        for back in [700_000, 450_000, 200_000] as [Int64] {
+            let press = Self.now() - back
+            let chosen = try frames.frame(nearest: press, timeout: .seconds(5))
+            // Every frame from 300 ms before the press to 300 ms after it, from the ring.
+            var around: [RingFrame] = []
+            _ = try frames.frames(from: press - 300_000, timeout: .seconds(5)) { f in
+                around.append(f)
+                return f.time < press + 300_000
+            }
+            let nearest = try #require(around.min { abs($0.time - press) < abs($1.time - press) })
+            #expect(chosen.frame.sequence == nearest.frame.sequence, "chose \(chosen.time), nearest \(nearest.time) to \(press)")
+            let before = around.last { $0.time <= press }, after = around.first { $0.time >= press }
+            if let before, let after {
+                #expect(abs(chosen.time - press) * 2 <= after.time - before.time, "more than half a frame interval off")
+            }
+            #expect(around.first!.time <= press, "the ring does not reach back \(back) µs")
+        }
+    }
+
+    /// A recording from a time before it was asked for (pre-roll) starts with the ring's
+    /// frames from that time.
+    @Test func aRecordingFromThePressIncludesThePreRoll() async throws {
+        let scratch = try ScratchDirectory(prefix: "preroll")
+        let frames = source(settings(scratch))
+        frames.start()
+        defer { frames.stopAndWait() }
+        _ = try frames.frame(nearest: Self.now(), timeout: .seconds(10))
+        try await Task.sleep(for: .seconds(1))
+        let asked = Self.now()
+        let from = asked - 600_000
+        let recording = try await VideoRecording.start(
+            from: frames, time: from, settings(scratch), CaptureRequest(press: 4, action: "primary", time: 0), logger: Self.logger)
+        try await Task.sleep(for: .milliseconds(500))
+        let video = try await recording.stop().get()
+        let first = try #require(video.frameTime)
+        #expect(first >= from && first < asked - 300_000, "first frame \(first - asked) µs from the request, wanted from \(from - asked)")
+        #expect(try probe(video.path).frames == video.frames)
     }
 
     @Test func aBusyCameraIsATypedErrorNotAHang() throws {
@@ -73,8 +140,9 @@ struct ActionsCameraTests {
         defer { holder.stop() }
         let start = ContinuousClock.now
         let error = try #require(throws: ActionError.self) {
-            _ = try Photo.take(
-                settings(scratch, frameTimeout: .seconds(30)), CaptureRequest(press: 1, action: "primary", time: 0))
+            do throws(StreamingError) {
+                _ = try source(settings(scratch, frameTimeout: .seconds(30))).frame(nearest: Self.now(), timeout: .seconds(30))
+            } catch { throw ActionError.camera(error) }
         }
         let took = ContinuousClock.now - start
         #expect(error.code == "camera-busy", "\(error)")
@@ -85,7 +153,10 @@ struct ActionsCameraTests {
 
     @Test func aTwoSecondRecordingIsAnAVIWithAPlausibleFrameCount() async throws {
         let scratch = try ScratchDirectory(prefix: "video")
-        let recording = try await VideoRecording.start(settings(scratch), CaptureRequest(press: 3, action: "primary", time: 0), logger: Self.logger)
+        let frames = source(settings(scratch))
+        defer { frames.stopAndWait() }
+        let recording = try await VideoRecording.start(
+            from: frames, time: Self.now(), settings(scratch), CaptureRequest(press: 3, action: "primary", time: 0), logger: Self.logger)
         try await Task.sleep(for: .seconds(2))
         let video = try await recording.stop().get()
         print("recorded \(video.frames) frames \(video.width)x\(video.height) at \(video.framesPerSecond) fps: \(video.path)")

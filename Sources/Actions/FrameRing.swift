@@ -1,0 +1,373 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Logging
+import Evdev
+import Synchronization
+import V4L2
+import LinuxIO
+
+/// When the capture stream runs (spec §7).
+public enum StreamMode: String, Sendable, Hashable, CaseIterable {
+    /// While the capture session runs: a photo is the frame nearest the press (zero shutter
+    /// lag), a video starts at the press, with pre-roll.
+    case always
+    /// Started at a press's `began` (prepared), stopped after `idleStop` without presses:
+    /// no camera activity while nobody presses, a photo as early as the camera allows.
+    case onPress = "on-press"
+    /// Started when a photo or video is decided (a click, a long press), warm-up frames
+    /// dropped: what evcapture did before the ring, kept to measure the difference.
+    case onAction = "on-action"
+}
+
+/// How many recent frames the ring keeps.
+public struct RingLimits: Sendable, Hashable {
+    /// Seconds of frames kept (what pre-roll can reach back to).
+    public var seconds: Double
+    /// The most memory the copies may take, in bytes.
+    public var memoryBytes: Int
+
+    public init(seconds: Double = 2, memoryBytes: Int = 64 << 20) {
+        self.seconds = seconds
+        self.memoryBytes = memoryBytes
+    }
+
+    /// Slots for frames of `frameBytes` at `fps`: enough for `seconds`, at least 3, at most
+    /// what `memoryBytes` allows (and never fewer than 2).
+    public func slots(frameBytes: Int, fps: Double?) -> Int {
+        let wanted = max(3, Int((seconds * (fps ?? 30)).rounded(.up)) + 2)
+        let affordable = max(2, memoryBytes / max(1, frameBytes))
+        return min(wanted, affordable)
+    }
+}
+
+/// A frame from the ring: its bytes as the camera sent them (MJPEG) or raw (YUYV).
+public struct RingFrame: Sendable {
+    public var frame: VideoFrame
+    public var timestampKind: FrameTimestampKind
+    /// The kernel timestamp in microseconds (CLOCK_MONOTONIC when `timestampKind` says so).
+    public var time: Int64 { frame.timestampMicroseconds }
+}
+
+/// The capture stream and its ring of recent frames (spec §7).
+///
+/// One thread dequeues each buffer, copies it into a preallocated slot of the ring and gives
+/// it back to the driver: the copy reuses the slot's storage, so the steady state allocates
+/// nothing. Photos take the frame nearest a time (the press), videos read the ring from a
+/// time onwards (pre-roll) and then follow it. A camera that cannot stream fails the
+/// requests waiting for it with its error; the rest of the daemon goes on.
+public final class FrameSource: Sendable {
+    public let settings: CaptureSettings
+    public let limits: RingLimits
+    private let logger: Logger
+    /// Called once per failure of the stream (cannot open, unplugged, no frames).
+    private let onError: @Sendable (StreamingError) -> Void
+
+    private struct Slot {
+        var bytes: [UInt8] = []
+        var count = 0
+        var sequence: UInt32 = 0
+        var time: Int64 = 0
+    }
+
+    private struct State {
+        var slots: [Slot] = []
+        /// Where the next frame goes; `filled` slots before it hold frames, oldest first.
+        var head = 0
+        var filled = 0
+        /// Frames taken since the stream started (the ring's own counter, for readers).
+        var total: UInt64 = 0
+        var format: StreamFormat?
+        var timestampKind = FrameTimestampKind(isMonotonic: true, isStartOfExposure: false)
+        var running = false
+        var stopRequested = false
+        /// The failure that ended the last stream, for requests waiting on it.
+        var failure: StreamingError?
+        /// Bumped at every start: readers notice a restart.
+        var generation: UInt64 = 0
+        var waiters: [DispatchSemaphore] = []
+        /// Monotonic µs of the last request (on-press mode stops after `idleStop` without one).
+        var lastUse: Int64 = 0
+        var readers = 0
+        /// Signalled when the stream's thread has closed the camera.
+        var stopped: [DispatchSemaphore] = []
+        /// A start came while the thread was stopping.
+        var restart = false
+    }
+    private let state = Mutex(State())
+    private let mode: StreamMode
+    private let idleStop: Duration
+
+    public init(
+        settings: CaptureSettings, mode: StreamMode = .always, limits: RingLimits = RingLimits(),
+        idleStop: Duration = .seconds(10), logger: Logger, onError: @escaping @Sendable (StreamingError) -> Void = { _ in }
+    ) {
+        self.settings = settings
+        self.mode = mode
+        self.limits = limits
+        self.idleStop = idleStop
+        self.logger = logger
+        self.onError = onError
+    }
+
+    /// Whether the stream is running now.
+    public var isRunning: Bool { state.withLock { $0.running } }
+    /// The negotiated format of the running stream.
+    public var format: StreamFormat? { state.withLock { $0.format } }
+    /// Slots in the ring (0 before the first frame).
+    public var capacity: Int { state.withLock { $0.slots.count } }
+
+    /// Starts the stream if it is not running (returns at once; frames follow).
+    public func start() {
+        let start = state.withLock { s -> UInt64? in
+            s.lastUse = monotonicNow().microseconds
+            guard !s.running else {
+                // A stop is pending: cancel it; should the thread have seen it already, it
+                // starts a new stream as it ends.
+                if s.stopRequested { s.restart = true }
+                s.stopRequested = false
+                return nil
+            }
+            s.stopRequested = false
+            s.running = true
+            s.failure = nil
+            s.generation &+= 1
+            s.head = 0
+            s.filled = 0
+            return s.generation
+        }
+        guard let generation = start else { return }
+        startThread(name: "evc-stream") { [self] in run(generation: generation) }
+    }
+
+    /// Stops the stream (returns at once; the thread lets the camera go within 250 ms and
+    /// empties the ring). A ``start()`` before then keeps it running.
+    public func stop() {
+        state.withLock { s in
+            s.stopRequested = true
+            s.restart = false
+        }
+    }
+
+    /// Stops the stream and waits (at most `timeout`) until the camera is closed, so another
+    /// program, or another stream, can open it.
+    public func stopAndWait(timeout: Duration = .seconds(3)) {
+        let done = DispatchSemaphore(value: 0)
+        let running = state.withLock { s -> Bool in
+            s.stopRequested = true
+            s.restart = false
+            if s.running { s.stopped.append(done) }
+            return s.running
+        }
+        if running { _ = done.wait(timeout: .now() + .milliseconds(Int(timeout / .milliseconds(1)))) }
+    }
+
+    /// The frame nearest `time` (monotonic µs), waiting at most `timeout` for a frame taken
+    /// at or after it: zero shutter lag while the stream runs; when it was not running, the
+    /// first frame the camera delivers. In `onAction` mode the stream starts here and
+    /// `settings.photoWarmupFrames` are dropped first.
+    public func frame(nearest time: Int64, timeout: Duration) throws(StreamingError) -> RingFrame {
+        let wasRunning = isRunning
+        start()
+        state.withLock { $0.readers += 1 }
+        defer { state.withLock { $0.readers -= 1 } }
+        let deadline = ContinuousClock.now + timeout
+        var target = time
+        if mode == .onAction || !wasRunning {
+            // A cold stream has nothing from the press: the first frame(s) it delivers.
+            let skip = mode == .onAction ? max(0, settings.photoWarmupFrames) : 0
+            let seen = state.withLock { $0.total }
+            try waitFor(deadline: deadline, timeout: timeout) { s in s.total >= seen + UInt64(skip) + 1 }
+            target = state.withLock { s in s.slots[(s.head - 1 + s.slots.count) % s.slots.count].time }
+        }
+        try waitFor(deadline: deadline, timeout: timeout) { s in
+            s.filled > 0 && s.slots[(s.head - 1 + s.slots.count) % s.slots.count].time >= target
+        }
+        return state.withLock { s in
+            var best = (s.head - s.filled + s.slots.count) % s.slots.count
+            for k in 0..<s.filled {
+                let i = (s.head - s.filled + k + s.slots.count) % s.slots.count
+                if abs(s.slots[i].time - target) < abs(s.slots[best].time - target) { best = i }
+            }
+            return copy(s, best)
+        }
+    }
+
+    /// Frames from `time` (monotonic µs; the oldest kept when the ring does not reach back
+    /// that far) in order, then each new one, to `each` until it returns false. Frames the
+    /// reader fell behind on (the ring overwrote them) are skipped and counted.
+    public func frames(from time: Int64, timeout: Duration, _ each: (RingFrame) throws -> Bool) throws -> (delivered: Int, skipped: Int) {
+        start()
+        state.withLock { $0.readers += 1 }
+        defer { state.withLock { $0.readers -= 1 } }
+        var next: UInt64?  // the ring counter of the next frame to deliver
+        var delivered = 0, skipped = 0
+        while true {
+            let deadline = ContinuousClock.now + timeout
+            if next == nil {
+                try waitFor(deadline: deadline, timeout: timeout) { s in s.filled > 0 }
+                next = state.withLock { s in
+                    // The first kept frame at or after `time`.
+                    for k in 0..<s.filled {
+                        let i = (s.head - s.filled + k + s.slots.count) % s.slots.count
+                        if s.slots[i].time >= time { return s.total - UInt64(s.filled - k) }
+                    }
+                    return s.total - 1
+                }
+            }
+            let wanted = next!
+            try waitFor(deadline: deadline, timeout: timeout) { s in s.total > wanted }
+            let (frame, oldest) = state.withLock { s -> (RingFrame?, UInt64) in
+                let oldest = s.total - UInt64(s.filled)
+                guard wanted >= oldest else { return (nil, oldest) }
+                let i = (s.head - Int(s.total - wanted) + s.slots.count) % s.slots.count
+                return (copy(s, i), oldest)
+            }
+            guard let frame else {
+                skipped += Int(oldest - wanted)
+                next = oldest
+                continue
+            }
+            next = wanted + 1
+            delivered += 1
+            state.withLock { $0.lastUse = monotonicNow().microseconds }
+            if try !each(frame) { return (delivered, skipped) }
+        }
+    }
+
+    // MARK: - The stream's thread
+
+    private func run(generation: UInt64) {
+        // The stream lives (and the camera stays open) only inside `streamFrames`.
+        let failure = streamFrames()
+        do {
+            let again = state.withLock { s -> UInt64? in
+                guard s.restart, !s.stopRequested, failure == nil else { return nil }
+                s.restart = false
+                s.generation &+= 1
+                s.head = 0
+                s.filled = 0
+                return s.generation
+            }
+            if let again {
+                startThread(name: "evc-stream") { [self] in run(generation: again) }
+                return
+            }
+            let waiters = state.withLock { s -> [DispatchSemaphore] in
+                s.running = false
+                s.failure = failure ?? StreamingError(code: .system, context: "capture stream of \(settings.devicePath) stopped")
+                s.filled = 0
+                s.format = nil
+                defer { s.waiters.removeAll(); s.stopped.removeAll() }
+                return s.waiters + s.stopped
+            }
+            for w in waiters { w.signal() }
+            if let failure { onError(failure) }
+        }
+    }
+
+    /// Streams into the ring until stopped, idle or failed; the camera is closed on return.
+    private func streamFrames() -> StreamingError? {
+        var failure: StreamingError?
+        let stream: VideoCaptureStream
+        do {
+            stream = try VideoCaptureStream(path: settings.devicePath, width: settings.width, height: settings.height)
+            try stream.start()
+        } catch {
+            return error
+        }
+        let format = stream.format
+        let slots = limits.slots(frameBytes: max(format.bytesPerLine * format.height, 1), fps: format.framesPerSecond)
+        state.withLock { s in
+            s.format = format
+            s.slots = Array(repeating: Slot(), count: slots)
+        }
+        logger.info(
+            "capture stream started",
+            metadata: ["v4l2.device": "\(settings.devicePath)", "ring.slots": "\(slots)", "v4l2.format": "\(format.pixelFormat)"])
+        var lastFrame = ContinuousClock.now
+        while true {
+            let (stop, idle) = state.withLock { s in
+                (s.stopRequested, mode == .onPress && s.readers == 0 && monotonicNow().microseconds - s.lastUse > Int64(idleStop / .microseconds(1)))
+            }
+            if stop || idle { break }
+            do {
+                try stream.withNextFrame(timeout: .milliseconds(250)) { b in store(b) }
+                lastFrame = ContinuousClock.now
+            } catch where error.code == .timedOut {
+                // Wakes to look at stop and idle; a camera silent for the frame timeout failed.
+                if ContinuousClock.now - lastFrame > settings.frameTimeout {
+                    failure = StreamingError(code: .timedOut, context: "no frame from \(settings.devicePath) for \(settings.frameTimeout)")
+                    break
+                }
+            } catch {
+                failure = error
+                break
+            }
+        }
+        stream.stop()
+        logger.info("capture stream stopped", metadata: ["v4l2.device": "\(settings.devicePath)"])
+        return failure
+    }
+
+    /// Copies a frame from the driver's buffer into the next slot (its storage reused) and
+    /// wakes the readers.
+    private func store(_ b: BorrowedFrame) {
+        let waiters = state.withLock { s -> [DispatchSemaphore] in
+            let i = s.head
+            if s.slots[i].bytes.count < b.bytes.count {
+                // Grows once per slot to the largest frame seen (MJPEG sizes vary), with room.
+                s.slots[i].bytes = [UInt8](repeating: 0, count: b.bytes.count + b.bytes.count / 4)
+            }
+            s.slots[i].bytes.withUnsafeMutableBytes { dst in
+                dst.baseAddress!.copyMemory(from: b.bytes.baseAddress!, byteCount: b.bytes.count)
+            }
+            s.slots[i].count = b.bytes.count
+            s.slots[i].sequence = b.sequence
+            s.slots[i].time = b.timestampMicroseconds
+            s.timestampKind = b.timestampKind
+            s.head = (i + 1) % s.slots.count
+            s.filled = min(s.filled + 1, s.slots.count)
+            s.total &+= 1
+            guard !s.waiters.isEmpty else { return [] }
+            defer { s.waiters.removeAll() }
+            return s.waiters
+        }
+        for w in waiters { w.signal() }
+    }
+
+    // MARK: - Helpers
+
+    private func copy(_ s: State, _ i: Int) -> RingFrame {
+        let slot = s.slots[i]
+        return RingFrame(
+            frame: VideoFrame(
+                bytes: Array(slot.bytes[0..<slot.count]), format: s.format!, sequence: slot.sequence,
+                timestampMicroseconds: slot.time),
+            timestampKind: s.timestampKind)
+    }
+
+    /// Waits until `ready` holds, the stream fails, or `deadline` passes.
+    private func waitFor(deadline: ContinuousClock.Instant, timeout: Duration, _ ready: (State) -> Bool) throws(StreamingError) {
+        while true {
+            let semaphore = DispatchSemaphore(value: 0)
+            let outcome = state.withLock { s -> Result<Bool, StreamingError> in
+                if s.running, !s.slots.isEmpty, ready(s) { return .success(true) }
+                if !s.running, let f = s.failure { return .failure(f) }
+                s.waiters.append(semaphore)
+                return .success(false)
+            }
+            switch outcome {
+            case .success(true): return
+            case .failure(let e): throw e
+            case .success(false): break
+            }
+            let left = deadline - ContinuousClock.now
+            if left <= .zero || semaphore.wait(timeout: .now() + .nanoseconds(Int(left / .nanoseconds(1)))) == .timedOut {
+                state.withLock { s in s.waiters.removeAll { $0 === semaphore } }
+                throw StreamingError(code: .timedOut, context: "waiting for a frame from \(settings.devicePath) (\(timeout))")
+            }
+        }
+    }
+}
