@@ -97,7 +97,13 @@ public struct Pipeline {
         core.handle(frame: frame, device: id, now: now, into: &out)
         let forControls = controls != nil && out.contains { $0.controlInput != nil }
         flush(emit)
-        if forControls { controls!.handle(frame: frame, device: index, at: now, emit) }
+        if forControls {
+            controls!.handle(frame: frame, device: index, at: now, emit)
+        } else if !core.isRunning {
+            // Nothing moves while the session is stopped, but a jog wheel's counter or an
+            // absolute knob turned meanwhile must not jump the slider at the next turn.
+            controls?.observe(frame: frame, device: index)
+        }
     }
 
     /// A frame as a device delivered it (live or recorded), read at `now`: a resync after

@@ -32,12 +32,16 @@ public struct RoleAssignment: Sendable, Hashable {
     public var reason: String
     /// For `slider` keys of a knob device: the step a press gives (+1 or −1). 0 otherwise.
     public var step: Int
+    /// For `slider` relative axes: the values are an 8-bit position counter, not steps (the
+    /// Contour ShuttleXpress / ShuttlePro jog wheel's `REL_DIAL`). See ``SliderDecoder``.
+    public var isCounter: Bool
 
-    public init(role: Role, source: RoleSource, reason: String, step: Int = 0) {
+    public init(role: Role, source: RoleSource, reason: String, step: Int = 0, isCounter: Bool = false) {
         self.role = role
         self.source = source
         self.reason = reason
         self.step = step
+        self.isCounter = isCounter
     }
 }
 

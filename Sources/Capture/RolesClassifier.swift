@@ -46,7 +46,7 @@ public enum RoleClassifier {
                 }
                 roles[code] = RoleAssignment(
                     role: codeRole.role, source: source, reason: "\(label): \(code.name)=\(codeRole.spelling)",
-                    step: codeRole.step)
+                    step: codeRole.step, isCounter: codeRole.isCounter)
             }
             if let d = overrides.dedicated { dedicated = d }
         }

@@ -32,6 +32,8 @@ public struct DeviceReport: Sendable, Hashable, Encodable {
     public var sources: [String: String]
     /// Code name → step per press, for keys that move a slider (knobs).
     public var steps: [String: Int]
+    /// Axes read as position counters (`slider:counter`), by code name.
+    public var counters: [String]
     public var dedicated: Bool
     public var headset: Bool
     /// The raw `EVCAPTURE_ROLE`, when udev set one.
@@ -50,13 +52,15 @@ public struct DeviceReport: Sendable, Hashable, Encodable {
         phys = d.phys.flatMap { $0.isEmpty ? nil : $0 }
         kind = p.kind.rawValue
         var roles: [String: String] = [:], reasons: [String: String] = [:], sources: [String: String] = [:]
-        var steps: [String: Int] = [:]
+        var steps: [String: Int] = [:], counters: [String] = []
         for (code, a) in p.roles {
             roles[code.name] = a.role.rawValue
             reasons[code.name] = a.reason
             sources[code.name] = a.source.rawValue
             if a.step != 0 { steps[code.name] = a.step }
+            if a.isCounter && a.role == .slider { counters.append(code.name) }
         }
+        self.counters = counters.sorted()
         self.roles = roles
         self.reasons = reasons
         self.sources = sources
@@ -134,9 +138,9 @@ public struct DeviceInventory: Sendable {
             if d.roles.isEmpty { out += "    (no key or axis with a role)\n" }
             for code in d.roles.keys.sorted() {
                 let role = d.roles[code]!
-                let step = d.steps[code].map { $0 > 0 ? " +\($0)" : " \($0)" } ?? ""
+                let step = d.steps[code].map { $0 > 0 ? " +\($0)" : " \($0)" } ?? (d.counters.contains(code) ? ":counter" : "")
                 let padded = code.rightPadded(to: max(code.count, 20))
-                out += "    \(padded) \((role + step).rightPadded(to: 12)) \(d.reasons[code] ?? "")\n"
+                out += "    \(padded) \((role + step).rightPadded(to: 14)) \(d.reasons[code] ?? "")\n"
             }
             for w in d.warnings { out += "    warning: \(w)\n" }
         }

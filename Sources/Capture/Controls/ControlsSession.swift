@@ -80,8 +80,16 @@ public final class ControlsSession {
         return inputs.flatMap { handle($0, at: time) }
     }
 
+    /// A frame of the device at `node` read while nothing is to be moved (the session is
+    /// stopped): its positions are followed, nothing moves.
+    public func observe(frame: [InputEvent], from node: String) {
+        guard decoders[node]?.followsPositions == true else { return }
+        decoders[node]!.observe(frame)
+    }
+
     /// Events of the device at `node` were lost (`SYN_DROPPED`): its partial wheel detents and
-    /// last axis positions are forgotten, as if it had just appeared.
+    /// last axis positions are forgotten, as if it had just appeared (a counter's next value
+    /// only sets its reference again).
     public func eventsLost(node: String, profile: DeviceProfile) {
         if decoders[node] != nil { decoders[node] = SliderDecoder(profile: profile) }
     }
