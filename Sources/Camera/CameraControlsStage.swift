@@ -61,6 +61,10 @@ public final class CameraControlsStage: ControlsStage {
         report(scratch, emit)
     }
 
+    public func observe(frame: [InputEvent], device index: Int) {
+        if let node = profiles[index]?.node { session.observe(frame: frame, from: node) }
+    }
+
     public func eventsLost(device index: Int, at now: Timestamp, _ emit: (PipelineEvent) -> Void) {
         if let p = profiles[index] { session.eventsLost(node: p.node, profile: p) }
     }

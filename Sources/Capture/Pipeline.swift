@@ -96,7 +96,13 @@ public struct Pipeline {
         fireDeadlines(through: now, emit)
         let forControls = core.handle(frame: frame, device: id, now: now, into: &out) && controls != nil
         flush(emit)
-        if forControls { controls!.handle(frame: frame, device: index, at: now, emit) }
+        if forControls {
+            controls!.handle(frame: frame, device: index, at: now, emit)
+        } else if !core.isRunning {
+            // Nothing moves while the session is stopped, but a jog wheel's counter or an
+            // absolute knob turned meanwhile must not jump the slider at the next turn.
+            controls?.observe(frame: frame, device: index)
+        }
     }
 
     /// A frame as a device delivered it (live or recorded), read at `now`: a resync after

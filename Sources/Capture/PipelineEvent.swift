@@ -116,6 +116,9 @@ public protocol ControlsStage: AnyObject {
     func deviceAdded(_ profile: DeviceProfile, index: Int, at now: Timestamp, _ emit: (PipelineEvent) -> Void)
     /// A whole frame (events up to `SYN_REPORT`) of a device that has slider or light-press inputs.
     func handle(frame: [InputEvent], device index: Int, at now: Timestamp, _ emit: (PipelineEvent) -> Void)
+    /// A frame of a device that moves nothing now (the session is not running): positions
+    /// (counter and absolute axes) are followed so the next movement starts from them.
+    func observe(frame: [InputEvent], device index: Int)
     /// Events were lost on a device (`SYN_DROPPED`).
     func eventsLost(device index: Int, at now: Timestamp, _ emit: (PipelineEvent) -> Void)
     /// The earliest time `advance(to:_:)` has something to do.

@@ -40,19 +40,24 @@ public struct ReplayPipeline {
     public var controls: (any ControlsStage)?
 
     /// `overrides`: the config's role overrides for a device (every match key applies, as
-    /// for a live device; the node is the recording's file name).
+    /// for a live device; the node is the recording's file name). `udevRole`: the
+    /// `EVCAPTURE_ROLE` udev would give the device (recordings carry none; tests pass what
+    /// the shipped rules say). Devices are paired (``RoleClassifier/pair(_:)``) as live ones
+    /// are, which needs a `phys` a recording does not carry.
     public init(
         inputs: [ReplayInput], settings: CaptureCoreSettings = CaptureCoreSettings(),
-        overrides: (DeviceDescription, String) -> RoleOverrides? = { _, _ in nil }, controls: (any ControlsStage)? = nil
+        overrides: (DeviceDescription, String) -> RoleOverrides? = { _, _ in nil },
+        udevRole: (DeviceDescription) -> String? = { _ in nil }, controls: (any ControlsStage)? = nil
     ) {
         self.inputs = inputs
         self.settings = settings
         self.controls = controls
-        profiles = inputs.map { input in
-            RoleClassifier.profile(
-                for: input.recording.description, node: input.node,
-                config: overrides(input.recording.description, input.node))
-        }
+        profiles = RoleClassifier.pair(
+            inputs.map { input in
+                RoleClassifier.profile(
+                    for: input.recording.description, node: input.node, udevRole: udevRole(input.recording.description),
+                    config: overrides(input.recording.description, input.node))
+            })
     }
 
     /// A frame of one recording, in merge order.

@@ -32,12 +32,42 @@ public struct RoleAssignment: Sendable, Hashable {
     public var reason: String
     /// For `slider` keys of a knob device: the step a press gives (+1 or −1). 0 otherwise.
     public var step: Int
+    /// For `slider` relative axes: the values are an 8-bit position counter, not steps (the
+    /// Contour ShuttleXpress / ShuttlePro jog wheel's `REL_DIAL`). See ``SliderDecoder``.
+    public var isCounter: Bool
 
-    public init(role: Role, source: RoleSource, reason: String, step: Int = 0) {
+    public init(role: Role, source: RoleSource, reason: String, step: Int = 0, isCounter: Bool = false) {
         self.role = role
         self.source = source
         self.reason = reason
         self.step = step
+        self.isCounter = isCounter
+    }
+}
+
+/// The event node of the same physical device that a node is paired with (spec §1: an
+/// encoder and its push switch on separate nodes), found by their shared parent.
+public struct DevicePartner: Sendable, Hashable {
+    /// The partner's node (`/dev/input/eventN`).
+    public var node: String
+    /// The partner's name.
+    public var name: String
+    /// What the partner is to this device: `encoder` (this node is its push switch) or
+    /// `push switch` (the partner's keys press this encoder).
+    public var relation: Relation
+    /// The parent they share (``RoleClassifier/parent(of:)``).
+    public var parent: String
+
+    public enum Relation: String, Sendable, Hashable {
+        case encoder
+        case pushSwitch = "push-switch"
+    }
+
+    public init(node: String, name: String, relation: Relation, parent: String) {
+        self.node = node
+        self.name = name
+        self.relation = relation
+        self.parent = parent
     }
 }
 
@@ -61,6 +91,11 @@ public struct DeviceProfile: Sendable, Hashable {
     /// Problems found in its udev property or config (an unknown role name, say); the
     /// offending entries were skipped.
     public var warnings: [String]
+    /// Nodes of the same physical device it is paired with (``RoleClassifier/pair(_:)``).
+    public var partners: [DevicePartner] = []
+    /// Where ``isDedicated`` came from: `default` unless udev or the config named a kind or
+    /// `grab`/`nograb` (pairing leaves a decided grab alone).
+    public var dedicationSource: RoleSource = .default
 
     public init(
         description: DeviceDescription, node: String, roles: [EventCode: RoleAssignment],

@@ -23,6 +23,7 @@ public enum RoleClassifier {
         var kind = detected.kind, kindReason = detected.reason
         var roles = roles(of: description, as: kind, source: .default, reason: kindReason)
         var dedicated = detected.dedicated
+        var dedicationSource = RoleSource.default
 
         var layers: [(RoleSource, RoleOverrides, String)] = []
         if let udevRole {
@@ -39,6 +40,7 @@ public enum RoleClassifier {
                 roles = self.roles(of: description, as: k, source: source, reason: kindReason)
                 // gpio/adc buttons stay dedicated when named `buttons` again.
                 dedicated = k == .buttons && detected.kind == .buttons ? detected.dedicated : k.isDedicated
+                dedicationSource = source
             }
             for (code, codeRole) in overrides.codes.sorted(by: { $0.key < $1.key }) {
                 if !description.has(code) {
@@ -46,16 +48,21 @@ public enum RoleClassifier {
                 }
                 roles[code] = RoleAssignment(
                     role: codeRole.role, source: source, reason: "\(label): \(code.name)=\(codeRole.spelling)",
-                    step: codeRole.step)
+                    step: codeRole.step, isCounter: codeRole.isCounter)
             }
-            if let d = overrides.dedicated { dedicated = d }
+            if let d = overrides.dedicated {
+                dedicated = d
+                dedicationSource = source
+            }
         }
         // Codes whose role is `ignore` are left out: a missing code means ignore, and an
         // explicit override to ignore must stay visible with its reason.
         roles = roles.filter { $0.value.role != .ignore || $0.value.source != .default }
-        return DeviceProfile(
+        var profile = DeviceProfile(
             description: description, node: node, roles: roles, isHeadset: kind == .headset,
             isDedicated: dedicated && kind != .ignore, kind: kind, kindReason: kindReason, warnings: warnings)
+        profile.dedicationSource = dedicationSource
+        return profile
     }
 
     /// The kind the capabilities suggest, why, and whether the device is dedicated to the

@@ -42,22 +42,30 @@ public enum DeviceKind: String, Sendable, Hashable, CaseIterable, Codable {
 
 /// A role for one code as written in `EVCAPTURE_ROLE` or the config: `primary`,
 /// `secondary`, `light-press`, `slider`, `slider+1`, `slider-1` (a key that moves the
-/// slider one step per press), `ignore`.
+/// slider one step per press), `slider:counter` (a relative axis whose values are an 8-bit
+/// position counter, e.g. a Contour jog wheel's `REL_DIAL`), `ignore`.
 public struct CodeRole: Sendable, Hashable {
     public var role: Role
     /// For keys with role `slider`: the step per press (+1 / −1); 0 for axes.
     public var step: Int
+    /// For relative axes with role `slider`: the values are a position counter.
+    public var isCounter: Bool
 
-    public init(_ role: Role, step: Int = 0) {
+    public init(_ role: Role, step: Int = 0, isCounter: Bool = false) {
         self.role = role
         self.step = step
+        self.isCounter = isCounter
     }
 
-    /// Parses `primary`, `slider-1`, ...; nil for anything else.
+    /// The spellings, for messages.
+    public static let spellings = "primary, secondary, light-press, slider, slider+1, slider-1, slider:counter or ignore"
+
+    /// Parses `primary`, `slider-1`, `slider:counter`, ...; nil for anything else.
     public init?(parsing text: some StringProtocol) {
         switch text.lowercased() {
         case "slider+1", "slider+": self.init(.slider, step: 1)
         case "slider-1", "slider-": self.init(.slider, step: -1)
+        case "slider:counter": self.init(.slider, isCounter: true)
         case "lightpress", "light_press": self.init(.lightPress)
         case let word:
             guard let role = Role(rawValue: word) else { return nil }
@@ -65,14 +73,37 @@ public struct CodeRole: Sendable, Hashable {
         }
     }
 
+    /// Parses the role of `code`, or says what is wrong with it: an unknown spelling, a
+    /// step on an axis, a counter on anything but a relative axis.
+    public static func parse(_ text: some StringProtocol, for code: EventCode) -> Result<CodeRole, RoleSyntaxError> {
+        guard let role = CodeRole(parsing: text) else {
+            return .failure(RoleSyntaxError("unknown role \"\(text)\" for \(code.name) (use \(spellings))"))
+        }
+        if role.isCounter && code.type != .rel {
+            return .failure(
+                RoleSyntaxError("\(code.name)=\(role.spelling): only relative axes (REL_*) can be position counters"))
+        }
+        if role.step != 0 && code.type != .key {
+            return .failure(RoleSyntaxError("\(code.name)=\(role.spelling): a step per press needs a key (KEY_*, BTN_*)"))
+        }
+        return .success(role)
+    }
+
     /// The spelling ``init(parsing:)`` reads back.
     public var spelling: String {
-        switch (role, step) {
-        case (.slider, 1...): "slider+1"
-        case (.slider, ..<0): "slider-1"
+        switch (role, step, isCounter) {
+        case (.slider, _, true): "slider:counter"
+        case (.slider, 1..., _): "slider+1"
+        case (.slider, ..<0, _): "slider-1"
         default: role.rawValue
         }
     }
+}
+
+/// Why a `CODE=role` item was refused; the caller adds where it was written.
+public struct RoleSyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Role settings from one source (the udev property or the config file) for one device.
@@ -97,7 +128,7 @@ public struct RoleOverrides: Sendable, Hashable {
     /// device kind (`knob`, `shutter`, `headset`, `dial`, `encoder`, `buttons`,
     /// `keyboard`, `pointer`, `ignore`), `grab` / `nograb`, or `CODE=role` with a kernel
     /// code name and a ``CodeRole`` spelling (`KEY_ENTER=light-press`,
-    /// `KEY_VOLUMEUP=slider+1`). Whitespace around items is ignored.
+    /// `KEY_VOLUMEUP=slider+1`, `REL_DIAL=slider:counter`). Whitespace around items is ignored.
     ///
     /// Unknown items are returned as problems (and skipped): udev gives no file or line to
     /// point at, so the caller reports them with the device.
@@ -113,11 +144,10 @@ public struct RoleOverrides: Sendable, Hashable {
                     problems.append("EVCAPTURE_ROLE: unknown event code \"\(name)\"")
                     continue
                 }
-                guard let role = CodeRole(parsing: spec) else {
-                    problems.append("EVCAPTURE_ROLE: unknown role \"\(spec)\" for \(name) (use primary, secondary, light-press, slider, slider+1, slider-1 or ignore)")
-                    continue
+                switch CodeRole.parse(spec, for: code) {
+                case .success(let role): result.codes[code] = role
+                case .failure(let problem): problems.append("EVCAPTURE_ROLE: \(problem)")
                 }
-                result.codes[code] = role
             } else if item == "grab" {
                 result.dedicated = true
             } else if item == "nograb" {

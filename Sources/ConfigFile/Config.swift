@@ -37,6 +37,12 @@ public struct ConfigError: Error, Hashable, Sendable, CustomStringConvertible {
 /// kind = "shutter"             # buttons, shutter, headset, knob, dial, encoder, keyboard, pointer, ignore
 /// grab = true                  # grab while the session runs (dedicated to the rig)
 /// roles = { KEY_ENTER = "primary", KEY_VOLUMEUP = "slider+1" }
+///
+/// [devices.jog]                # by vendor and product (hex), e.g. a jog wheel
+/// vendor = "0b33"
+/// product = "0020"
+/// roles = { REL_DIAL = "slider:counter", REL_WHEEL = "ignore" }
+///                              # slider:counter: REL_DIAL carries an 8-bit position counter
 /// ```
 ///
 /// Unknown keys, wrong types and bad values are errors naming the file and line.
@@ -214,13 +220,10 @@ public struct Config: Sendable {
                             throw reader.error(rp, "unknown event code \"\(codeName)\" (use kernel names like KEY_VOLUMEUP, REL_DIAL)")
                         }
                         guard let spelling = try reader.string(roles, codeName, path: p + ["roles"]) else { continue }
-                        guard let role = CodeRole(parsing: spelling) else {
-                            throw reader.error(
-                                rp,
-                                "unknown role \"\(spelling)\" for \(codeName) (use primary, secondary, light-press, slider, slider+1, slider-1 or ignore)"
-                            )
+                        switch CodeRole.parse(spelling, for: code) {
+                        case .success(let role): o.codes[code] = role
+                        case .failure(let problem): throw reader.error(rp, problem.description)
                         }
-                        o.codes[code] = role
                     }
                 }
                 config.deviceRules.append((label: name, match: match, overrides: o))

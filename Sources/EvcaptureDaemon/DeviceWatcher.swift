@@ -41,7 +41,23 @@ public final class DeviceWatcher: Sendable {
     private struct State {
         var opening: [String: Task<Void, Never>] = [:]
         var descriptions: [String: DeviceDescription] = [:]
+        /// Each open node's profile as classified alone, before pairing.
+        var alone: [String: DeviceProfile] = [:]
+        /// Each open node's profile as last handed out (paired).
+        var handedOut: [String: DeviceProfile] = [:]
         var pump: Task<Void, Never>?
+
+        /// Re-pairs every open node after `alone` changed; returns the profiles that differ
+        /// from what was handed out (`except` is handed out by the caller itself).
+        mutating func repair(except node: String? = nil) -> [DeviceProfile] {
+            let nodes = alone.keys.sorted()
+            var changed: [DeviceProfile] = []
+            for p in RoleClassifier.pair(nodes.map { alone[$0]! }) {
+                if p.node != node && handedOut[p.node] != nil && handedOut[p.node] != p { changed.append(p) }
+                handedOut[p.node] = p
+            }
+            return changed
+        }
     }
     private let state = Mutex(State())
 
@@ -77,15 +93,27 @@ public final class DeviceWatcher: Sendable {
                     }
                     pending?.cancel()
                     logger.info("input device removed", metadata: ["device.path": "\(device.node)"])
-                    continuation.yield(.removed(node: device.node))
+                    // Under the lock, so the order of events is the order of changes.
+                    state.withLock { s in
+                        s.alone[device.node] = nil
+                        s.handedOut[device.node] = nil
+                        continuation.yield(.removed(node: device.node))
+                        for p in s.repair() { continuation.yield(.changed(p)) }
+                    }
                 case .enumerated:
                     // After the `.added`/`.failed` of every device present at start.
                     let pending = state.withLock { Array($0.opening.values) }
                     for task in pending { await task.value }
                     continuation.yield(.enumerated)
                 case .changed(let device):
-                    guard let description = state.withLock({ $0.descriptions[device.node] }) else { continue }
-                    continuation.yield(.changed(profile(description, device)))
+                    state.withLock { s in
+                        guard let description = s.descriptions[device.node] else { return }
+                        s.alone[device.node] = profile(description, device)
+                        s.handedOut[device.node] = nil
+                        let changed = s.repair(except: device.node)
+                        continuation.yield(.changed(s.handedOut[device.node]!))
+                        for p in changed { continuation.yield(.changed(p)) }
+                    }
                 }
             }
             continuation.finish()
@@ -123,8 +151,18 @@ public final class DeviceWatcher: Sendable {
                 evdev.close()
                 return
             }
-            let p = profile(evdev.description, device)
-            state.withLock { $0.descriptions[device.node] = evdev.description }
+            // Classified, paired and handed out under one lock, so this `.added` and the
+            // partners' `.changed` are in the order of the changes, whatever other nodes
+            // open or go meanwhile.
+            let (p, partners) = state.withLock { s in
+                s.descriptions[device.node] = evdev.description
+                s.alone[device.node] = profile(evdev.description, device)
+                let partners = s.repair(except: device.node)
+                let p = s.handedOut[device.node]!
+                continuation.yield(.added(p, evdev))
+                for partner in partners { continuation.yield(.changed(partner)) }
+                return (p, partners)
+            }
             for warning in p.warnings {
                 logger.warning("\(warning)", metadata: ["device.path": "\(device.node)", "device.name": "\(p.description.name)"])
             }
@@ -134,7 +172,11 @@ public final class DeviceWatcher: Sendable {
                     "device.path": "\(device.node)", "device.name": "\(p.description.name)",
                     "device.kind": "\(p.kind.rawValue)", "device.roles": "\(p.roles.count)",
                 ])
-            continuation.yield(.added(p, evdev))
+            for partner in partners {
+                logger.info(
+                    "paired with \(device.node)",
+                    metadata: ["device.path": "\(partner.node)", "device.name": "\(partner.description.name)"])
+            }
         }
         // If the task already finished, this leaves a finished task in the table; cancelling
         // it later (on removal or stop) does nothing.

@@ -32,6 +32,19 @@ public struct DeviceReport: Sendable, Hashable, Encodable {
     public var sources: [String: String]
     /// Code name → step per press, for keys that move a slider (knobs).
     public var steps: [String: Int]
+    /// Axes read as position counters (`slider:counter`), by code name.
+    public var counters: [String]
+    /// The physical device it belongs to (`phys` without `/inputN`, with `uniq`), if known.
+    public var parent: String?
+    /// Other nodes of the same device it is paired with.
+    public var pairedWith: [Partner]
+
+    /// A paired node: `encoder` (this node is its push switch) or `push-switch`.
+    public struct Partner: Sendable, Hashable, Encodable {
+        public var node: String
+        public var name: String
+        public var relation: String
+    }
     public var dedicated: Bool
     public var headset: Bool
     /// The raw `EVCAPTURE_ROLE`, when udev set one.
@@ -50,13 +63,17 @@ public struct DeviceReport: Sendable, Hashable, Encodable {
         phys = d.phys.flatMap { $0.isEmpty ? nil : $0 }
         kind = p.kind.rawValue
         var roles: [String: String] = [:], reasons: [String: String] = [:], sources: [String: String] = [:]
-        var steps: [String: Int] = [:]
+        var steps: [String: Int] = [:], counters: [String] = []
         for (code, a) in p.roles {
             roles[code.name] = a.role.rawValue
             reasons[code.name] = a.reason
             sources[code.name] = a.source.rawValue
             if a.step != 0 { steps[code.name] = a.step }
+            if a.isCounter && a.role == .slider { counters.append(code.name) }
         }
+        self.counters = counters.sorted()
+        parent = RoleClassifier.parent(of: d)
+        pairedWith = p.partners.map { Partner(node: $0.node, name: $0.name, relation: $0.relation.rawValue) }
         self.roles = roles
         self.reasons = reasons
         self.sources = sources
@@ -89,7 +106,7 @@ public struct DeviceInventory: Sendable {
             listedBy = "/dev/input"
             nodes = scanDevInput().map { ($0, nil) }
         }
-        var devices: [DeviceReport] = []
+        var profiles: [(profile: DeviceProfile, udevRole: String?)] = []
         var unreadable: [(node: String, error: EvdevError)] = []
         for (node, udevRole) in nodes {
             do {
@@ -98,11 +115,14 @@ public struct DeviceInventory: Sendable {
                     for: device.description, node: node, udevRole: udevRole,
                     config: overrides(device.description, node))
                 device.close()
-                devices.append(DeviceReport(profile: profile, udevRole: udevRole))
+                profiles.append((profile, udevRole))
             } catch {
                 unreadable.append((node, error))
             }
         }
+        // Paired as the daemon pairs them: every node present, each classified alone first.
+        let paired = RoleClassifier.pair(profiles.map(\.profile))
+        let devices = zip(paired, profiles).map { DeviceReport(profile: $0, udevRole: $1.udevRole) }
         return DeviceInventory(devices: devices, unreadable: unreadable, listedBy: listedBy)
     }
 
@@ -134,9 +154,13 @@ public struct DeviceInventory: Sendable {
             if d.roles.isEmpty { out += "    (no key or axis with a role)\n" }
             for code in d.roles.keys.sorted() {
                 let role = d.roles[code]!
-                let step = d.steps[code].map { $0 > 0 ? " +\($0)" : " \($0)" } ?? ""
+                let step = d.steps[code].map { $0 > 0 ? " +\($0)" : " \($0)" } ?? (d.counters.contains(code) ? ":counter" : "")
                 let padded = code.rightPadded(to: max(code.count, 20))
-                out += "    \(padded) \((role + step).rightPadded(to: 12)) \(d.reasons[code] ?? "")\n"
+                out += "    \(padded) \((role + step).rightPadded(to: 14)) \(d.reasons[code] ?? "")\n"
+            }
+            for p in d.pairedWith {
+                let what = p.relation == DevicePartner.Relation.encoder.rawValue ? "push switch of" : "pushed by"
+                out += "    \(what) \(p.node) \"\(p.name)\" (same parent \(d.parent ?? "?"))\n"
             }
             for w in d.warnings { out += "    warning: \(ReadableLines.escaped(w))\n" }
         }

@@ -122,6 +122,8 @@ public struct EventCode: Hashable, Comparable, Sendable, CustomStringConvertible
     public static let pauseCD = key(201)
     /// `KEY_CAMERA`
     public static let camera = key(212)
+    /// `KEY_SELECT`
+    public static let select = key(0x161)
     /// `KEY_CAMERA_FOCUS`
     public static let cameraFocus = key(0x210)
     /// `BTN_0`

@@ -3,6 +3,7 @@ import LinuxIO
 import Glibc
 #endif
 import CLibevdev
+import CLinuxShims
 import Synchronization
 
 /// A kernel input device made from a ``DeviceDescription`` through `/dev/uinput`, for tests
@@ -17,6 +18,9 @@ public final class UinputDevice: Sendable {
     /// libevdev's uinput handle; only used under `handle`'s lock.
     private struct Handle: @unchecked Sendable {
         var uinput: OpaquePointer?
+        /// Our own `/dev/uinput` descriptor when we opened it (to set `phys`); -1 when
+        /// libevdev manages its own.
+        var fd: Int32 = -1
     }
     private let handle: Mutex<Handle>
 
@@ -57,18 +61,39 @@ public final class UinputDevice: Sendable {
                 throw EvdevError(code: .failed, context: "enabling \(code.name) for uinput device \"\(description.name)\"")
             }
         }
+        // libevdev does not pass `phys` on to uinput: set it with UI_SET_PHYS on a descriptor
+        // of our own before libevdev creates the device on it.
+        var fd: Int32 = -1
+        if let phys = description.phys, !phys.isEmpty {
+            fd = open("/dev/uinput", O_RDWR | O_CLOEXEC)
+            guard fd >= 0 else { throw EvdevError(errno: errno, context: "opening /dev/uinput") }
+            let failed: Int32? = phys.withCString { p in
+                do throws(SystemError) {
+                    _ = try retryingEINTR { evc_ioctl(fd, EVC_UI_SET_PHYS, UnsafeMutableRawPointer(mutating: p)) }
+                    return nil
+                } catch {
+                    return error.errno
+                }
+            }
+            if let failed {
+                close(fd)
+                throw EvdevError(errno: failed, context: "setting phys \"\(phys)\" of uinput device \"\(description.name)\"")
+            }
+        }
         var uinput: OpaquePointer?
-        let rc = libevdev_uinput_create_from_device(dev, LIBEVDEV_UINPUT_OPEN_MANAGED.rawValue, &uinput)
+        let rc = libevdev_uinput_create_from_device(dev, fd >= 0 ? fd : LIBEVDEV_UINPUT_OPEN_MANAGED.rawValue, &uinput)
         guard rc == 0, let uinput else {
+            if fd >= 0 { close(fd) }
             throw EvdevError(errno: -rc, context: "creating uinput device \"\(description.name)\" (/dev/uinput)")
         }
         guard let nodePointer = libevdev_uinput_get_devnode(uinput), let sysPointer = libevdev_uinput_get_syspath(uinput) else {
             libevdev_uinput_destroy(uinput)
+            if fd >= 0 { close(fd) }
             throw EvdevError(code: .failed, context: "finding the event node of uinput device \"\(description.name)\"")
         }
         node = String(cString: nodePointer)
         syspath = String(cString: sysPointer)
-        handle = Mutex(Handle(uinput: uinput))
+        handle = Mutex(Handle(uinput: uinput, fd: fd))
     }
 
     deinit { destroy() }
@@ -98,6 +123,9 @@ public final class UinputDevice: Sendable {
         handle.withLock { h in
             if let u = h.uinput { libevdev_uinput_destroy(u) }
             h.uinput = nil
+            // libevdev closes only descriptors it opened itself.
+            if h.fd >= 0 { close(h.fd) }
+            h.fd = -1
         }
     }
 }

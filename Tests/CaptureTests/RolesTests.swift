@@ -148,7 +148,7 @@ private func table(_ p: DeviceProfile) -> [String: String] {
         #expect(p.warnings == [
             "EVCAPTURE_ROLE: unknown item \"wobble\" (device kinds: buttons, shutter, headset, knob, dial, encoder, keyboard, pointer, ignore; or CODE=role)",
             "EVCAPTURE_ROLE: unknown event code \"KEY_NOPE\"",
-            "EVCAPTURE_ROLE: unknown role \"zoom\" for BTN_0 (use primary, secondary, light-press, slider, slider+1, slider-1 or ignore)",
+            "EVCAPTURE_ROLE: unknown role \"zoom\" for BTN_0 (use primary, secondary, light-press, slider, slider+1, slider-1, slider:counter or ignore)",
             "EVCAPTURE_ROLE: KEY_A is not a code this device sends",
         ])
         // defaults stand for the rest
@@ -156,10 +156,35 @@ private func table(_ p: DeviceProfile) -> [String: String] {
     }
 
     @Test func codeRoleSpellingsRoundTrip() {
-        for text in ["primary", "secondary", "light-press", "slider", "slider+1", "slider-1", "ignore"] {
+        for text in ["primary", "secondary", "light-press", "slider", "slider+1", "slider-1", "slider:counter", "ignore"] {
             #expect(CodeRole(parsing: text)?.spelling == text)
         }
         #expect(CodeRole(parsing: "shutter") == nil)
+        #expect(CodeRole(parsing: "slider:counter") == CodeRole(.slider, isCounter: true))
+        #expect(CodeRole(parsing: "counter") == nil && CodeRole(parsing: "light-press:counter") == nil)
+    }
+
+    @Test func aCounterFlagOnlyFitsARelativeAxis() {
+        #expect((try? CodeRole.parse("slider:counter", for: .relDial).get()) == CodeRole(.slider, isCounter: true))
+        #expect(throws: RoleSyntaxError("KEY_ENTER=slider:counter: only relative axes (REL_*) can be position counters")) {
+            try CodeRole.parse("slider:counter", for: .enter).get()
+        }
+        #expect(throws: RoleSyntaxError("ABS_X=slider:counter: only relative axes (REL_*) can be position counters")) {
+            try CodeRole.parse("slider:counter", for: .abs(0)).get()
+        }
+        #expect(throws: RoleSyntaxError("REL_X=slider+1: a step per press needs a key (KEY_*, BTN_*)")) {
+            try CodeRole.parse("slider+1", for: .relX).get()
+        }
+        // In EVCAPTURE_ROLE a bad item is a warning with the device, and is skipped.
+        let jog = DeviceDescription(name: "jog", bus: .usb, codes: [.synReport, .relDial, .relWheel, .enter])
+        let p = RoleClassifier.profile(for: jog, node: "n", udevRole: "dial,REL_DIAL=slider:counter,KEY_ENTER=slider:counter")
+        #expect(p.warnings == ["EVCAPTURE_ROLE: KEY_ENTER=slider:counter: only relative axes (REL_*) can be position counters"])
+        #expect(p.roles[.relDial] == RoleAssignment(role: .slider, source: .udev, reason: "EVCAPTURE_ROLE: REL_DIAL=slider:counter", isCounter: true))
+        #expect(p.roles[.enter] == nil)
+        // The config overrides udev, counter flag included.
+        let plain = RoleClassifier.profile(
+            for: jog, node: "n", udevRole: "dial,REL_DIAL=slider:counter", config: RoleOverrides(codes: [.relDial: CodeRole(.slider)]))
+        #expect(plain.roles[.relDial]?.isCounter == false && plain.roles[.relDial]?.source == .config)
     }
 
     @Test func detectionByCapabilities() {

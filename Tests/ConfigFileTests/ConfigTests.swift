@@ -34,6 +34,7 @@ import Camera
 
             [devices.knob.roles]
             KEY_MUTE = "light-press"
+            REL_DIAL = "slider:counter"
             """, file: "full.toml")
         #expect(
             c.capture
@@ -45,7 +46,9 @@ import Camera
                 == RoleOverrides(
                     kind: .shutter, codes: [.enter: CodeRole(.primary), .volumeUp: CodeRole(.slider, step: 1)],
                     dedicated: false))
-        #expect(c.overrides(forDevice: "knob") == RoleOverrides(codes: [.mute: CodeRole(.lightPress)]))
+        #expect(
+            c.overrides(forDevice: "knob")
+                == RoleOverrides(codes: [.mute: CodeRole(.lightPress), .relDial: CodeRole(.slider, isCounter: true)]))
         #expect(c.overrides(forDevice: "gpio-keys") == nil)
     }
 
@@ -93,7 +96,15 @@ import Camera
         ("capture = 3\n", "bad.toml:1: capture must be a table"),
         (
             "[devices.\"gpio-keys\"]\nkind = \"shutter\"\nroles = { KEY_ENTER = \"shutter\" }\n",
-            "bad.toml:3: unknown role \"shutter\" for KEY_ENTER (use primary, secondary, light-press, slider, slider+1, slider-1 or ignore)"
+            "bad.toml:3: unknown role \"shutter\" for KEY_ENTER (use primary, secondary, light-press, slider, slider+1, slider-1, slider:counter or ignore)"
+        ),
+        (
+            "[devices.jog]\nvendor = \"0b33\"\n\nroles = { KEY_ENTER = \"slider:counter\" }\n",
+            "bad.toml:4: KEY_ENTER=slider:counter: only relative axes (REL_*) can be position counters"
+        ),
+        (
+            "[devices.jog.roles]\nREL_DIAL = \"slider:counter\"\nREL_WHEEL = \"slider+1\"\n",
+            "bad.toml:3: REL_WHEEL=slider+1: a step per press needs a key (KEY_*, BTN_*)"
         ),
         (
             "[devices.\"gpio-keys\".roles]\nKEY_ENTER = \"primary\"\nKEY_NOPE = \"primary\"\n",

@@ -97,6 +97,7 @@ func recording(basedOn name: String, events: [String]) throws -> String {
         ("rotary-encoder-rel-x.evemu", []),
         ("rotary-encoder-push-switch-gpio-keys.evemu", []),  // KEY_ENTER is the encoder's light press
         ("griffin-powermate.evemu", []),
+        ("contour-shuttlexpress-jog.evemu", []),  // its buttons have no role unless configured
         (
             // A full keyboard: typing "ab" is nothing, its volume key counts.
             "usb-keyboard-typing-and-volume.evemu",
@@ -276,6 +277,9 @@ func recording(basedOn name: String, events: [String]) throws -> String {
                     + frame.filter { $0.type != .syn }.map { "\($0.eventCode.name) \($0.value)" }.joined(separator: ", "))
             if deadline == nil { deadline = now + .milliseconds(100) }
             emit(.controlsState(.becameActive, control: nil, time: now))
+        }
+        func observe(frame: [InputEvent], device index: Int) {
+            log.append("observed frame of \(frame.count) from \(index)")
         }
         func eventsLost(device index: Int, at now: Timestamp, _ emit: (PipelineEvent) -> Void) {}
         var nextDeadline: Timestamp? { deadline }

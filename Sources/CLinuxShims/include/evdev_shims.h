@@ -13,5 +13,6 @@ static inline void evc_input_event_set_time(struct input_event *e, long sec, lon
 static const unsigned long EVC_EVIOCGRAB = EVIOCGRAB;
 static const unsigned long EVC_EVIOCSREP = EVIOCSREP;
 static const unsigned long EVC_EVIOCSCLOCKID = EVIOCSCLOCKID;
+static const unsigned long EVC_UI_SET_PHYS = UI_SET_PHYS;
 
 #endif

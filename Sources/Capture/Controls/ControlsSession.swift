@@ -96,8 +96,16 @@ public final class ControlsSession {
         }
     }
 
+    /// A frame of the device at `node` read while nothing is to be moved (the session is
+    /// stopped): its positions are followed, nothing moves.
+    public func observe(frame: [InputEvent], from node: String) {
+        guard let box = decoders[node], box.decoder.followsPositions else { return }
+        box.decoder.observe(frame)
+    }
+
     /// Events of the device at `node` were lost (`SYN_DROPPED`): its partial wheel detents and
-    /// last axis positions are forgotten, as if it had just appeared.
+    /// last axis positions are forgotten, as if it had just appeared (a counter's next value
+    /// only sets its reference again).
     public func eventsLost(node: String, profile: DeviceProfile) {
         decoders[node]?.decoder = SliderDecoder(profile: profile)
     }
