@@ -77,6 +77,12 @@ struct DaemonSystemTests {
         #expect(looksLikeJPEG(jpeg), "\(photoPath): \(jpeg.count) bytes, not SOI…EOI")
         let info = try JPEG.decode(jpeg)
         #expect(info.width == 320 && info.height > 0 && info.warnings == 0, "\(info)")
+        // Zero shutter lag: the frame of the press, not of the decision at release (the ring
+        // runs while the session does); the precise nearest-frame check is ActionsCameraTests'.
+        let pressTime = try #require(began.object.double("time"))
+        let frameTime = try #require(photo.object.double("frame_time"), "no frame_time: \(photo.object)")
+        #expect(abs(frameTime - pressTime) < 0.2, "frame \(frameTime), press \(pressTime)")
+        #expect(JPEG.captureTime(of: jpeg) != nil, "no EXIF DateTimeOriginal")
 
         for event in ["began", "click"] {
             var env: [String: String]?
@@ -110,6 +116,10 @@ struct DaemonSystemTests {
             daemon.waitFor(timeout: .seconds(30), DaemonLines.action("video", press: longPress)), "no video\n\(daemon.transcript)")
         let videoPath = try #require(video.object.string("file"))
         let frames = try #require(video.object.int("frames"))
+        // From the press, not from the hold threshold 0.5 s later.
+        let longPressTime = try #require(longBegan.object.double("time"))
+        let firstFrame = try #require(video.object.double("frame_time"), "no frame_time: \(video.object)")
+        #expect(abs(firstFrame - longPressTime) < 0.2, "first frame \(firstFrame), press \(longPressTime)")
         #expect(videoPath.hasSuffix(".avi") && FileManager.default.fileExists(atPath: videoPath), "\(videoPath)")
         // About 1.5 s recorded (threshold 0.5 s → release at 2 s); vivid's nominal rate is
         // 30/s, the emulator delivers fewer.
