@@ -94,6 +94,8 @@ public struct CaptureCore: Sendable {
     }
     /// Presses in flight: a handful at most, scanned linearly.
     private var presses: [Press] = []
+    /// Whether a press has begun and not yet ended or been cancelled.
+    public var hasPressesInFlight: Bool { !presses.isEmpty }
     private var lastClicks: [(slot: Int32, code: UInt16, ended: Timestamp)] = []
     private var nextPress: UInt64 = 1
 

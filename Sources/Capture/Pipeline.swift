@@ -23,9 +23,15 @@ public struct Pipeline {
     /// microseconds (the same `input_unregister_device` call).
     public static let removalGrace = Duration.seconds(1)
 
-    public init(settings: CaptureCoreSettings, controls: (any ControlsStage)? = nil) {
+    /// When the session runs: always (the caller starts and stops it) or launched.
+    public let session: SessionPolicy
+    /// The last input of a launched session (its idle stop counts from here).
+    private var lastActivity: Timestamp?
+
+    public init(settings: CaptureCoreSettings, controls: (any ControlsStage)? = nil, session: SessionPolicy = SessionPolicy()) {
         core = CaptureCore(settings: settings)
         self.controls = controls
+        self.session = session
         out.reserveCapacity(16)
     }
 
@@ -33,6 +39,7 @@ public struct Pipeline {
     /// The earliest time something is due (a long press, a controls timeout, a held release).
     public var nextDeadline: Timestamp? {
         var next = core.nextDeadline
+        if let idle = idleDeadline, next == nil || idle < next! { next = idle }
         if let c = controls?.nextDeadline, next == nil || c < next! { next = c }
         for held in heldReleases.values where next == nil || held.decideBy < next! { next = held.decideBy }
         return next
@@ -75,10 +82,20 @@ public struct Pipeline {
     }
 
     /// The capture session starts or resumes (spec §3: events only while it runs).
-    public mutating func sessionStarted(at now: Timestamp, camera: String? = nil, cameraNode: String? = nil, _ emit: (PipelineEvent) -> Void) {
+    public mutating func sessionStarted(
+        at now: Timestamp, reason: String? = nil, camera: String? = nil, cameraNode: String? = nil,
+        _ emit: (PipelineEvent) -> Void
+    ) {
         core.sessionStarted(now: now, into: &out)
+        lastActivity = now
         flush(emit)
-        emit(.session(SessionChange(.started, camera: camera, cameraNode: cameraNode, time: now)))
+        emit(.session(SessionChange(.started, reason: reason, camera: camera, cameraNode: cameraNode, time: now)))
+    }
+
+    /// When a launched session stops for want of input.
+    public var idleDeadline: Timestamp? {
+        guard session.mode == .launch, core.isRunning, let last = lastActivity else { return nil }
+        return last + session.idleStop
     }
 
     /// The session stops (`paused` false) or pauses: presses in flight are cancelled.
@@ -96,6 +113,16 @@ public struct Pipeline {
         fireDeadlines(through: now, emit)
         let forControls = core.handle(frame: frame, device: id, now: now, into: &out) && controls != nil
         flush(emit)
+        if session.mode == .launch {
+            if core.isRunning {
+                lastActivity = now
+            } else if frame.contains(where: { $0.type == .key && $0.code == session.launchButton.code && $0.value == 1 }) {
+                // The core saw the launch key go down while stopped: it is ignored until
+                // released, so the press that opens the session takes no photo.
+                sessionStarted(at: now, reason: "launch", emit)
+                return
+            }
+        }
         if forControls {
             controls!.handle(frame: frame, device: index, at: now, emit)
         } else if !core.isRunning {
@@ -141,6 +168,13 @@ public struct Pipeline {
         for _ in 0..<100_000 {
             guard let d = nextDeadline, limit == nil || d <= limit! else { return }
             for (index, held) in heldReleases where held.decideBy <= d { releaseHeld(index, at: d, emit) }
+            if let idle = idleDeadline, idle <= d {
+                if core.hasPressesInFlight {
+                    lastActivity = d  // a press held still counts as use
+                } else {
+                    sessionStopped(at: idle, reason: "idle", emit)
+                }
+            }
             // The core's clock moves to every deadline, controls ones included, so the end
             // of a replay is the time of the last thing that happened.
             core.advance(to: d, into: &out)

@@ -127,3 +127,26 @@ public protocol ControlsStage: AnyObject {
     /// The device went away.
     func deviceRemoved(index: Int, at now: Timestamp, _ emit: (PipelineEvent) -> Void)
 }
+
+/// When the capture session runs (spec §7).
+public struct SessionPolicy: Sendable, Hashable {
+    public enum Mode: String, Sendable, Hashable, CaseIterable {
+        /// From start to stop: a capture station.
+        case always
+        /// From a press of `launchButton` until `idleStop` passes without input: like a
+        /// phone's camera button opening the camera (power, privacy).
+        case launch
+    }
+    public var mode: Mode
+    /// The key that starts a launched session (its press does not also capture).
+    public var launchButton: EventCode
+    /// A launched session stops after this long without a frame from any device (and no
+    /// press in flight).
+    public var idleStop: Duration
+
+    public init(mode: Mode = .always, launchButton: EventCode = .camera, idleStop: Duration = .seconds(60)) {
+        self.mode = mode
+        self.launchButton = launchButton
+        self.idleStop = idleStop
+    }
+}

@@ -181,7 +181,7 @@ public struct Config: Sendable {
         var config = Config()
         try reader.checkKeys(
             table, path: [],
-            allowed: ["capture", "devices", "camera", "output", "handlers", "hooks", "sound", "socket", "controls"])
+            allowed: ["capture", "devices", "camera", "output", "handlers", "hooks", "sound", "socket", "controls", "session"])
 
         if let capture = try reader.table(table, "capture", path: []) {
             let p = ["capture"]

@@ -60,6 +60,8 @@ public struct DaemonSettings: Sendable {
     public var preRoll = Duration.zero
     public var ring = RingLimits()
     public var streamIdleStop = Duration.seconds(10)
+    /// When the capture session runs: always, or launched by a button until idle (`[session]`).
+    public var session = SessionPolicy()
     public var outputDirectory: String?
     public var photoName = FileNamePattern.defaultPhoto
     public var videoName = FileNamePattern.defaultVideo
@@ -233,6 +235,20 @@ extension ConfigReader {
                     d.sound = .file(s)
                 }
             }
+        }
+        if let session = try self.table(table, "session", path: []) {
+            let p = ["session"]
+            try checkKeys(session, path: p, allowed: ["mode", "launch-button", "idle-stop"])
+            if let m = try oneOf(session, "mode", path: p, SessionPolicy.Mode.allCases.map(\.rawValue)) {
+                d.session.mode = SessionPolicy.Mode(rawValue: m)!
+            }
+            if let name = try string(session, "launch-button", path: p) {
+                guard let code = EventCode(name: name), code.type == .key else {
+                    throw error(p + ["launch-button"], "session.launch-button must be a key name like KEY_CAMERA, not \"\(name)\"")
+                }
+                d.session.launchButton = code
+            }
+            if let s = try seconds(session, "idle-stop", path: p) { d.session.idleStop = s }
         }
         if let socket = try self.table(table, "socket", path: []) {
             let p = ["socket"]

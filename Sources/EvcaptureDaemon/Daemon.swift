@@ -75,7 +75,7 @@ public final class Daemon: Service, Sendable {
         }
 
         let state = DaemonState(
-            settings: config.capture, controls: cameraSession.map { cameras.controlsStage(for: $0) }, loop: loop, lines: lines, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
+            settings: config.capture, session: config.daemon.session, controls: cameraSession.map { cameras.controlsStage(for: $0) }, loop: loop, lines: lines, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
             logger: logger, onReady: onReady)
         try await state.start(camera: cameraSession)
 

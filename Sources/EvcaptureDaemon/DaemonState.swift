@@ -45,11 +45,11 @@ actor DaemonState {
     var controlsStage: CameraControlsStage?
 
     init(
-        settings: CaptureCoreSettings, controls: CameraControlsStage?, loop: IOLoop, lines: LineWriter,
+        settings: CaptureCoreSettings, session: SessionPolicy, controls: CameraControlsStage?, loop: IOLoop, lines: LineWriter,
         actions: ActionRunner, cameras: CameraSetup, logger: Logger, onReady: @escaping @Sendable () -> Void
     ) {
         unownedExecutor = loop.asUnownedSerialExecutor()
-        pipeline = Pipeline(settings: settings, controls: controls)
+        pipeline = Pipeline(settings: settings, controls: controls, session: session)
         controlsStage = controls
         self.loop = loop
         self.lines = lines
@@ -87,22 +87,36 @@ actor DaemonState {
     }
 
     func emit(_ event: PipelineEvent) {
-        if case .capture(let capture) = event {
+        switch event {
+        case .capture(let capture):
             for trigger in ActionTrigger.triggers(for: capture, time: wallClockNow()) { actions.handle(trigger) }
+        case .session(let change):
+            // Whoever started or stopped it (the daemon, a launch press, the idle stop):
+            // dedicated devices are grabbed and the capture stream runs only meanwhile.
+            switch change.state {
+            case .started:
+                for d in devices.values where d.profile.isDedicated { d.device.grabWhenIdle() }
+                actions.sessionChanged(running: true)
+            case .stopped, .paused:
+                for d in devices.values { d.device.releaseGrab() }
+                actions.sessionChanged(running: false)
+            case .cameraAdded:
+                break
+            }
+        default:
+            break
         }
         lines.emit(event)
     }
 
+    /// Starts the session, unless it is launched by a button (``SessionPolicy/Mode/launch``).
     func startSession(at now: Timestamp, camera: String? = nil, cameraNode: String? = nil) {
+        guard pipeline.session.mode == .always else { return }
         pipeline.sessionStarted(at: now, camera: camera, cameraNode: cameraNode) { emit($0) }
-        for d in devices.values where d.profile.isDedicated { d.device.grabWhenIdle() }
-        actions.sessionChanged(running: true)
     }
 
     func stopSession(at now: Timestamp, reason: String) {
         pipeline.sessionStopped(at: now, reason: reason) { emit($0) }
-        for d in devices.values { d.device.releaseGrab() }
-        actions.sessionChanged(running: false)
     }
 
     func handle(_ event: DeviceWatcher.Event) {

@@ -64,3 +64,78 @@ import Testing
         #expect(log == ["0ms began", "100ms ended"])
     }
 }
+
+/// A launched session (spec §7): a launch button opens it, idle closes it; on a manual clock.
+@Suite struct LaunchedSessionTests {
+    static let policy = SessionPolicy(mode: .launch, launchButton: .camera, idleStop: .seconds(60))
+    static let cam = TestDevices.profile("cam", roles: [.camera: .primary, .volumeDown: .primary])
+
+    static func lines(_ e: PipelineEvent) -> [String] {
+        switch e {
+        case .capture(let c): ["\(c.time.microseconds / 1000)ms \(c.phase.rawValue) \(c.button.name)"]
+        case .session(let s): ["\(s.time.microseconds / 1000)ms session \(s.state.rawValue) \(s.reason ?? "")"]
+        default: []
+        }
+    }
+
+    static func key(_ p: inout Pipeline, _ index: Int, _ code: EventCode, _ value: Int32, _ t: Int, _ log: inout [String]) {
+        p.handle(Frame(events: [InputEvent(time: ms(t), code, value)], time: ms(t)), device: index, now: ms(t)) { log += lines($0) }
+    }
+
+    @Test func theLaunchButtonOpensTheSessionWithoutTakingAPhoto() {
+        var log: [String] = []
+        var p = Pipeline(settings: CaptureCoreSettings(), session: Self.policy)
+        let i = p.addDevice(Self.cam, at: ms(0)) { _ in }
+        // Before the launch: presses are nothing.
+        Self.key(&p, i, .volumeDown, 1, 10, &log)
+        Self.key(&p, i, .volumeDown, 0, 20, &log)
+        #expect(log.isEmpty && !p.isRunning)
+        // The launch press starts the session; it is ignored until released, so no capture.
+        Self.key(&p, i, .camera, 1, 100, &log)
+        Self.key(&p, i, .camera, 0, 150, &log)
+        #expect(log == ["100ms session started launch"] && p.isRunning)
+        // The next press of the same key is a capture.
+        Self.key(&p, i, .camera, 1, 300, &log)
+        Self.key(&p, i, .camera, 0, 350, &log)
+        #expect(log.suffix(2) == ["300ms began KEY_CAMERA", "350ms ended KEY_CAMERA"])
+    }
+
+    @Test func idleStopsTheSessionAtItsDeadlineNotBefore() {
+        var log: [String] = []
+        var p = Pipeline(settings: CaptureCoreSettings(), session: Self.policy)
+        let i = p.addDevice(Self.cam, at: ms(0)) { _ in }
+        Self.key(&p, i, .camera, 1, 100, &log)
+        Self.key(&p, i, .camera, 0, 200, &log)  // the last input: idle counts from here
+        #expect(p.nextDeadline == ms(60_200))
+        p.fireDeadlines(through: ms(60_199)) { log += Self.lines($0) }
+        #expect(p.isRunning)
+        p.fireDeadlines(through: ms(60_200)) { log += Self.lines($0) }
+        #expect(!p.isRunning && log.last == "60200ms session stopped idle")
+        // Stopped: no idle deadline, and presses are nothing again until the next launch.
+        #expect(p.nextDeadline == nil)
+        Self.key(&p, i, .volumeDown, 1, 61_000, &log)
+        #expect(log.last == "60200ms session stopped idle")
+    }
+
+    @Test func aPressHeldPastTheIdleTimeKeepsTheSessionOpen() {
+        var log: [String] = []
+        var p = Pipeline(settings: CaptureCoreSettings(), session: Self.policy)
+        let i = p.addDevice(Self.cam, at: ms(0)) { _ in }
+        Self.key(&p, i, .camera, 1, 0, &log)
+        Self.key(&p, i, .camera, 0, 10, &log)
+        Self.key(&p, i, .volumeDown, 1, 1_000, &log)  // held for 100 s
+        p.fireDeadlines(through: ms(61_000)) { log += Self.lines($0) }
+        #expect(p.isRunning, "\(log)")
+        Self.key(&p, i, .volumeDown, 0, 101_000, &log)
+        p.fireDeadlines(through: ms(161_000)) { log += Self.lines($0) }
+        #expect(log.last == "161000ms session stopped idle", "\(log)")
+    }
+
+    @Test func anAlwaysSessionNeverStopsForIdleness() {
+        var p = Pipeline(settings: CaptureCoreSettings())
+        p.sessionStarted(at: ms(0)) { _ in }
+        #expect(p.idleDeadline == nil && p.nextDeadline == nil)
+        p.fireDeadlines(through: ms(10_000_000)) { _ in }
+        #expect(p.isRunning)
+    }
+}

@@ -62,7 +62,7 @@ import Camera
         ),
         (
             "# top\n\n[camra]\nx = 1\n",
-            "bad.toml:3: unknown key \"camra\" (known: capture, devices, camera, output, handlers, hooks, sound, socket, controls)"
+            "bad.toml:3: unknown key \"camra\" (known: capture, devices, camera, output, handlers, hooks, sound, socket, controls, session)"
         ),
         (
             "# top\n\n[camera]\nx = 1\n",
@@ -70,6 +70,9 @@ import Camera
         ),
         ("[camera]\nexternal-changes = \"ignore\"\n", "bad.toml:2: camera.external-changes must be \"follow\" or \"restore\", not \"ignore\""),
         ("[output]\njpeg-quality = 101\n", "bad.toml:2: output.jpeg-quality must be between 1 and 100, not 101"),
+        ("[session]\nmode = \"manual\"\n", "bad.toml:2: session.mode must be one of \"always\", \"launch\", not \"manual\""),
+        ("[session]\nlaunch-button = \"REL_X\"\n", "bad.toml:2: session.launch-button must be a key name like KEY_CAMERA, not \"REL_X\""),
+        ("[session]\nidle-stop = 3601\n", "bad.toml:2: session.idle-stop must be more than 0 and at most 3600 seconds, not 3601.0"),
         ("[camera]\nstream = \"sometimes\"\n", "bad.toml:2: camera.stream must be one of \"always\", \"on-press\", \"on-action\", not \"sometimes\""),
         ("[camera]\nphoto-frame = \"click\"\n", "bad.toml:2: camera.photo-frame must be one of \"press\", \"release\", not \"click\""),
         ("[camera]\npre-roll = -0.5\n", "bad.toml:2: camera.pre-roll must be 0 and at most 3600 seconds, not -0.5"),
@@ -180,6 +183,12 @@ import Camera
         } catch {
             #expect(error.description.hasPrefix("/nonexistent/evcapture.toml: cannot read"))
         }
+    }
+
+    @Test func aLaunchedSessionIsConfigured() throws {
+        #expect(try Config.parse("", file: "t.toml").daemon.session == SessionPolicy())
+        let s = try Config.parse("[session]\nmode = \"launch\"\nlaunch-button = \"KEY_VOLUMEUP\"\nidle-stop = 3600\n", file: "t.toml").daemon.session
+        #expect(s == SessionPolicy(mode: .launch, launchButton: .volumeUp, idleStop: .seconds(3600)))
     }
 
     @Test func theCaptureStreamDefaultsToTheRunningRingAndThePress() throws {
