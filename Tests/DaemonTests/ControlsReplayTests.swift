@@ -110,36 +110,20 @@ import ConfigFile
         #expect(camera.setLog.isEmpty)
     }
 
-    static let binary = Fixtures.repository + "/.build/debug/evcapture"
-
-    /// The command itself, end to end (needs the built executable: `swift build`). Skipped in
-    /// the vmlab guest, where spawning the host-built executable from the test bundle hangs
-    /// (not yet understood); the pipeline tests above run there and cover the same code.
-    @Test(
-        .enabled(if: FileManager.default.isExecutableFile(atPath: binary), "evcapture executable not built at .build/debug"),
-        .enabled(if: ProcessInfo.processInfo.environment["VMLAB_GUEST"] == nil, "spawning evcapture inside the vmlab guest hangs; host only"))
-    func commandLine() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["replay", Self.fixture("rotary-encoder-rel-x.evemu"), "--camera", "sim", "--json"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    /// The command itself, end to end, here and in the test VM (posix_spawn, see
+    /// ``EvcaptureCommand``: Foundation's Process was what hung there).
+    @Test func commandLine() throws {
+        let r = try EvcaptureCommand.run(["replay", Self.fixture("rotary-encoder-rel-x.evemu"), "--camera", "sim", "--json"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(Self.controlLines(lines).first == Self.zoom("1.08", 108, "0.000001"))
         #expect(Self.controlLines(lines).last == Self.zoom("1.16", 116, "1.080001"))
         #expect(lines.contains(Self.state("active", "0.000001")))
 
-        let bad = Process()
-        bad.executableURL = URL(fileURLWithPath: Self.binary)
-        bad.arguments = ["replay", Self.fixture("rotary-encoder-rel-x.evemu"), "--camera", "/dev/video0"]
-        bad.standardError = Pipe()
-        bad.standardOutput = Pipe()
-        try bad.run()
-        bad.waitUntilExit()
-        #expect(bad.terminationStatus != 0)
+        // A camera that is not there: a clear error naming it, and no output.
+        let bad = try EvcaptureCommand.run(["replay", Self.fixture("rotary-encoder-rel-x.evemu"), "--camera", "/dev/evcapture-no-camera"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("/dev/evcapture-no-camera"), "\(bad.stderr)")
+        #expect(bad.stdout.isEmpty)
     }
 }

@@ -8,67 +8,10 @@ import ConfigFile
 import Capture
 import Evdev
 
-/// `evcapture replay` as a person runs it: the built binary, its stdout, stderr and exit status.
-let evcaptureBinary = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent(".build/debug/evcapture").path
-
-@Suite(
-    .enabled(
-        if: FileManager.default.isExecutableFile(atPath: evcaptureBinary),
-        "needs .build/debug/evcapture (swift build --build-tests builds it)"))
-struct ReplayCommandTests {
-    static let binary = evcaptureBinary
-
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    /// Runs the binary with posix_spawn (Foundation's Process needs a CFSocket wake-up pair,
-    /// which the VM's chroot does not always give) and collects its output.
-    static func evcapture(_ args: [String]) throws -> Result {
-        var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
-        guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw POSIXError(.EMFILE) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
-        let argv = ([binary] + args).map { strdup($0) } + [nil]
-        defer { for a in argv { free(a) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, binary, &actions, nil, argv, environ)
-        close(outPipe[1])
-        close(errPipe[1])
-        guard rc == 0 else { throw POSIXError(POSIXErrorCode(rawValue: rc) ?? .EINVAL) }
-        // stdout first, then stderr: these runs write at most a line or two to stderr, far
-        // below a pipe's capacity, so the child never waits on it.
-        let stdoutText = readAll(outPipe[0])
-        let errText = readAll(errPipe[0])
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let exit = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        return Result(status: exit, stdout: stdoutText, stderr: errText)
-    }
-
-    static func readAll(_ fd: Int32) -> String {
-        defer { close(fd) }
-        var data: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = read(fd, &buffer, buffer.count)
-            if n > 0 {
-                data += buffer[0..<n]
-            } else if n < 0 && errno == EINTR {
-                continue
-            } else {
-                break
-            }
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
+/// `evcapture replay` as a person runs it: the built binary (``EvcaptureCommand``), its
+/// stdout, stderr and exit status.
+@Suite struct ReplayCommandTests {
+    static func evcapture(_ args: [String]) throws -> EvcaptureCommand.Result { try EvcaptureCommand.run(args) }
 
     @Test func replaysEveryFixtureAsJSONLines() throws {
         let files = try FileManager.default.contentsOfDirectory(atPath: Fixtures.directory).filter { $0.hasSuffix(".evemu") }.sorted()
