@@ -40,6 +40,17 @@ public struct ActionsConfiguration: Sendable {
     public var capture: CaptureSettings?
     /// Per action (`primary`, `secondary`); an action missing here does nothing but hooks.
     public var bindings: [String: ActionBinding]
+
+    /// What `trigger` sets off: `photo`, `video` and the names of the hooks it runs, in
+    /// that order (the runner's rules; a replay reports them as skipped).
+    public func planned(for trigger: ActionTrigger) -> [String] {
+        let binding = bindings[trigger.action] ?? .none
+        var out: [String] = []
+        if let photoOn = binding.photoOn, trigger.kind == photoOn { out.append("photo") }
+        if binding.videoOnLongPress, trigger.kind == .longPress { out.append("video") }
+        for hook in hooks where hook.matches(trigger) { out.append("hook " + hook.name) }
+        return out
+    }
     public var hooks: [ExecHook]
     public var sound: SoundSetting
     public var soundPlayer: SoundPlayer
@@ -71,6 +82,8 @@ public enum ActionOutcome: Sendable {
     case hookFinished(name: String, ChildOutcome, press: UInt64)
     case soundStarted(file: String, press: UInt64)
     case failed(ActionError, press: UInt64?)
+    /// Not run, and why (a replay runs no actions).
+    case skipped(String, press: UInt64, reason: String)
 }
 
 /// Receives capture triggers. `handle` returns at once: it never waits for an action.

@@ -77,6 +77,13 @@ public struct DaemonSettings: Sendable {
 
     public init() {}
 
+    /// The bindings of the buttons: `primary`, and `secondary` when it has a handler.
+    public var bindings: [String: ActionBinding] {
+        var b = ["primary": primary]
+        if let secondary { b["secondary"] = secondary }
+        return b
+    }
+
     /// Where photos go when nothing is configured: `$EVCAPTURE_OUTPUT`, systemd's
     /// `$STATE_DIRECTORY`, `$XDG_PICTURES_DIR/evcapture`, else `~/Pictures/evcapture`.
     public static func defaultOutputDirectory(_ env: [String: String] = ProcessInfo.processInfo.environment) -> String {

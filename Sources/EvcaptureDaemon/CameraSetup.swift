@@ -78,8 +78,6 @@ struct CameraSetup: Sendable {
     func actionRunner(for session: CameraSession?) -> ActionRunner {
         let d = config.daemon
         let captureDevice = d.captureDevice ?? session?.camera.devicePath
-        var bindings = ["primary": d.primary]
-        if let secondary = d.secondary { bindings["secondary"] = secondary }
         let lines = self.lines
         return ActionRunner(
             configuration: ActionsConfiguration(
@@ -90,7 +88,7 @@ struct CameraSetup: Sendable {
                         jpegQuality: d.jpegQuality, streamMode: d.streamMode, photoMoment: d.photoMoment, preRoll: d.preRoll,
                         ring: d.ring, streamIdleStop: d.streamIdleStop)
                 },
-                bindings: bindings, hooks: d.hooks, sound: d.sound),
+                bindings: d.bindings, hooks: d.hooks, sound: d.sound),
             logger: logger,
             onOutcome: { outcome in lines.emit(outcome, at: monotonicNow()) })
     }

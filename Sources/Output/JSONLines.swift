@@ -318,6 +318,10 @@ extension JSONLines {
                 [("action", .string("hook")), ("press", .int(Int64(press))), ("hook", .string(name)), ("result", .string("\(result)"))])
         case .soundStarted(let file, let press):
             object(event: "action", time: time, [("action", .string("sound")), ("press", .int(Int64(press))), ("file", .string(file))])
+        case .skipped(let action, let press, let reason):
+            object(
+                event: "action", time: time,
+                [("action", .string(action)), ("press", .int(Int64(press))), ("skipped", .string(reason))])
         case .failed(let failure, let press):
             error(failure.description, time: time, extra: [("code", .string(failure.code))] + (press.map { [("press", .int(Int64($0)))] } ?? []))
         }
@@ -344,6 +348,7 @@ extension ReadableLines {
         case .hookFinished(let name, let result, let press): "\(t) hook      \(name): \(result) (press \(press))"
         case .soundStarted(let file, let press): "\(t) sound     \(file) (press \(press))"
         case .failed(let error, let press): "\(t) error     \(error)" + (press.map { " (press \($0))" } ?? "")
+        case .skipped(let action, let press, let reason): "\(t) skipped   \(action): \(reason) (press \(press))"
         }
         return escaped(line)
     }

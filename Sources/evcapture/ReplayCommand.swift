@@ -49,10 +49,21 @@ struct ReplayCommand: ParsableCommand {
         }
         var pipeline = ReplayPipeline(
             inputs: inputs, config: settings, controls: try ReplayControls.make(camera: camera, config: settings))
+        // The daemon's actions for the same events: reported, not run (a replay is for
+        // reports and tests; it takes no photos and runs no hooks).
+        let actions = ActionsConfiguration(capture: nil, bindings: settings.daemon.bindings, hooks: settings.daemon.hooks, sound: .off)
         var out = ""
         pipeline.run { event in
             out += json ? JSONLines.line(event) : ReadableLines.line(event)
             out += "\n"
+            if case .capture(let capture) = event {
+                for trigger in ActionTrigger.triggers(for: capture, time: 0) {
+                    for action in actions.planned(for: trigger) {
+                        let skipped = ActionOutcome.skipped(action, press: trigger.press, reason: "replay runs no actions")
+                        out += (json ? JSONLines.outcome(skipped, time: capture.time) : ReadableLines.outcome(skipped, time: capture.time)) + "\n"
+                    }
+                }
+            }
             if out.utf8.count > 1 << 16 {
                 print(out, terminator: "")
                 out = ""

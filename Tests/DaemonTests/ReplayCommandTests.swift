@@ -13,17 +13,42 @@ import Evdev
 @Suite struct ReplayCommandTests {
     static func evcapture(_ args: [String]) throws -> EvcaptureCommand.Result { try EvcaptureCommand.run(args) }
 
+    /// A replay reports the actions the daemon would run for its events, hooks included,
+    /// without running them.
+    @Test func actionsAreReportedAsSkipped() throws {
+        let config = try temporaryFile(
+            "hooks.toml",
+            """
+            [handlers.primary]
+            click = "none"
+            [[hooks]]
+            name = "notify"
+            argv = ["/bin/false"]
+            on = ["began"]
+            """)
+        let r = try Self.evcapture(["replay", "--json", "--config", config, fixture("gpio-keys-volume-keys.evemu")])
+        #expect(r.status == 0, "\(r.stderr)")
+        let skipped = r.stdout.split(separator: "\n").filter { $0.contains("\"skipped\"") }
+        let began = r.stdout.split(separator: "\n").filter { $0.contains("\"phase\":\"began\"") }
+        #expect(!began.isEmpty && skipped.count == began.count + 1, "\(skipped)")  // + the long press's video
+        #expect(skipped.allSatisfy { $0.contains("\"action\":\"hook notify\"") || $0.contains("\"action\":\"video\"") })
+        #expect(!skipped.contains { $0.contains("\"action\":\"photo\"") }, "click = none: no photo")
+    }
+
     @Test func replaysEveryFixtureAsJSONLines() throws {
         let files = try FileManager.default.contentsOfDirectory(atPath: Fixtures.directory).filter { $0.hasSuffix(".evemu") }.sorted()
         let r = try Self.evcapture(["replay", "--json"] + files.map(fixture))
         #expect(r.status == 0)
         #expect(r.stderr == "")
         let lines = r.stdout.split(separator: "\n")
-        // Every device added and removed, session started and stopped, and the capture events
-        // of every fixture (ReplayTests.expected), merged.
+        // Every device added and removed, session started and stopped, the capture events of
+        // every fixture (ReplayTests.expected), merged, and after each click and long press
+        // the daemon's default action (photo, video) reported as skipped.
         let captures = ReplayTests.expected.map(\.1.count).reduce(0, +)
+        let gestures = ReplayTests.expected.flatMap(\.1).filter { $0.hasSuffix(" click") || $0.hasSuffix(" long-press") }.count
         #expect(files.count == ReplayTests.expected.count)
-        #expect(lines.count == files.count * 2 + 2 + captures)
+        #expect(lines.count == files.count * 2 + 2 + captures + gestures)
+        #expect(lines.filter { $0.contains("\"skipped\":\"replay runs no actions\"") }.count == gestures)
         for line in lines {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             #expect(object?["event"] is String && object?["time"] is Double, "\(line)")
