@@ -95,6 +95,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
+        // The README's library example, built with everything else (a system test runs it).
+        .executableTarget(
+            name: "capture-app-example", dependencies: ["Capture", "EvcaptureDaemon"],
+            path: "Examples/CaptureApp"),
         // For tests: a manual clock, fixture paths, scenario helpers.
         .target(
             name: "EvcaptureTesting", dependencies: ["Capture", "Evdev", .product(name: "Logging", package: "swift-log")],

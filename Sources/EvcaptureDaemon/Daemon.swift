@@ -21,9 +21,12 @@ public struct DaemonOutputOptions: Sendable {
     public var json: Bool
     /// The Unix socket for JSON lines (`--socket`), nil for none.
     public var socketPath: String?
-    public init(json: Bool = false, socketPath: String? = nil) {
+    /// Lines on stdout at all (an app embedding the daemon says no).
+    public var stdout: Bool
+    public init(json: Bool = false, socketPath: String? = nil, stdout: Bool = true) {
         self.json = json
         self.socketPath = socketPath
+        self.stdout = stdout
     }
 }
 
@@ -44,12 +47,18 @@ public final class Daemon: Service, Sendable {
     private let logger: Logger
     /// Called once the first device enumeration is done (READY=1 for systemd).
     private let onReady: @Sendable () -> Void
+    /// Sees every event on the I/O thread, in order, before the line writers (must not block).
+    private let observer: (@Sendable (PipelineEvent) -> Void)?
 
-    public init(config: Config, output: DaemonOutputOptions, logger: Logger, onReady: @escaping @Sendable () -> Void = {}) {
+    public init(
+        config: Config, output: DaemonOutputOptions, logger: Logger, onReady: @escaping @Sendable () -> Void = {},
+        observer: (@Sendable (PipelineEvent) -> Void)? = nil
+    ) {
         self.config = config
         self.output = output
         self.logger = logger
         self.onReady = onReady
+        self.observer = observer
     }
 
     /// Runs until the service group shuts down (SIGTERM / SIGINT) — then releases grabs,
@@ -57,7 +66,7 @@ public final class Daemon: Service, Sendable {
     public func run() async throws {
         let loop = try IOLoop()
         defer { loop.stop() }
-        let lines = LineWriter(json: output.json)
+        let lines = LineWriter(json: output.json, stdout: output.stdout)
         var socket: SocketServer?
         if let path = output.socketPath ?? config.daemon.socketPath {
             socket = try SocketServer(path: path, loop: loop, logger: logger)
@@ -76,7 +85,7 @@ public final class Daemon: Service, Sendable {
 
         let state = DaemonState(
             settings: config.capture, session: config.daemon.session, controls: cameraSession.map { cameras.controlsStage(for: $0) }, loop: loop, lines: lines, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
-            logger: logger, onReady: onReady)
+            logger: logger, onReady: onReady, observer: observer)
         try await state.start(camera: cameraSession)
 
         // Devices.

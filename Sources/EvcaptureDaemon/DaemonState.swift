@@ -34,6 +34,7 @@ actor DaemonState {
     let cameras: CameraSetup
     let logger: Logger
     let onReady: @Sendable () -> Void
+    let observer: (@Sendable (PipelineEvent) -> Void)?
     var devices: [String: OpenDevice] = [:]
     /// Fires the pipeline's next deadline; `armed` is what it is armed for.
     var timer: IOTimer?
@@ -46,8 +47,10 @@ actor DaemonState {
 
     init(
         settings: CaptureCoreSettings, session: SessionPolicy, controls: CameraControlsStage?, loop: IOLoop, lines: LineWriter,
-        actions: ActionRunner, cameras: CameraSetup, logger: Logger, onReady: @escaping @Sendable () -> Void
+        actions: ActionRunner, cameras: CameraSetup, logger: Logger, onReady: @escaping @Sendable () -> Void,
+        observer: (@Sendable (PipelineEvent) -> Void)? = nil
     ) {
+        self.observer = observer
         unownedExecutor = loop.asUnownedSerialExecutor()
         pipeline = Pipeline(settings: settings, controls: controls, session: session)
         controlsStage = controls
@@ -106,6 +109,7 @@ actor DaemonState {
         default:
             break
         }
+        observer?(event)
         lines.emit(event)
     }
 

@@ -51,12 +51,13 @@ public final class LineWriter: Sendable {
         }
     }
 
-    public init(json: Bool) {
+    /// `stdout` false: lines go to the socket only (an app embedding the daemon).
+    public init(json: Bool, stdout: Bool = true) {
         self.json = json
         let (stream, continuation) = AsyncStream.makeStream(of: Line.self, bufferingPolicy: .bufferingNewest(10_000))
         toStdout = continuation
         stdoutWriter = Task.detached {
-            for await item in stream {
+            for await item in stream where stdout {
                 var l = (json ? item.json : item.text) + "\n"
                 // A stdout that failed (EPIPE) ends this writer only.
                 do { try writeAll(1, l) } catch { return }

@@ -113,10 +113,13 @@ final class DaemonProcess {
     private let stderrCollector: DescriptorCollector
     private(set) var exitStatus: Int32?
 
-    /// Starts the executable with `arguments`; `environment` replaces the test's own.
-    init(_ label: String, arguments: [String], environment: [String: String]) throws {
+    /// Starts the executable (by default evcapture) with `arguments`; `environment` replaces
+    /// the test's own.
+    init(_ label: String, executable: String? = nil, arguments: [String], environment: [String: String]) throws {
         self.label = label
-        guard let executable = DaemonPaths.executable else { throw DaemonSpawnError(what: "no evcapture executable", errno: ENOENT) }
+        guard let executable = executable ?? DaemonPaths.executable else {
+            throw DaemonSpawnError(what: "no evcapture executable", errno: ENOENT)
+        }
         self.arguments = arguments
         var outPipe: [Int32] = [0, 0]
         var errPipe: [Int32] = [0, 0]
