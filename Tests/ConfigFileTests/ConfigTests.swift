@@ -261,3 +261,22 @@ import Camera
         #expect(c.overrides(for: other, node: "/dev/input/event5") == nil)
     }
 }
+
+/// The README's examples are configs the parser accepts (a README that drifts fails here).
+@Suite struct ReadmeConfigTests {
+    static func tomlBlocks() throws -> [String] {
+        let readme = try String(contentsOfFile: Fixtures.repository + "/README.md", encoding: .utf8)
+        return readme.components(separatedBy: "```toml\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+    }
+
+    @Test func everyTOMLExampleInTheREADMEParses() throws {
+        let blocks = try Self.tomlBlocks()
+        #expect(blocks.count >= 2)
+        for (i, block) in blocks.enumerated() {
+            #expect(throws: Never.self, "README toml block \(i + 1)") { _ = try Config.parse(block, file: "README.md#\(i + 1)") }
+        }
+        // The full example sets the capture stream as documented.
+        let full = try Config.parse(try #require(blocks.first { $0.contains("[capture]") }), file: "README.md")
+        #expect(full.daemon.preRoll == .milliseconds(500) && full.daemon.streamMode == .always && full.daemon.session.mode == .always)
+    }
+}
