@@ -61,7 +61,7 @@ let package = Package(
         // The pure core: roles, press lifecycle, gestures, controls, the pipeline; typed events, no I/O, no clock.
         .target(
             name: "Capture",
-            dependencies: ["Evdev", "LinuxIO", .product(name: "DequeModule", package: "swift-collections")]),
+            dependencies: ["Evdev", "LinuxIO", "CLinuxShims", .product(name: "DequeModule", package: "swift-collections")]),
         // Cameras: V4L2 (and simulated) cameras bound to the controls, discovery, the camera session.
         .target(
             name: "Camera",

@@ -9,19 +9,8 @@ import TOMLKit
 import Actions
 import Camera
 
-/// A problem in a config file, named by file and line: `file:line: problem`.
-public struct ConfigError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var file: String
-    public var line: Int
-    public var problem: String
-    public init(file: String, line: Int, problem: String) {
-        self.file = file
-        self.line = line
-        self.problem = problem
-    }
-    /// `file:line: problem` (`file: problem` when no line applies, e.g. unreadable).
-    public var description: String { line > 0 ? "\(file):\(line): \(problem)" : "\(file): \(problem)" }
-}
+/// A config that cannot be used: `file:line: problem` (``FileLineError``).
+public typealias ConfigError = FileLineError
 
 /// The config file (TOML). Everything is optional; an empty file is the defaults.
 ///

@@ -3,25 +3,8 @@ import LinuxIO
 import Glibc
 #endif
 
-/// A malformed or unreadable evemu recording: which file, which line, what is wrong.
-public struct EvemuError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The file name as given to ``EvemuRecording/load(path:)`` or ``EvemuRecording/parse(_:file:)``.
-    public var file: String
-    /// 1-based line number; 0 when the problem is with the file as a whole (unreadable).
-    public var line: Int
-    public var problem: String
-
-    public init(file: String, line: Int, problem: String) {
-        self.file = file
-        self.line = line
-        self.problem = problem
-    }
-
-    /// `file:line: problem` (`file: problem` when no line applies).
-    public var description: String {
-        line > 0 ? "\(file):\(line): \(problem)" : "\(file): \(problem)"
-    }
-}
+/// An evemu recording that cannot be read: `file:line: problem` (``FileLineError``).
+public typealias EvemuError = FileLineError
 
 /// What `evemu-record` writes: a device description (`N:`, `I:`, `P:`, `B:`, `A:` lines)
 /// and the events it saw (`E:` lines), on the recording's own clock.

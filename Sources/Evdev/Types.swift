@@ -11,27 +11,27 @@ public struct EventType: RawRepresentable, Hashable, Comparable, Sendable, Custo
     public init(_ rawValue: UInt16) { self.rawValue = rawValue }
 
     /// `EV_SYN`
-    public static let syn = EventType(0x00)
+    public static let syn = EventType(UInt16(EV_SYN))
     /// `EV_KEY`
-    public static let key = EventType(0x01)
+    public static let key = EventType(UInt16(EV_KEY))
     /// `EV_REL`
-    public static let rel = EventType(0x02)
+    public static let rel = EventType(UInt16(EV_REL))
     /// `EV_ABS`
-    public static let abs = EventType(0x03)
+    public static let abs = EventType(UInt16(EV_ABS))
     /// `EV_MSC`
-    public static let msc = EventType(0x04)
+    public static let msc = EventType(UInt16(EV_MSC))
     /// `EV_SW`
-    public static let sw = EventType(0x05)
+    public static let sw = EventType(UInt16(EV_SW))
     /// `EV_LED`
-    public static let led = EventType(0x11)
+    public static let led = EventType(UInt16(EV_LED))
     /// `EV_SND`
-    public static let snd = EventType(0x12)
+    public static let snd = EventType(UInt16(EV_SND))
     /// `EV_REP`
-    public static let rep = EventType(0x14)
+    public static let rep = EventType(UInt16(EV_REP))
     /// `EV_FF`
-    public static let ff = EventType(0x15)
+    public static let ff = EventType(UInt16(EV_FF))
     /// `EV_MAX`
-    public static let max = EventType(0x1f)
+    public static let max = EventType(UInt16(EV_MAX))
 
     /// The kernel name, e.g. `EV_KEY`.
     public var name: String {
@@ -91,61 +91,61 @@ public struct EventCode: Hashable, Comparable, Sendable, CustomStringConvertible
     /// `SYN_DROPPED`
     public static let synDropped = EventCode(.syn, 3)
     /// `KEY_ENTER`
-    public static let enter = key(28)
+    public static let enter = key(UInt16(KEY_ENTER))
     /// `KEY_SPACE`
-    public static let space = key(57)
+    public static let space = key(UInt16(KEY_SPACE))
     /// `KEY_KPENTER`
-    public static let kpEnter = key(96)
+    public static let kpEnter = key(UInt16(KEY_KPENTER))
     /// `KEY_MUTE`
-    public static let mute = key(113)
+    public static let mute = key(UInt16(KEY_MUTE))
     /// `KEY_VOLUMEDOWN`
-    public static let volumeDown = key(114)
+    public static let volumeDown = key(UInt16(KEY_VOLUMEDOWN))
     /// `KEY_VOLUMEUP`
-    public static let volumeUp = key(115)
+    public static let volumeUp = key(UInt16(KEY_VOLUMEUP))
     /// `KEY_POWER`
-    public static let power = key(116)
+    public static let power = key(UInt16(KEY_POWER))
     /// `KEY_PAGEUP`
-    public static let pageUp = key(104)
+    public static let pageUp = key(UInt16(KEY_PAGEUP))
     /// `KEY_PAGEDOWN`
-    public static let pageDown = key(109)
+    public static let pageDown = key(UInt16(KEY_PAGEDOWN))
     /// `KEY_NEXTSONG`
-    public static let nextSong = key(163)
+    public static let nextSong = key(UInt16(KEY_NEXTSONG))
     /// `KEY_PLAYPAUSE`
-    public static let playPause = key(164)
+    public static let playPause = key(UInt16(KEY_PLAYPAUSE))
     /// `KEY_PREVIOUSSONG`
-    public static let previousSong = key(165)
+    public static let previousSong = key(UInt16(KEY_PREVIOUSSONG))
     /// `KEY_STOPCD`
-    public static let stopCD = key(166)
+    public static let stopCD = key(UInt16(KEY_STOPCD))
     /// `KEY_PLAYCD`
-    public static let playCD = key(200)
+    public static let playCD = key(UInt16(KEY_PLAYCD))
     /// `KEY_PAUSECD`
-    public static let pauseCD = key(201)
+    public static let pauseCD = key(UInt16(KEY_PAUSECD))
     /// `KEY_CAMERA`
-    public static let camera = key(212)
+    public static let camera = key(UInt16(KEY_CAMERA))
     /// `KEY_SELECT`
-    public static let select = key(0x161)
+    public static let select = key(UInt16(KEY_SELECT))
     /// `KEY_CAMERA_FOCUS`
-    public static let cameraFocus = key(0x210)
+    public static let cameraFocus = key(UInt16(KEY_CAMERA_FOCUS))
     /// `BTN_0`
-    public static let btn0 = key(0x100)
+    public static let btn0 = key(UInt16(BTN_0))
     /// `BTN_LEFT`, a pointer's main button
-    public static let btnLeft = key(0x110)
+    public static let btnLeft = key(UInt16(BTN_LEFT))
     /// `KEY_A`, the first letter key (a keyboard marker)
-    public static let keyA = key(30)
+    public static let keyA = key(UInt16(KEY_A))
     /// `REL_X`
-    public static let relX = rel(0x00)
+    public static let relX = rel(UInt16(REL_X))
     /// `REL_Y`
-    public static let relY = rel(0x01)
+    public static let relY = rel(UInt16(REL_Y))
     /// `REL_HWHEEL`
-    public static let relHWheel = rel(0x06)
+    public static let relHWheel = rel(UInt16(REL_HWHEEL))
     /// `REL_DIAL`
-    public static let relDial = rel(0x07)
+    public static let relDial = rel(UInt16(REL_DIAL))
     /// `REL_WHEEL`
-    public static let relWheel = rel(0x08)
+    public static let relWheel = rel(UInt16(REL_WHEEL))
     /// `REL_WHEEL_HI_RES`
-    public static let relWheelHiRes = rel(0x0b)
+    public static let relWheelHiRes = rel(UInt16(REL_WHEEL_HI_RES))
     /// `REL_HWHEEL_HI_RES`
-    public static let relHWheelHiRes = rel(0x0c)
+    public static let relHWheelHiRes = rel(UInt16(REL_HWHEEL_HI_RES))
 }
 
 /// A kernel timestamp (`input_event.time`): seconds and microseconds.

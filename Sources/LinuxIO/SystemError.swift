@@ -94,3 +94,21 @@ public func escapingControlCharacters(_ s: String) -> String {
     }
     return out
 }
+
+/// A problem in a file a person wrote or recorded (a config, an evemu recording): which file,
+/// which line, what is wrong. Printed as `file:line: problem`.
+public struct FileLineError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var file: String
+    /// 1-based; 0 when the problem is with the file as a whole (unreadable).
+    public var line: Int
+    public var problem: String
+
+    public init(file: String, line: Int, problem: String) {
+        self.file = file
+        self.line = line
+        self.problem = problem
+    }
+
+    /// `file:line: problem` (`file: problem` when no line applies).
+    public var description: String { line > 0 ? "\(file):\(line): \(problem)" : "\(file): \(problem)" }
+}

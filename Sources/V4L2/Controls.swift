@@ -7,21 +7,21 @@ public struct ControlID: RawRepresentable, Hashable, Sendable, Comparable, Custo
     public init(_ rawValue: UInt32) { self.rawValue = rawValue }
 
     /// `V4L2_CID_BRIGHTNESS`
-    public static let brightness = ControlID(0x0098_0900)
+    public static let brightness = ControlID(UInt32(V4L2_CID_BRIGHTNESS))
     /// `V4L2_CID_CONTRAST`
-    public static let contrast = ControlID(0x0098_0901)
+    public static let contrast = ControlID(UInt32(V4L2_CID_CONTRAST))
     /// `V4L2_CID_GAIN`
-    public static let gain = ControlID(0x0098_0913)
+    public static let gain = ControlID(UInt32(V4L2_CID_GAIN))
     /// `V4L2_CID_EXPOSURE_AUTO` (menu: 0 auto, 1 manual, 2 shutter priority, 3 aperture priority)
-    public static let exposureAuto = ControlID(0x009a_0901)
+    public static let exposureAuto = ControlID(UInt32(V4L2_CID_EXPOSURE_AUTO))
     /// `V4L2_CID_EXPOSURE_ABSOLUTE` (100 µs units)
-    public static let exposureAbsolute = ControlID(0x009a_0902)
+    public static let exposureAbsolute = ControlID(UInt32(V4L2_CID_EXPOSURE_ABSOLUTE))
     /// `V4L2_CID_FOCUS_ABSOLUTE`
-    public static let focusAbsolute = ControlID(0x009a_090a)
+    public static let focusAbsolute = ControlID(UInt32(V4L2_CID_FOCUS_ABSOLUTE))
     /// `V4L2_CID_ZOOM_ABSOLUTE`
-    public static let zoomAbsolute = ControlID(0x009a_090d)
+    public static let zoomAbsolute = ControlID(UInt32(V4L2_CID_ZOOM_ABSOLUTE))
     /// `V4L2_CID_AUTO_EXPOSURE_BIAS` (integer menu, 0.001 EV units)
-    public static let autoExposureBias = ControlID(0x009a_0913)
+    public static let autoExposureBias = ControlID(UInt32(V4L2_CID_AUTO_EXPOSURE_BIAS))
 
     /// `V4L2_CTRL_ID2CLASS`: the control class this id belongs to.
     public var controlClass: UInt32 { rawValue & 0x0fff_0000 }

@@ -1,3 +1,5 @@
+import CLinuxShims
+
 /// A camera control id: the V4L2 control id (`V4L2_CID_*`), used by the simulated camera too.
 public struct CameraControlID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: UInt32
@@ -5,15 +7,15 @@ public struct CameraControlID: RawRepresentable, Hashable, Sendable, CustomStrin
     public init(_ rawValue: UInt32) { self.rawValue = rawValue }
 
     /// `V4L2_CID_BRIGHTNESS`
-    public static let brightness = CameraControlID(0x0098_0900)
+    public static let brightness = CameraControlID(UInt32(V4L2_CID_BRIGHTNESS))
     /// `V4L2_CID_EXPOSURE_AUTO` (menu: 0 auto, 1 manual, 2 shutter priority, 3 aperture priority)
-    public static let exposureAuto = CameraControlID(0x009a_0901)
+    public static let exposureAuto = CameraControlID(UInt32(V4L2_CID_EXPOSURE_AUTO))
     /// `V4L2_CID_EXPOSURE_ABSOLUTE` (100 µs units)
-    public static let exposureAbsolute = CameraControlID(0x009a_0902)
+    public static let exposureAbsolute = CameraControlID(UInt32(V4L2_CID_EXPOSURE_ABSOLUTE))
     /// `V4L2_CID_ZOOM_ABSOLUTE`
-    public static let zoomAbsolute = CameraControlID(0x009a_090d)
+    public static let zoomAbsolute = CameraControlID(UInt32(V4L2_CID_ZOOM_ABSOLUTE))
     /// `V4L2_CID_AUTO_EXPOSURE_BIAS` (integer menu, in 0.001 EV units)
-    public static let autoExposureBias = CameraControlID(0x009a_0913)
+    public static let autoExposureBias = CameraControlID(UInt32(V4L2_CID_AUTO_EXPOSURE_BIAS))
 
     public var description: String { "0x" + String(rawValue, radix: 16) }
 }
