@@ -9,7 +9,8 @@ import Udev
 import LinuxIO
 
 /// The small state file that remembers the current control across restarts
-/// (`$XDG_STATE_HOME/evcapture/state.json`, else `~/.local/state/evcapture/state.json`):
+/// (`$STATE_DIRECTORY/state.json` under systemd's `StateDirectory=`, else
+/// `$XDG_STATE_HOME/evcapture/state.json`, else `~/.local/state/evcapture/state.json`):
 /// `{"currentControl":"zoom"}`. The controls core takes and returns the name; this reads
 /// and writes the file, atomically (a temporary file renamed over it).
 public struct ControlStateFile: Sendable {
@@ -17,10 +18,13 @@ public struct ControlStateFile: Sendable {
 
     public init(path: String) { self.path = path }
 
-    /// The default location from the environment; `nil` when neither `XDG_STATE_HOME` nor
-    /// `HOME` is set (then nothing is remembered).
+    /// The default location from the environment; `nil` when none of `STATE_DIRECTORY`,
+    /// `XDG_STATE_HOME` and `HOME` is set (then nothing is remembered). The service's
+    /// `StateDirectory=` comes first: `ProtectHome=` hides `$HOME` from it.
     public init?(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") {
+        if let state = environment["STATE_DIRECTORY"]?.split(separator: ":").first, state.hasPrefix("/") {
+            path = state + "/state.json"  // several directories are ':'-separated; ours is the first
+        } else if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") {
             path = xdg + "/evcapture/state.json"
         } else if let home = environment["HOME"], !home.isEmpty {
             path = home + "/.local/state/evcapture/state.json"

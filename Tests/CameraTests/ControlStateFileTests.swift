@@ -19,6 +19,9 @@ import V4L2
         #expect(ControlStateFile(environment: ["HOME": "/home/u"])?.path == "/home/u/.local/state/evcapture/state.json")
         #expect(ControlStateFile(environment: ["XDG_STATE_HOME": "relative", "HOME": "/h"])?.path == "/h/.local/state/evcapture/state.json")
         #expect(ControlStateFile(environment: [:]) == nil)
+        // systemd's StateDirectory= wins: ProtectHome= hides $HOME from the service
+        #expect(ControlStateFile(environment: ["STATE_DIRECTORY": "/var/lib/evcapture", "HOME": "/home/u"])?.path == "/var/lib/evcapture/state.json")
+        #expect(ControlStateFile(environment: ["STATE_DIRECTORY": "/var/lib/a:/var/lib/b"])?.path == "/var/lib/a/state.json")
     }
 
     @Test func roundTripsAndReplacesAtomically() throws {

@@ -28,7 +28,7 @@ REPO = os.path.dirname(os.path.dirname(SYSTEM_DIR))
 GUEST_DIR = os.path.join(SYSTEM_DIR, "guest")
 FAKEUVC_SOURCE = os.path.join(SYSTEM_DIR, "fakeuvc", "fakeuvc.c")
 QBOOT = "/usr/share/qemu/qboot.rom"
-KEEP_INITRAMFS = 4  # several worktrees may share one cache with different guest files
+KEEP_INITRAMFS = 6  # several worktrees (and the package tests' boot stage) share one cache
 
 # Exit statuses (documented in README.md).
 EXIT_OK, EXIT_FAILED, EXIT_SETUP, EXIT_NOTHING_RAN = 0, 1, 2, 3
@@ -227,17 +227,19 @@ def cpio_archive(entries):
 
 class Initramfs:
     """busybox, the kernel modules the tests need, systemd-udevd with the host's rules,
-    and the harness's guest files (Tests/System/guest)."""
+    and the harness's guest files (Tests/System/guest; the package tests' boot stage uses
+    Tests/System/debian: its init, bin/ and modules.txt)."""
 
-    def __init__(self, cache, kernel):
+    def __init__(self, cache, kernel, guest_dir=GUEST_DIR):
         self.cache = cache
         self.kernel = kernel
+        self.guest_dir = guest_dir
         self.abi = kernel["abi"]
         self.modroot = kernel["modroot"]
 
     def modules(self):
         names = []
-        with open(os.path.join(GUEST_DIR, "modules.txt")) as f:
+        with open(os.path.join(self.guest_dir, "modules.txt")) as f:
             for line in f:
                 word = line.split("#", 1)[0].strip()
                 if word:
@@ -279,10 +281,10 @@ class Initramfs:
         h = hashlib.sha256()
         h.update(f"{self.kernel['package']} {self.kernel['version']}\n".encode())
         h.update(" ".join(self.modules()).encode())
-        for root, _, names in sorted(os.walk(GUEST_DIR)):
+        for root, _, names in sorted(os.walk(self.guest_dir)):
             for name in sorted(names):
                 path = os.path.join(root, name)
-                h.update(f"{os.path.relpath(path, GUEST_DIR)} {file_digest(path)}\n".encode())
+                h.update(f"{os.path.relpath(path, self.guest_dir)} {file_digest(path)}\n".encode())
         for path in self.host_files():
             st = os.stat(path)
             h.update(f"{path} {st.st_size} {st.st_mtime_ns}\n".encode())
@@ -357,9 +359,9 @@ class Initramfs:
             copy(os.path.join(mod_base, meta), f"usr/lib/modules/{self.abi}/{meta}", 0o644)
 
         # the harness's guest side
-        copy(os.path.join(GUEST_DIR, "init"), "init", 0o755)
-        for name in sorted(os.listdir(os.path.join(GUEST_DIR, "bin"))):
-            copy(os.path.join(GUEST_DIR, "bin", name), f"usr/local/bin/{name}", 0o755)
+        copy(os.path.join(self.guest_dir, "init"), "init", 0o755)
+        for name in sorted(os.listdir(os.path.join(self.guest_dir, "bin"))):
+            copy(os.path.join(self.guest_dir, "bin", name), f"usr/local/bin/{name}", 0o755)
         tree["etc/evcapture-kernel"] = (stat.S_IFREG | 0o644, f"{self.abi}\n".encode(), None)
 
         # modules.dep etc. for the subset: depmod on a staging copy of just the modules
