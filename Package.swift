@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .library(
             name: "EvcaptureKit",
-            targets: ["Capture", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Actions", "Output", "ConfigFile", "EvcaptureDaemon"]),
+            targets: ["Capture", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
         // Swift Concurrency's global and main executors on the main thread, without libdispatch.
         .library(name: "ConcurrencyRuntime", targets: ["ConcurrencyRuntime"]),
@@ -31,6 +31,10 @@ let package = Package(
         .systemLibrary(
             name: "CLibjpeg", pkgConfig: "libjpeg",
             providers: [.apt(["libjpeg62-turbo-dev"])]),
+        // Debian's libmosquitto: the MQTT client, driven from the daemon's epoll loop.
+        .systemLibrary(
+            name: "CMosquitto", pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]),
         // What Swift cannot import: ioctl request macros, input_event time fields.
         .target(name: "CLinuxShims"),
 
@@ -69,6 +73,10 @@ let package = Package(
         .target(
             name: "Output",
             dependencies: ["Capture", "Actions", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+        // The only importer of CMosquitto: an MQTT client on the IOLoop (reconnect, offline queue, will).
+        .target(
+            name: "MQTT",
+            dependencies: ["CMosquitto", "CLinuxShims", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
         // The TOML config, parsed straight into the runtime types.
         .target(
             name: "ConfigFile",
@@ -102,6 +110,8 @@ let package = Package(
         .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Actions", "Capture", "Evdev", "V4L2", "LinuxIO"]),
         .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Evdev", "Actions", "LinuxIO"]),
         .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Actions", "Camera"]),
+        // Against a real mosquitto broker on a free 127.0.0.1 port (skipped when mosquitto is not installed).
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "DaemonTests",
             dependencies: ["EvcaptureDaemon", "Camera", "Output", "ConfigFile", "Capture", "Evdev", "EvcaptureTesting"]),
