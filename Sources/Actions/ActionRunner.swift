@@ -66,11 +66,19 @@ public struct ActionsConfiguration: Sendable {
 /// What an action did, for the daemon's JSON output and logs.
 public enum ActionOutcome: Sendable {
     case photoSaved(PhotoResult, press: UInt64)
-    case videoStarted(press: UInt64)
+    case videoStarted(press: UInt64, trigger: String?)
     case videoSaved(VideoResult, press: UInt64)
     case hookFinished(name: String, ChildOutcome, press: UInt64)
     case soundStarted(file: String, press: UInt64)
     case failed(ActionError, press: UInt64?)
+}
+
+/// What a trigger from outside the station (an MQTT trigger message) asks for, whatever the
+/// buttons' bindings say.
+public enum CaptureCommand: String, Sendable, Hashable, CaseIterable {
+    case photo
+    case videoStart = "video-start"
+    case videoStop = "video-stop"
 }
 
 /// Receives capture triggers. `handle` returns at once: it never waits for an action.
@@ -103,6 +111,15 @@ public final class ActionRunner: ActionTriggerSink {
         case start(ActionTrigger)
         case stop(ActionTrigger)
         case stopAll
+    }
+
+    /// Whether a stop request ends the recording started by `started`: a local press stops
+    /// its own recording; a trigger message (press 0) stops the recording of its trigger id,
+    /// or without an id any recording a trigger message started.
+    static func stop(_ stop: ActionTrigger, ends started: ActionTrigger) -> Bool {
+        if stop.press != 0 { return started.press == stop.press && started.triggerID == stop.triggerID }
+        guard let id = stop.triggerID else { return started.press == 0 }
+        return started.triggerID == id
     }
 
     private let photos: AsyncStream<ActionTrigger>.Continuation
@@ -176,6 +193,26 @@ public final class ActionRunner: ActionTriggerSink {
         runHooks(for: trigger)
     }
 
+    /// Runs a command from a trigger message (press 0, `action` "remote", with its trigger id
+    /// and press time): a photo, or a recording started or stopped, as a button's binding
+    /// would. Returns at once, like ``handle(_:)``. Hooks see the files it writes (`photo`,
+    /// `video`), not the command itself.
+    public func perform(_ command: CaptureCommand, for trigger: ActionTrigger) {
+        switch command {
+        case .photo:
+            enqueue(photos, trigger, kind: "photo", press: trigger.press)
+        case .videoStart:
+            if pendingVideoStarts.add(1, ordering: .relaxed).newValue > configuration.queueLimit {
+                pendingVideoStarts.subtract(1, ordering: .relaxed)
+                onOutcome(.failed(.queueFull(kind: "video", press: trigger.press), press: trigger.press))
+            } else {
+                videos.yield(.start(trigger))
+            }
+        case .videoStop:
+            videos.yield(.stop(trigger))
+        }
+    }
+
     /// Stops a recording in progress (its file is finished), lets queued work finish and ends
     /// the workers. Call once, when the daemon stops.
     public func shutdown() async {
@@ -212,7 +249,9 @@ public final class ActionRunner: ActionTriggerSink {
             onOutcome(.failed(.noCamera, press: trigger.press))
             return
         }
-        let request = CaptureRequest(press: trigger.press, action: trigger.action, time: wallClockNow())
+        let request = CaptureRequest(
+            press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
+            pressTime: trigger.pressTime)
         let result: Result<PhotoResult, ActionError>
         switch await camera.forPhoto() {
         // Blocking camera and file work runs right here: this worker has a thread of its
@@ -222,7 +261,8 @@ public final class ActionRunner: ActionTriggerSink {
                 let info = try? JPEG.decode(jpeg)
                 result = Result { () throws(ActionError) in
                     let path = try Photo.write(jpeg, settings, request)
-                    return PhotoResult(path: path, width: info?.width ?? 0, height: info?.height ?? 0, bytes: jpeg.count)
+                    return PhotoResult(
+                        path: path, width: info?.width ?? 0, height: info?.height ?? 0, bytes: jpeg.count, trigger: request.trigger)
                 }
             } else {
                 result = .failure(.camera(.init(code: .timedOut, context: "no frame yet from the recording")))
@@ -276,23 +316,26 @@ public final class ActionRunner: ActionTriggerSink {
                     continue
                 }
                 if let current = active {
-                    let e = ActionError.camera(.init(code: .busy, context: "already recording press \(current.trigger.press)"))
+                    let what = current.trigger.triggerID.map { "trigger \($0)" } ?? "press \(current.trigger.press)"
+                    let e = ActionError.camera(.init(code: .busy, context: "already recording \(what)"))
                     onOutcome(.failed(e, press: trigger.press))
                     continue
                 }
                 await camera.forVideo()
-                let request = CaptureRequest(press: trigger.press, action: trigger.action, time: wallClockNow())
+                let request = CaptureRequest(
+                    press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
+                    pressTime: trigger.pressTime)
                 do {
                     let recording = try await VideoRecording.start(settings, request, logger: logger)
                     await camera.recordingStarted(recording)
                     active = (trigger, recording)
-                    onOutcome(.videoStarted(press: trigger.press))
+                    onOutcome(.videoStarted(press: trigger.press, trigger: trigger.triggerID))
                 } catch {
                     await camera.release()
                     onOutcome(.failed(error, press: trigger.press))
                 }
             case .stop(let trigger):
-                if active?.trigger.press == trigger.press { await finish() }
+                if let current = active, Self.stop(trigger, ends: current.trigger) { await finish() }
             case .stopAll:
                 await finish()
             }

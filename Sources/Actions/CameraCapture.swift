@@ -54,10 +54,18 @@ public struct CaptureRequest: Sendable, Hashable {
     public var action: String
     /// Seconds since 1970 when the request was made.
     public var time: Double
-    public init(press: UInt64, action: String, time: Double) {
+    /// The trigger id shared by every file of one moment across a rig (`{trigger}`); nil for a
+    /// plain local press.
+    public var trigger: String?
+    /// Seconds since 1970 when the button went down (on whichever station it was pressed):
+    /// the instant a frame ring picks its frame for. Not used to choose the frame yet.
+    public var pressTime: Double?
+    public init(press: UInt64, action: String, time: Double, trigger: String? = nil, pressTime: Double? = nil) {
         self.press = press
         self.action = action
         self.time = time
+        self.trigger = trigger
+        self.pressTime = pressTime
     }
 }
 
@@ -67,6 +75,8 @@ public struct PhotoResult: Sendable, Hashable {
     public var width: Int
     public var height: Int
     public var bytes: Int
+    /// The request's trigger id.
+    public var trigger: String? = nil
 }
 
 /// A written video.
@@ -78,6 +88,8 @@ public struct VideoResult: Sendable, Hashable {
     public var height: Int
     /// The recording stopped early at the size limit or after a camera error.
     public var truncated: Bool
+    /// The request's trigger id.
+    public var trigger: String? = nil
 }
 
 /// Photos: one frame, written atomically as JPEG. Blocking; call it off the input path
@@ -100,12 +112,13 @@ public enum Photo {
         let jpeg: [UInt8]
         do { jpeg = try JPEG.data(from: frame, quality: settings.jpegQuality) } catch { throw .jpeg(error) }
         let path = try write(jpeg, settings, request)
-        return PhotoResult(path: path, width: frame.format.width, height: frame.format.height, bytes: jpeg.count)
+        return PhotoResult(path: path, width: frame.format.width, height: frame.format.height, bytes: jpeg.count, trigger: request.trigger)
     }
 
     /// Writes JPEG bytes under the photo pattern's name (used for frames taken from a recording too).
     static func write(_ jpeg: [UInt8], _ settings: CaptureSettings, _ request: CaptureRequest) throws(ActionError) -> String {
-        let name = settings.photoPattern.name(time: request.time, press: request.press, action: request.action, kind: "photo")
+        let name = settings.photoPattern.name(
+            time: request.time, press: request.press, action: request.action, kind: "photo", trigger: request.trigger)
         let file: AtomicFile
         do { file = try AtomicFile(directory: settings.outputDirectory, finalName: name) } catch { throw .file(error) }
         do {
@@ -168,7 +181,8 @@ public final class VideoRecording: Sendable {
         }
         defer { stream.stop() }
         let format = stream.format
-        let name = settings.videoPattern.name(time: request.time, press: request.press, action: request.action, kind: "video")
+        let name = settings.videoPattern.name(
+            time: request.time, press: request.press, action: request.action, kind: "video", trigger: request.trigger)
         let writer: AVIWriter
         do {
             writer = try AVIWriter(
@@ -228,7 +242,7 @@ public final class VideoRecording: Sendable {
             let path = try writer.finish(framesPerSecond: fps)
             finished.fulfil(.success(VideoResult(
                 path: path, frames: writer.frameCount, framesPerSecond: fps,
-                width: format.width, height: format.height, truncated: truncated)))
+                width: format.width, height: format.height, truncated: truncated, trigger: request.trigger)))
         } catch {
             writer.abandon()
             finished.fulfil(.failure(.file(error)))

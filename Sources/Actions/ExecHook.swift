@@ -40,10 +40,16 @@ public struct ActionTrigger: Sendable, Hashable {
     public var file: String?
     /// A Bluetooth headset press: the shutter sound is played for it.
     public var shouldPlaySound: Bool
+    /// The trigger id shared by every station's file of one moment (MQTT fan-out or a
+    /// trigger message); nil for a plain local press.
+    public var triggerID: String?
+    /// Seconds since 1970 when the button went down (on whichever station it was pressed).
+    public var pressTime: Double?
 
     public init(
         kind: Kind, action: String, button: String, deviceName: String, deviceNode: String, press: UInt64,
-        time: Double, reason: String? = nil, file: String? = nil, shouldPlaySound: Bool = false
+        time: Double, reason: String? = nil, file: String? = nil, shouldPlaySound: Bool = false,
+        triggerID: String? = nil, pressTime: Double? = nil
     ) {
         self.kind = kind
         self.action = action
@@ -55,6 +61,8 @@ public struct ActionTrigger: Sendable, Hashable {
         self.reason = reason
         self.file = file
         self.shouldPlaySound = shouldPlaySound
+        self.triggerID = triggerID
+        self.pressTime = pressTime
     }
 
     /// The capture phase this trigger belongs to (gestures: click ends a press, a long press
@@ -87,6 +95,7 @@ public struct ActionTrigger: Sendable, Hashable {
         }
         if let reason { env["EVCAPTURE_REASON"] = reason }
         if let file { env["EVCAPTURE_FILE"] = file }
+        if let triggerID { env["EVCAPTURE_TRIGGER"] = triggerID }
         return env
     }
 }
