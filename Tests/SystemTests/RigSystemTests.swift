@@ -149,15 +149,19 @@ struct RigSystemTests {
         }
     }
 
-    /// The process's TCP/UDP (v4 and v6) sockets: its fds' socket inodes found in /proc/net.
+    /// The process's own TCP/UDP/raw (v4 and v6) sockets: its fds' socket inodes found in
+    /// /proc/net — less those the test process holds too (descriptors a child inherits are
+    /// not sockets it opened).
     static func ipSockets(of pid: pid_t) -> [String] {
-        let fdDir = "/proc/\(pid)/fd"
-        let inodes = Set(((try? FileManager.default.contentsOfDirectory(atPath: fdDir)) ?? []).compactMap { fd -> String? in
-            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(fdDir)/\(fd)"),
-                target.hasPrefix("socket:[")
-            else { return nil }
-            return String(target.dropFirst("socket:[".count).dropLast())
-        })
+        func socketInodes(_ fdDir: String) -> Set<String> {
+            Set(((try? FileManager.default.contentsOfDirectory(atPath: fdDir)) ?? []).compactMap { fd -> String? in
+                guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(fdDir)/\(fd)"),
+                    target.hasPrefix("socket:[")
+                else { return nil }
+                return String(target.dropFirst("socket:[".count).dropLast())
+            })
+        }
+        let inodes = socketInodes("/proc/\(pid)/fd").subtracting(socketInodes("/proc/self/fd"))
         var found: [String] = []
         for table in ["tcp", "tcp6", "udp", "udp6", "raw", "raw6"] {
             guard let text = try? String(contentsOfFile: "/proc/\(pid)/net/\(table)", encoding: .utf8) else { continue }
