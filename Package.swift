@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .library(
             name: "EvcaptureKit",
-            targets: ["Capture", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Actions", "Output", "ConfigFile", "EvcaptureDaemon"]),
+            targets: ["Capture", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
         // Swift Concurrency's global and main executors on the main thread, without libdispatch.
         .library(name: "ConcurrencyRuntime", targets: ["ConcurrencyRuntime"]),
@@ -36,6 +36,10 @@ let package = Package(
         .systemLibrary(
             name: "CLibexif", pkgConfig: "libexif",
             providers: [.apt(["libexif-dev"])]),
+        // Debian's libmosquitto: the MQTT client, driven from the daemon's epoll loop.
+        .systemLibrary(
+            name: "CMosquitto", pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]),
         // What Swift cannot import: ioctl request macros, input_event time fields.
         .target(name: "CLinuxShims"),
 
@@ -74,15 +78,21 @@ let package = Package(
         .target(
             name: "Output",
             dependencies: ["Capture", "Actions", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+        // The only importer of CMosquitto: an MQTT client on the IOLoop (reconnect, offline queue, will).
+        .target(
+            name: "MQTT",
+            dependencies: ["CMosquitto", "CLinuxShims", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+        // Many stations: the rig's topics, trigger messages and the fan-out of a station's presses; pure.
+        .target(name: "Rig", dependencies: ["MQTT", "Actions", "Capture"]),
         // The TOML config, parsed straight into the runtime types.
         .target(
             name: "ConfigFile",
-            dependencies: ["Capture", "Actions", "Camera", .product(name: "TOMLKit", package: "TOMLKit")]),
+            dependencies: ["Capture", "Actions", "Camera", "MQTT", "Rig", .product(name: "TOMLKit", package: "TOMLKit")]),
         // The daemon: devices, camera and actions composed into a service; sd_notify; the devices report; replay.
         .target(
             name: "EvcaptureDaemon",
             dependencies: [
-                "Capture", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO",
+                "Capture", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
@@ -110,7 +120,10 @@ let package = Package(
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "Evdev", "V4L2", "EvcaptureTesting"]),
         .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Actions", "Capture", "Evdev", "V4L2", "LinuxIO"]),
         .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Evdev", "Actions", "LinuxIO"]),
-        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Actions", "Camera"]),
+        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Actions", "Camera", "MQTT", "Rig"]),
+        .testTarget(name: "RigTests", dependencies: ["Rig", "MQTT", "Actions", "Capture", "Evdev"]),
+        // Against a real mosquitto broker on a free 127.0.0.1 port (skipped when mosquitto is not installed).
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "DaemonTests",
             dependencies: [
@@ -123,7 +136,7 @@ let package = Package(
             name: "SystemTests",
             dependencies: [
                 "EvcaptureDaemon", "Camera", "Actions", "Output", "ConfigFile", "Capture", "Evdev", "Udev", "V4L2", "LinuxIO",
-                "EvcaptureTesting",
+                "EvcaptureTesting", "MQTT",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -77,13 +77,21 @@ public struct ActionsConfiguration: Sendable {
 /// What an action did, for the daemon's JSON output and logs.
 public enum ActionOutcome: Sendable {
     case photoSaved(PhotoResult, press: UInt64)
-    case videoStarted(press: UInt64)
+    case videoStarted(press: UInt64, trigger: String?)
     case videoSaved(VideoResult, press: UInt64)
     case hookFinished(name: String, ChildOutcome, press: UInt64)
     case soundStarted(file: String, press: UInt64)
     case failed(ActionError, press: UInt64?)
     /// Not run, and why (a replay runs no actions).
     case skipped(String, press: UInt64, reason: String)
+}
+
+/// What a trigger from outside the station (an MQTT trigger message) asks for, whatever the
+/// buttons' bindings say.
+public enum CaptureCommand: String, Sendable, Hashable, CaseIterable {
+    case photo
+    case videoStart = "video-start"
+    case videoStop = "video-stop"
 }
 
 /// Receives capture triggers. `handle` returns at once: it never waits for an action.
@@ -116,6 +124,15 @@ public final class ActionRunner: ActionTriggerSink {
         case start(ActionTrigger)
         case stop(ActionTrigger)
         case stopAll
+    }
+
+    /// Whether a stop request ends the recording started by `started`: a local press stops
+    /// its own recording; a trigger message (press 0) stops the recording of its trigger id,
+    /// or without an id any recording a trigger message started.
+    static func stop(_ stop: ActionTrigger, ends started: ActionTrigger) -> Bool {
+        if stop.press != 0 { return started.press == stop.press && started.triggerID == stop.triggerID }
+        guard let id = stop.triggerID else { return started.press == 0 }
+        return started.triggerID == id
     }
 
     private let photos: AsyncStream<ActionTrigger>.Continuation
@@ -231,6 +248,26 @@ public final class ActionRunner: ActionTriggerSink {
         runHooks(for: trigger)
     }
 
+    /// Runs a command from a trigger message (press 0, `action` "remote", with its trigger id
+    /// and press time): a photo, or a recording started or stopped, as a button's binding
+    /// would. Returns at once, like ``handle(_:)``. Hooks see the files it writes (`photo`,
+    /// `video`), not the command itself.
+    public func perform(_ command: CaptureCommand, for trigger: ActionTrigger) {
+        switch command {
+        case .photo:
+            enqueue(photos, trigger, kind: "photo", press: trigger.press)
+        case .videoStart:
+            if pendingVideoStarts.add(1, ordering: .relaxed).newValue > configuration.queueLimit {
+                pendingVideoStarts.subtract(1, ordering: .relaxed)
+                onOutcome(.failed(.queueFull(kind: "video", press: trigger.press), press: trigger.press))
+            } else {
+                videos.yield(.start(trigger))
+            }
+        case .videoStop:
+            videos.yield(.stop(trigger))
+        }
+    }
+
     /// Stops a recording in progress (its file is finished), lets queued work finish and ends
     /// the workers. Call once, when the daemon stops.
     public func shutdown() async {
@@ -268,15 +305,22 @@ public final class ActionRunner: ActionTriggerSink {
             onOutcome(.failed(.noCamera, press: trigger.press))
             return
         }
-        let request = CaptureRequest(press: trigger.press, action: trigger.action, time: wallClockNow())
-        // The press (zero shutter lag) or the release; with no kernel time, now.
-        let moment = (settings.photoMoment == .press ? trigger.pressTime : nil) ?? trigger.eventTime ?? monotonicNow().microseconds
+        let request = CaptureRequest(
+            press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
+            pressWallTime: trigger.pressWallTime)
+        // The press (zero shutter lag) or the release; a remote trigger's press by its
+        // wall-clock time (the same instant on every station with synchronised clocks);
+        // with no time at all, now.
+        let moment = (settings.photoMoment == .press ? trigger.pressTime : nil)
+            ?? trigger.pressWallTime.map(Photo.monotonicTime(ofWall:)) ?? trigger.eventTime ?? monotonicNow().microseconds
         // Blocking camera and file work runs right here: this worker has a thread of its
         // own (see init), so it never occupies the cooperative pool.
         let result = Result { () throws(ActionError) -> PhotoResult in
             let ring: RingFrame
             do throws(StreamingError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch { throw .camera(error) }
-            return try Photo.save(ring, settings, request)
+            var photo = try Photo.save(ring, settings, request)
+            photo.pressOffset = trigger.pressWallTime == nil ? nil : ring.time - moment
+            return photo
         }
         switch result {
         case .success(let photo):
@@ -323,23 +367,26 @@ public final class ActionRunner: ActionTriggerSink {
                     continue
                 }
                 if let current = active {
-                    let e = ActionError.camera(.init(code: .busy, context: "already recording press \(current.trigger.press)"))
+                    let what = current.trigger.triggerID.map { "trigger \($0)" } ?? "press \(current.trigger.press)"
+                    let e = ActionError.camera(.init(code: .busy, context: "already recording \(what)"))
                     onOutcome(.failed(e, press: trigger.press))
                     continue
                 }
-                let request = CaptureRequest(press: trigger.press, action: trigger.action, time: wallClockNow())
+                let request = CaptureRequest(
+                    press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
+                    pressWallTime: trigger.pressWallTime)
                 // From the press (not the hold threshold), minus the pre-roll.
-                let from = (trigger.pressTime ?? trigger.eventTime ?? monotonicNow().microseconds)
-                    - Int64(settings.preRoll / .microseconds(1))
+                let from = (trigger.pressTime ?? trigger.pressWallTime.map(Photo.monotonicTime(ofWall:)) ?? trigger.eventTime
+                    ?? monotonicNow().microseconds) - Int64(settings.preRoll / .microseconds(1))
                 do {
                     let recording = try await VideoRecording.start(from: frames, time: from, settings, request, logger: logger)
                     active = (trigger, recording)
-                    onOutcome(.videoStarted(press: trigger.press))
+                    onOutcome(.videoStarted(press: trigger.press, trigger: trigger.triggerID))
                 } catch {
                     onOutcome(.failed(error, press: trigger.press))
                 }
             case .stop(let trigger):
-                if active?.trigger.press == trigger.press { await finish() }
+                if let current = active, Self.stop(trigger, ends: current.trigger) { await finish() }
             case .stopAll:
                 await finish()
             }

@@ -79,10 +79,18 @@ public struct CaptureRequest: Sendable, Hashable {
     public var action: String
     /// Seconds since 1970 when the request was made.
     public var time: Double
-    public init(press: UInt64, action: String, time: Double) {
+    /// The trigger id shared by every file of one moment across a rig (`{trigger}`); nil for a
+    /// plain local press.
+    public var trigger: String?
+    /// Seconds since 1970 when the button went down (on whichever station it was pressed):
+    /// the instant a remote trigger's photo is the frame nearest to.
+    public var pressWallTime: Double?
+    public init(press: UInt64, action: String, time: Double, trigger: String? = nil, pressWallTime: Double? = nil) {
         self.press = press
         self.action = action
         self.time = time
+        self.trigger = trigger
+        self.pressWallTime = pressWallTime
     }
 }
 
@@ -96,6 +104,11 @@ public struct PhotoResult: Sendable, Hashable {
     public var frameTime: Int64?
     /// The driver's frame counter.
     public var sequence: UInt32?
+    /// The request's trigger id.
+    public var trigger: String? = nil
+    /// For a trigger with the press's wall-clock time: the chosen frame's time minus that
+    /// instant, in µs (how close this station came to the rig's moment).
+    public var pressOffset: Int64? = nil
 }
 
 /// A written video.
@@ -111,6 +124,8 @@ public struct VideoResult: Sendable, Hashable {
     public var frameTime: Int64?
     /// Frames the recording could not keep up with (the ring overwrote them).
     public var skipped: Int = 0
+    /// The request's trigger id.
+    public var trigger: String? = nil
 }
 
 /// Photos: one frame from the ring, written atomically as JPEG. Blocking; call it off the
@@ -127,7 +142,12 @@ public enum Photo {
         let path = try write(jpeg, settings, request)
         return PhotoResult(
             path: path, width: ring.frame.format.width, height: ring.frame.format.height, bytes: jpeg.count,
-            frameTime: ring.time, sequence: ring.frame.sequence)
+            frameTime: ring.time, sequence: ring.frame.sequence, trigger: request.trigger)
+    }
+
+    /// The CLOCK_MONOTONIC time in µs of a wall-clock time (seconds since 1970).
+    public static func monotonicTime(ofWall seconds: Double) -> Int64 {
+        monotonicNow().microseconds - Int64(((wallClockNow() - seconds) * 1_000_000).rounded())
     }
 
     /// The wall-clock time (seconds since 1970) of a CLOCK_MONOTONIC time in µs.
@@ -137,7 +157,8 @@ public enum Photo {
 
     /// Writes JPEG bytes under the photo pattern's name.
     static func write(_ jpeg: [UInt8], _ settings: CaptureSettings, _ request: CaptureRequest) throws(ActionError) -> String {
-        let name = settings.photoPattern.name(time: request.time, press: request.press, action: request.action, kind: "photo")
+        let name = settings.photoPattern.name(
+            time: request.time, press: request.press, action: request.action, kind: "photo", trigger: request.trigger)
         let file: AtomicFile
         do { file = try AtomicFile(directory: settings.outputDirectory, finalName: name) } catch { throw .file(error) }
         do {
@@ -188,7 +209,8 @@ public final class VideoRecording: Sendable {
     public var hasEnded: Bool { finished.current != nil }
 
     private func run(_ source: FrameSource, _ time: Int64, _ settings: CaptureSettings, logger: Logger) {
-        let name = settings.videoPattern.name(time: request.time, press: request.press, action: request.action, kind: "video")
+        let name = settings.videoPattern.name(
+            time: request.time, press: request.press, action: request.action, kind: "video", trigger: request.trigger)
         var writer: AVIWriter?
         var format: StreamFormat?
         var firstTimestamp: Int64?
@@ -247,7 +269,8 @@ public final class VideoRecording: Sendable {
             let path = try writer.finish(framesPerSecond: fps)
             finished.fulfil(.success(VideoResult(
                 path: path, frames: writer.frameCount, framesPerSecond: fps,
-                width: format.width, height: format.height, truncated: truncated, frameTime: firstTimestamp, skipped: skipped)))
+                width: format.width, height: format.height, truncated: truncated, frameTime: firstTimestamp, skipped: skipped,
+                trigger: request.trigger)))
         } catch {
             writer.abandon()
             finished.fulfil(.failure(.file(error)))

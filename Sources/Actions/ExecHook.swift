@@ -46,10 +46,16 @@ public struct ActionTrigger: Sendable, Hashable {
     public var pressTime: Int64?
     /// For `photo` and `video`: the (first) frame's kernel time (CLOCK_MONOTONIC µs).
     public var frameTime: Int64?
+    /// The trigger id shared by every station's file of one moment (MQTT fan-out or a
+    /// trigger message); nil for a plain local press.
+    public var triggerID: String?
+    /// Seconds since 1970 when the button went down (on whichever station it was pressed).
+    public var pressWallTime: Double?
 
     public init(
         kind: Kind, action: String, button: String, deviceName: String, deviceNode: String, press: UInt64,
-        time: Double, reason: String? = nil, file: String? = nil, shouldPlaySound: Bool = false, eventTime: Int64? = nil
+        time: Double, reason: String? = nil, file: String? = nil, shouldPlaySound: Bool = false, eventTime: Int64? = nil,
+        triggerID: String? = nil, pressWallTime: Double? = nil
     ) {
         self.eventTime = eventTime
         self.kind = kind
@@ -62,6 +68,8 @@ public struct ActionTrigger: Sendable, Hashable {
         self.reason = reason
         self.file = file
         self.shouldPlaySound = shouldPlaySound
+        self.triggerID = triggerID
+        self.pressWallTime = pressWallTime
     }
 
     /// The capture phase this trigger belongs to (gestures: click ends a press, a long press
@@ -96,6 +104,7 @@ public struct ActionTrigger: Sendable, Hashable {
         if let file { env["EVCAPTURE_FILE"] = file }
         // The frame's kernel time, the clock of EVCAPTURE_* capture events' `time` in JSON.
         if let frameTime { env["EVCAPTURE_FRAME_TIME"] = Timestamp(microseconds: frameTime).description }
+        if let triggerID { env["EVCAPTURE_TRIGGER"] = triggerID }
         return env
     }
 }

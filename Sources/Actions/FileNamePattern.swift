@@ -10,14 +10,16 @@ import LinuxIO
 /// A file name template for photos and videos.
 ///
 /// Tokens: `{date}` (`20261121`), `{time}` (`235959.123`, local time with milliseconds),
-/// `{press}` (the press id), `{action}` (`primary`/`secondary`), `{kind}` (`photo`/`video`).
+/// `{press}` (the press id), `{action}` (`primary`/`secondary`/`remote`), `{kind}` (`photo`/`video`),
+/// `{trigger}` (the trigger id every station's file of one moment shares; `press<N>` for a
+/// press that triggered no rig).
 /// Anything else is copied. The extension is part of the pattern.
 public struct FileNamePattern: Sendable, Hashable, CustomStringConvertible {
     public let pattern: String
 
     public static let defaultPhoto = try! FileNamePattern("evcapture-{date}-{time}-press{press}.jpg")
     public static let defaultVideo = try! FileNamePattern("evcapture-{date}-{time}-press{press}.avi")
-    static let tokens: Set<String> = ["date", "time", "press", "action", "kind"]
+    static let tokens: Set<String> = ["date", "time", "press", "action", "kind", "trigger"]
 
     /// Fails for a `/`, an unknown or unclosed token, or an empty or hidden name.
     public init(_ pattern: String) throws(PatternError) {
@@ -31,7 +33,7 @@ public struct FileNamePattern: Sendable, Hashable, CustomStringConvertible {
             }
             let token = String(rest[rest.index(after: open)..<close])
             guard Self.tokens.contains(token) else {
-                throw PatternError(pattern: pattern, problem: "has an unknown token {\(token)} (known: {date} {time} {press} {action} {kind})")
+                throw PatternError(pattern: pattern, problem: "has an unknown token {\(token)} (known: {date} {time} {press} {action} {kind} {trigger})")
             }
             rest = rest[rest.index(after: close)...]
         }
@@ -44,8 +46,9 @@ public struct FileNamePattern: Sendable, Hashable, CustomStringConvertible {
         public var description: String { "file name pattern \"\(pattern)\" \(problem)" }
     }
 
-    /// The name for a file made at `time` (seconds since 1970) for `press`.
-    public func name(time: Double, press: UInt64, action: String, kind: String) -> String {
+    /// The name for a file made at `time` (seconds since 1970) for `press`. `trigger` must
+    /// be a valid trigger id (letters, digits, `.`, `_`, `-`: never a path).
+    public func name(time: Double, press: UInt64, action: String, kind: String, trigger: String? = nil) -> String {
         let totalMillis = Int64((time * 1000).rounded())
         var seconds = time_t(totalMillis / 1000)
         var parts = tm()
@@ -63,6 +66,7 @@ public struct FileNamePattern: Sendable, Hashable, CustomStringConvertible {
             .replacing("{press}", with: String(press))
             .replacing("{action}", with: action)
             .replacing("{kind}", with: kind)
+            .replacing("{trigger}", with: trigger ?? "press\(press)")
     }
 
     public var description: String { pattern }

@@ -170,7 +170,7 @@ public struct Config: Sendable {
         var config = Config()
         try reader.checkKeys(
             table, path: [],
-            allowed: ["capture", "devices", "camera", "output", "handlers", "hooks", "sound", "socket", "controls", "session"])
+            allowed: ["capture", "devices", "camera", "output", "handlers", "hooks", "sound", "socket", "controls", "session", "mqtt"])
 
         if let capture = try reader.table(table, "capture", path: []) {
             let p = ["capture"]
@@ -219,6 +219,9 @@ public struct Config: Sendable {
             }
         }
         config.daemon = try reader.daemonSettings(table, capture: &config.capture)
+        if let mqtt = try reader.table(table, "mqtt", path: []) {
+            (config.daemon.mqtt, config.daemon.rig) = try reader.mqtt(mqtt)
+        }
         return config
     }
 }

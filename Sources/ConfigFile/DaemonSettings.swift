@@ -7,6 +7,8 @@ import FoundationEssentials
 import TOMLKit
 import Actions
 import Camera
+import MQTT
+import Rig
 
 /// Which devices a `[devices.LABEL]` table applies to. Every field given must match; with
 /// no `match` fields the label itself is the device name.
@@ -74,6 +76,10 @@ public struct DaemonSettings: Sendable {
     /// System controls in order (`zoom`, `exposure-bias`); empty: no controls.
     public var controls = ["zoom", "exposure-bias"]
     public var controlsConfiguration = ControlsConfiguration()
+    /// The broker connection (`[mqtt]`); nil: no network socket at all.
+    public var mqtt: MQTTConnectionSettings?
+    /// The station in its rig (`[mqtt]`: station, prefix, groups, fan-out); set with `mqtt`.
+    public var rig: RigSettings?
 
     public init() {}
 
@@ -285,5 +291,82 @@ extension ConfigReader {
         if let c = try oneOf(t, "click", path: p, ["photo", "none"]) { b.photoOn = c == "photo" ? .click : nil }
         if let l = try oneOf(t, "long-press", path: p, ["video", "none"]) { b.videoOnLongPress = l == "video" }
         return b
+    }
+}
+
+extension ConfigReader {
+    /// `[mqtt]`: the broker connection and the station in its rig, with the status topic's
+    /// birth (`online`) and will (`offline`) and the trigger subscriptions filled in.
+    func mqtt(_ t: TOMLTable) throws(ConfigError) -> (MQTTConnectionSettings, RigSettings) {
+        let p = ["mqtt"]
+        try checkKeys(
+            t, path: p,
+            allowed: ["url", "username", "password-file", "ca-file", "station", "prefix", "groups", "fan-out", "keepalive", "offline-queue"])
+        guard let url = try string(t, "url", path: p) else {
+            throw error(p, "[mqtt] needs url = \"mqtt://host:1883\" (or mqtts://host:8883)")
+        }
+        let broker: MQTTBroker
+        do { broker = try MQTTBroker(url: url) } catch { throw self.error(p + ["url"], "mqtt.url: \(error)") }
+        let caFile = try string(t, "ca-file", path: p)
+        if caFile != nil && !broker.tls {
+            throw error(p + ["ca-file"], "mqtt.ca-file is for mqtts:// URLs; \(broker) is not encrypted")
+        }
+        let username = try string(t, "username", path: p)
+        let passwordFile = try string(t, "password-file", path: p)
+        if passwordFile != nil && username == nil {
+            throw error(p + ["password-file"], "mqtt.password-file needs mqtt.username")
+        }
+        for (key, value) in [("ca-file", caFile), ("password-file", passwordFile)] where value?.isEmpty == true {
+            throw error(p + [key], "mqtt.\(key) is empty")
+        }
+
+        let station: String
+        if let s = try string(t, "station", path: p) {
+            station = s
+        } else {
+            station = Self.hostName()
+        }
+        if let problem = RigSettings.problem(withName: station) {
+            throw error(p + ["station"], "mqtt.station \"\(station)\" \(problem)" + (t["station"] == nil ? " (it defaults to the host name; set station)" : ""))
+        }
+        if RigSettings.reservedNames.contains(station) {
+            throw error(p + ["station"], "mqtt.station cannot be \"\(station)\" (a topic of the rig's own)")
+        }
+        let prefix = try string(t, "prefix", path: p) ?? "evcapture"
+        if let problem = RigSettings.problem(withPrefix: prefix) {
+            throw error(p + ["prefix"], "mqtt.prefix \"\(prefix)\" \(problem)")
+        }
+        let groups = try strings(t, "groups", path: p) ?? []
+        for g in groups {
+            if let problem = RigSettings.problem(withName: g) { throw error(p + ["groups"], "mqtt.groups: \"\(g)\" \(problem)") }
+        }
+        var fanOut = RigSettings.FanOut.none
+        if let f = try string(t, "fan-out", path: p) {
+            switch f {
+            case "none": fanOut = .none
+            case "all": fanOut = .all
+            default:
+                if let problem = RigSettings.problem(withName: f) {
+                    throw error(p + ["fan-out"], "mqtt.fan-out must be \"none\", \"all\" or a group name; \"\(f)\" \(problem)")
+                }
+                fanOut = .group(f)
+            }
+        }
+        let rig = RigSettings(station: station, prefix: prefix, groups: groups, fanOut: fanOut)
+        let topics = RigTopics(rig)
+        var connection = MQTTConnectionSettings(
+            broker: broker, clientID: station, username: username, passwordFile: passwordFile, caFile: caFile,
+            birth: topics.online(), will: topics.offline(),
+            subscriptions: topics.triggerSubscriptions.map { (topic: $0, qos: QoS.atLeastOnce) })
+        if let k = try int(t, "keepalive", path: p, in: 5...3600) { connection.keepalive = k }
+        if let q = try int(t, "offline-queue", path: p, in: 0...1_000_000) { connection.offlineQueueLimit = q }
+        return (connection, rig)
+    }
+
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
+        // Only the host's own label: a station name is one topic level.
+        return String(cString: buffer).split(separator: ".").first.map(String.init) ?? ""
     }
 }

@@ -13,6 +13,8 @@ import Camera
 import Actions
 import Output
 import ConfigFile
+import MQTT
+import Rig
 import V4L2
 
 /// Where the daemon's JSON lines and readable lines go.
@@ -86,7 +88,19 @@ public final class Daemon: Service, Sendable {
         let state = DaemonState(
             settings: config.capture, session: config.daemon.session, controls: cameraSession.map { cameras.controlsStage(for: $0) }, loop: loop, lines: lines, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
             logger: logger, onReady: onReady, observer: observer)
+        // The rig (`[mqtt]`): without it no network socket is opened. Triggers reach the
+        // state on the loop thread (libmosquitto's callbacks run there).
+        var rig: RigLink?
+        if let connection = config.daemon.mqtt, let settings = config.daemon.rig {
+            let link = try RigLink(
+                connection: connection, rig: settings, loop: loop, lines: lines, logger: logger,
+                onTrigger: { [weak state] topic, payload in state?.assumeIsolated { $0.acceptTrigger(topic: topic, payload: payload) } })
+            lines.add(link)
+            await state.attach(link)
+            rig = link
+        }
         try await state.start(camera: cameraSession)
+        try await rig?.client.start()
 
         // Devices.
         let watcher = DeviceWatcher(loop: loop, logger: logger, overrides: { [config] d, node in config.overrides(for: d, node: node) })
@@ -110,6 +124,8 @@ public final class Daemon: Service, Sendable {
         // Every line written (the last `session stopped` included), to stdout and to the
         // socket's clients, before the socket closes and the process exits.
         await lines.finishAndFlush()
+        // After the last lines are queued: they go out, then `offline`, then DISCONNECT.
+        await rig?.client.stop()
         socket?.stop()
         logger.info("stopped")
     }

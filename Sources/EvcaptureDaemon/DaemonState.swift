@@ -13,6 +13,7 @@ import Camera
 import Actions
 import Output
 import ConfigFile
+import Rig
 import V4L2
 
 /// The daemon's state. Its executor is the ``IOLoop``: device reads enter it synchronously
@@ -44,6 +45,10 @@ actor DaemonState {
     var cameraWatch: Task<Void, Never>?
     /// The controls bound to the camera, when there is one (also held by the pipeline).
     var controlsStage: CameraControlsStage?
+    /// The rig (`[mqtt]`), when configured.
+    var rig: RigLink?
+    /// Press times (wall clock) for the actions, and with a rig's fan-out its trigger ids and messages.
+    var presses = FanOutPolicy(station: "", sendsTriggers: false)
 
     init(
         settings: CaptureCoreSettings, session: SessionPolicy, controls: CameraControlsStage?, loop: IOLoop, lines: LineWriter,
@@ -89,10 +94,25 @@ actor DaemonState {
         }
     }
 
+    /// Joins the rig: this station's presses fan out as its `[mqtt]` says.
+    func attach(_ rig: RigLink) {
+        self.rig = rig
+        presses = FanOutPolicy(station: rig.settings.station, sendsTriggers: rig.settings.fanOut != .none)
+    }
+
     func emit(_ event: PipelineEvent) {
         switch event {
         case .capture(let capture):
-            for trigger in ActionTrigger.triggers(for: capture, time: wallClockNow()) { actions.handle(trigger) }
+            let now = wallClockNow()
+            // The press's kernel time on the wall clock, for the rig's stations.
+            let age = Double(monotonicNow().microseconds - capture.time.microseconds) / 1_000_000
+            let decision = presses.handle(capture, wallTime: now - age)
+            rig?.fanOut(decision.messages)  // the other stations first: they have the broker's hop to make
+            for var trigger in ActionTrigger.triggers(for: capture, time: now) {
+                trigger.triggerID = decision.trigger
+                trigger.pressWallTime = decision.pressTime
+                actions.handle(trigger)
+            }
         case .session(let change):
             // Whoever started or stopped it (the daemon, a launch press, the idle stop):
             // dedicated devices are grabbed and the capture stream runs only meanwhile.
@@ -111,6 +131,20 @@ actor DaemonState {
         }
         observer?(event)
         lines.emit(event)
+    }
+
+    /// A message on one of the rig's trigger topics (on the loop thread): a photo or a
+    /// video start/stop for the actions; a bad message is an `error` line and changes nothing.
+    func acceptTrigger(topic: String, payload: [UInt8]) {
+        guard let rig else { return }
+        switch rig.accept(topic: topic, payload: payload, now: wallClockNow()) {
+        case nil:
+            return
+        case .failure(let error):
+            emit(.error(ErrorReport("mqtt: \(error)", code: "bad-trigger", time: monotonicNow())))
+        case .success(let (command, trigger)):
+            actions.perform(command, for: trigger)
+        }
     }
 
     /// Starts the session, unless it is launched by a button (``SessionPolicy/Mode/launch``).

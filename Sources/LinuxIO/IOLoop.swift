@@ -10,6 +10,8 @@ public struct Readiness: OptionSet, Sendable {
     public init(rawValue: UInt32) { self.rawValue = rawValue }
     /// EPOLLIN: data (or an error) is waiting.
     public static let readable = Readiness(rawValue: UInt32(EPOLLIN.rawValue))
+    /// EPOLLOUT: a write would not block (a socket whose connect finished, a drained send buffer).
+    public static let writable = Readiness(rawValue: UInt32(EPOLLOUT.rawValue))
     /// EPOLLPRI: V4L2 reports pending events this way.
     public static let priority = Readiness(rawValue: UInt32(EPOLLPRI.rawValue))
     /// EPOLLHUP: the other end is gone (an unplugged evdev node).
@@ -132,6 +134,18 @@ public final class IOLoop: Sendable {
             throw IOLoopError(errno: e, context: "epoll_ctl(ADD fd \(fd))")
         }
         return IOToken(id: id)
+    }
+
+    /// Changes what a registration waits for (e.g. adds `.writable` while output is queued
+    /// on a socket, and drops it once written, so a writable socket does not wake the loop).
+    public func setInterest(_ token: IOToken, _ interest: Readiness) throws(IOLoopError) {
+        guard let fd = state.withLock({ $0.entries[token.id]?.fd }) else { return }
+        var event = epoll_event()
+        event.events = interest.rawValue
+        event.data.u64 = token.id
+        if epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &event) != 0 {
+            throw IOLoopError(errno: errno, context: "epoll_ctl(MOD fd \(fd))")
+        }
     }
 
     /// Stops watching; the handler is not called again, then `onRemove` runs on the I/O thread.

@@ -298,20 +298,30 @@ extension ReadableLines {
 }
 
 extension JSONLines {
+    /// `press` (a local press; press 0 is a trigger message's command and has none) and
+    /// `trigger` (the rig-wide trigger id, when there is one).
+    static func origin(press: UInt64, trigger: String?) -> [(String, JSONValue)] {
+        var fields: [(String, JSONValue)] = []
+        if press != 0 { fields.append(("press", .int(Int64(press)))) }
+        if let trigger { fields.append(("trigger", .string(trigger))) }
+        return fields
+    }
+
     /// The `action` (or `error`) line of an action's outcome.
     public static func outcome(_ outcome: ActionOutcome, time: Timestamp) -> String {
         switch outcome {
         case .photoSaved(let r, let press):
             object(
                 event: "action", time: time,
-                [("action", .string("photo")), ("press", .int(Int64(press))), ("file", .string(r.path))] + frameTime(r.frameTime))
-        case .videoStarted(let press):
-            object(event: "action", time: time, [("action", .string("video-started")), ("press", .int(Int64(press)))])
+                [("action", .string("photo"))] + origin(press: press, trigger: r.trigger) + [("file", .string(r.path))]
+                    + frameTime(r.frameTime) + (r.pressOffset.map { [("offset", .double(Double($0) / 1_000_000))] } ?? []))
+        case .videoStarted(let press, let trigger):
+            object(event: "action", time: time, [("action", .string("video-started"))] + origin(press: press, trigger: trigger))
         case .videoSaved(let r, let press):
             object(
                 event: "action", time: time,
-                [("action", .string("video")), ("press", .int(Int64(press))), ("file", .string(r.path)), ("frames", .int(Int64(r.frames)))]
-                    + frameTime(r.frameTime))
+                [("action", .string("video"))] + origin(press: press, trigger: r.trigger)
+                    + [("file", .string(r.path)), ("frames", .int(Int64(r.frames)))] + frameTime(r.frameTime))
         case .hookFinished(let name, let result, let press):
             object(
                 event: "action", time: time,
@@ -323,7 +333,7 @@ extension JSONLines {
                 event: "action", time: time,
                 [("action", .string(action)), ("press", .int(Int64(press))), ("skipped", .string(reason))])
         case .failed(let failure, let press):
-            error(failure.description, time: time, extra: [("code", .string(failure.code))] + (press.map { [("press", .int(Int64($0)))] } ?? []))
+            error(failure.description, time: time, extra: [("code", .string(failure.code))] + (press.map { origin(press: $0, trigger: nil) } ?? []))
         }
     }
 }
@@ -343,7 +353,8 @@ extension ReadableLines {
         let line: String = switch outcome {
         case .photoSaved(let r, let press):
             "\(t) photo     \(r.path) (press \(press)" + (r.frameTime.map { ", frame \(Timestamp(microseconds: $0))" } ?? "") + ")"
-        case .videoStarted(let press): "\(t) video     recording (press \(press))"
+                + (r.trigger.map { " trigger \($0)" } ?? "")
+        case .videoStarted(let press, let trigger): "\(t) video     recording (press \(press))" + (trigger.map { " trigger \($0)" } ?? "")
         case .videoSaved(let r, let press): "\(t) video     \(r.path), \(r.frames) frames (press \(press))"
         case .hookFinished(let name, let result, let press): "\(t) hook      \(name): \(result) (press \(press))"
         case .soundStarted(let file, let press): "\(t) sound     \(file) (press \(press))"

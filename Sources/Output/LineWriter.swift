@@ -7,6 +7,12 @@ import Evdev
 import LinuxIO
 import Synchronization
 
+/// Another destination of the daemon's JSON lines (the MQTT publisher): it gets every line
+/// the socket gets, from a writer task of its own.
+public protocol JSONLineSink: Sendable {
+    func send(_ line: String)
+}
+
 /// Writes the daemon's lines (stdout, and the socket when there is one) off the input path:
 /// `emit` queues a typed event; a writer task per destination formats and writes it. A
 /// stuck stdout delays only its writer.
@@ -34,6 +40,15 @@ public final class LineWriter: Sendable {
     private let stdoutWriter: Task<Void, Never>
     /// The socket's own queue and writer: a stuck stdout does not hold its clients back.
     private let toSocket = Mutex<(server: SocketServer, queue: AsyncStream<Line>.Continuation, writer: Task<Void, Never>)?>(nil)
+    /// Further JSON line destinations, each with its own queue and writer.
+    private let toSinks = Mutex<[(queue: AsyncStream<Line>.Continuation, writer: Task<Void, Never>)]>([])
+
+    /// Sends every JSON line to `sink` from now on (until ``finishAndFlush()``).
+    public func add(_ sink: any JSONLineSink) {
+        let (stream, queue) = AsyncStream.makeStream(of: Line.self, bufferingPolicy: .bufferingNewest(10_000))
+        let writer = Task.detached { for await line in stream { sink.send(line.json) } }
+        toSinks.withLock { $0.append((queue, writer)) }
+    }
 
     /// Sends JSON lines to `server` from now on.
     public var socket: SocketServer? {
@@ -77,6 +92,7 @@ public final class LineWriter: Sendable {
 
     private func enqueue(_ line: Line) {
         toSocket.withLock { _ = $0?.queue.yield(line) }
+        toSinks.withLock { for s in $0 { s.queue.yield(line) } }
         toStdout.yield(line)
     }
 
@@ -88,8 +104,13 @@ public final class LineWriter: Sendable {
             s?.queue.finish()
             return s?.writer
         }
+        let sinkWriters = toSinks.withLock { sinks in
+            for s in sinks { s.queue.finish() }
+            return sinks.map(\.writer)
+        }
         toStdout.finish()
         await socketWriter?.value
+        for w in sinkWriters { await w.value }
         await stdoutWriter.value
     }
 }

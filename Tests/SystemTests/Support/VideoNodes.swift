@@ -21,9 +21,10 @@ enum VideoNodes {
     }
 }
 
-/// The capture node of vivid's first instance (`vivid-000-vid-cap`), which the guest loads
-/// with `n_devs=1`. vivid has User controls (brightness, contrast, ...) but no camera-class
-/// controls such as zoom or exposure: use ``FakeCamera`` for those.
-func vividNode() -> String? {
-    VideoNodes.node { $0 == "vivid-000-vid-cap" }
+/// The capture node of vivid's first instance (`vivid-000-vid-cap`); the guest loads two
+/// (`n_devs=2`, the second for the rig tests' second station). vivid has User controls
+/// (brightness, contrast, ...) but no camera-class controls such as zoom or exposure: use
+/// ``FakeCamera`` for those.
+func vividNode(instance: Int = 0) -> String? {
+    VideoNodes.node { $0 == "vivid-00\(instance)-vid-cap" }
 }

@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Actions
+import Capture
+import Evdev
+import LinuxIO
+import Logging
+import MQTT
+import Output
+import Rig
+import Synchronization
+
+/// The station's link to its rig (`[mqtt]`): every JSON line out under
+/// `<prefix>/<station>/event/…`, the station's own presses out as trigger messages
+/// (fan-out), trigger messages in to the daemon's state. Without `[mqtt]` there is none,
+/// and no network socket is ever opened.
+final class RigLink: JSONLineSink {
+    let settings: RigSettings
+    let topics: RigTopics
+    let client: MQTTClient
+    /// Ids for trigger messages that came without one.
+    private let counter = Atomic<UInt64>(0)
+
+    /// `onTrigger` runs on the loop thread for every message on a trigger topic.
+    init(
+        connection: MQTTConnectionSettings, rig: RigSettings, loop: IOLoop, lines: LineWriter, logger: Logger,
+        onTrigger: @escaping @Sendable (_ topic: String, _ payload: [UInt8]) -> Void
+    ) throws(MQTTClientError) {
+        settings = rig
+        topics = RigTopics(rig)
+        let broker = connection.broker
+        client = try MQTTClient(
+            settings: connection, loop: loop, logger: logger, onMessage: onTrigger,
+            onEvent: { event in
+                // Failures are error lines (also published, once the broker is back);
+                // a connection made is logged.
+                let now = monotonicNow()
+                switch event {
+                case .connected(let dropped) where dropped > 0:
+                    lines.emit(.error(ErrorReport(
+                        "mqtt: \(dropped) message(s) dropped while \(broker) was away (offline queue full)", code: "mqtt-queue-full",
+                        time: now)))
+                case .connected:
+                    break
+                case .connectFailed(let reason, let retry):
+                    lines.emit(.error(ErrorReport(
+                        "mqtt: cannot connect to \(broker): \(reason); retrying (next in \(retry))", code: "mqtt-connect", time: now)))
+                case .disconnected(let reason):
+                    lines.emit(.error(ErrorReport("mqtt: connection to \(broker) lost: \(reason); reconnecting", code: "mqtt-disconnected", time: now)))
+                }
+            })
+    }
+
+    /// A JSON line, published on its event's topic.
+    func send(_ line: String) {
+        if let message = topics.message(forLine: line) { client.publish(message) }
+    }
+
+    /// The station's own press, to the rig (fan-out).
+    func fanOut(_ messages: [TriggerMessage]) {
+        guard let topic = topics.fanOutTopic else { return }
+        for m in messages { client.publish(MQTTMessage(topic: topic, text: m.json, qos: .atLeastOnce)) }
+    }
+
+    /// What a trigger message asks of this station: nil for its own fan-out coming back (it
+    /// acted on its press already); a refusal names the topic and the problem.
+    func accept(topic: String, payload: [UInt8], now wallTime: Double) -> Result<(CaptureCommand, ActionTrigger), TriggerMessageError>? {
+        let message: TriggerMessage
+        do {
+            message = try TriggerMessage.parse(payload)
+        } catch {
+            return .failure(TriggerMessageError("on \(topic) \(error.problem)"))
+        }
+        if message.from == settings.station { return nil }
+        let id = message.trigger
+            ?? "\(settings.station)-\(Int64((wallTime * 1000).rounded()))-m\(counter.add(1, ordering: .relaxed).newValue)"
+        let trigger = ActionTrigger(
+            kind: message.command == .photo ? .click : .longPress, action: "remote", button: "", deviceName: "mqtt",
+            deviceNode: topic, press: 0, time: wallTime, triggerID: id, pressWallTime: message.time)
+        return .success((message.command, trigger))
+    }
+}

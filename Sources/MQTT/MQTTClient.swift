@@ -1,0 +1,471 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinuxShims
+import CMosquitto
+import LinuxIO
+import Logging
+import Synchronization
+
+/// An MQTT client (libmosquitto) driven by the daemon's own ``IOLoop``: no thread of its
+/// own (never `mosquitto_loop_start`), no polling.
+///
+/// - The broker socket is in the loop's epoll set: readable → `mosquitto_loop_read`;
+///   writable (asked for only while libmosquitto has output queued, `mosquitto_want_write`)
+///   → `mosquitto_loop_write`. One ``IOTimer`` runs `mosquitto_loop_misc` for keepalive
+///   pings while connected (every keepalive/4 — an idle station wakes for MQTT only then),
+///   and while disconnected fires the next reconnect attempt (backoff) or gives up a
+///   connection attempt that hangs.
+/// - ``publish(_:)`` may be called from any thread: it queues the message (bounded; the
+///   oldest are dropped while offline) and wakes the loop through an eventfd; the loop
+///   hands queued messages to libmosquitto only while connected, so they survive an outage.
+/// - Every libmosquitto call and callback happens on the loop thread (this actor's
+///   executor): libmosquitto is used single-threaded, as its non-threaded API expects.
+public actor MQTTClient {
+    /// What the daemon reports about the connection.
+    public enum Event: Sendable, Hashable {
+        /// The broker accepted the connection (the birth message is published, the offline
+        /// queue is being sent); `dropped`: messages lost to the queue limit while offline.
+        case connected(dropped: Int)
+        /// A connection attempt failed (unreachable, TLS, refused by the broker); retried
+        /// after `retry`.
+        case connectFailed(reason: String, retry: Duration)
+        /// An established connection was lost; reconnecting.
+        case disconnected(reason: String)
+    }
+
+    public nonisolated let unownedExecutor: UnownedSerialExecutor
+    public nonisolated let settings: MQTTConnectionSettings
+    private let loop: IOLoop
+    private let logger: Logger
+    private let onMessage: @Sendable (String, [UInt8]) -> Void
+    private let onEvent: @Sendable (Event) -> Void
+
+    private enum Phase { case idle, connecting, connected, waiting, stopped }
+    private var phase = Phase.idle
+    private var handle: MosquittoHandle?
+    private var mosq: OpaquePointer? { handle?.pointer }
+    private var backoff: Backoff
+    private var timer: IOTimer?
+    /// The broker socket as the loop watches it: a duplicate of libmosquitto's descriptor,
+    /// owned here. A duplicate so that this registration is ours to remove: libmosquitto
+    /// closes its descriptor inside its own calls, and a number it closed may already name
+    /// another file (even another watched one) by the time this client sees the change.
+    private var watched: (token: IOToken, fd: Int32, interest: Readiness)?
+    /// Set by libmosquitto's connect/disconnect callbacks and our own connect calls: its
+    /// socket may have been replaced, so the watched duplicate must be renewed.
+    private var socketReplaced = false
+    /// The reason of the last failure reported, so a broker that stays away is reported once.
+    private var lastFailure: String?
+
+    private struct Outbox {
+        var messages: [MQTTMessage] = []
+        var dropped = 0
+        var wakePending = false
+    }
+    private nonisolated let outbox = Mutex(Outbox())
+    /// Wakes the loop when ``publish(_:)`` queued something (an eventfd on the loop).
+    private nonisolated let wakeFD: Int32
+    private var wakeToken: IOToken?
+    private let password: String?
+
+    /// Prepares a client; nothing is connected until ``start()``. Reads the password file
+    /// now, so a missing or unreadable one stops the daemon before it starts.
+    public init(
+        settings: MQTTConnectionSettings, loop: IOLoop, logger: Logger,
+        onMessage: @escaping @Sendable (_ topic: String, _ payload: [UInt8]) -> Void,
+        onEvent: @escaping @Sendable (Event) -> Void
+    ) throws(MQTTClientError) {
+        unownedExecutor = loop.asUnownedSerialExecutor()
+        self.settings = settings
+        self.loop = loop
+        self.logger = logger
+        self.onMessage = onMessage
+        self.onEvent = onEvent
+        backoff = Backoff(initial: settings.initialBackoff, maximum: settings.maximumBackoff)
+        if let file = settings.passwordFile {
+            do {
+                let text = try readWholeFile(file)
+                password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+            } catch {
+                throw MQTTClientError("cannot read the password file \(file): \(error)")
+            }
+        } else {
+            password = nil
+        }
+        if let ca = settings.caFile, access(ca, R_OK) != 0 {
+            throw MQTTClientError("cannot read the CA file \(ca): \(SystemError(errno: errno))")
+        }
+        let fd = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        guard fd >= 0 else { throw MQTTClientError("eventfd: \(SystemError(errno: errno))") }
+        wakeFD = fd
+        _ = mosquittoLibrary
+    }
+
+    deinit {
+        if let handle { mosquitto_destroy(handle.pointer) }
+        if let watched { close(watched.fd) }
+        if wakeToken == nil { close(wakeFD) }
+    }
+
+    // MARK: - Any thread
+
+    /// Queues a message; returns at once. While offline at most `offlineQueueLimit` wait
+    /// (the oldest go first); they are sent after the next connection's birth message.
+    public nonisolated func publish(_ message: MQTTMessage) {
+        let wake = outbox.withLock { o -> Bool in
+            o.messages.append(message)
+            if o.messages.count > settings.offlineQueueLimit {
+                o.messages.removeFirst(o.messages.count - settings.offlineQueueLimit)
+                o.dropped += 1
+            }
+            defer { o.wakePending = true }
+            return !o.wakePending
+        }
+        if wake {
+            var one: UInt64 = 1
+            _ = withUnsafeBytes(of: &one) { write(wakeFD, $0.baseAddress, 8) }
+        }
+    }
+
+    // MARK: - The loop thread
+
+    /// Creates the libmosquitto client and starts connecting (in the background: a broker
+    /// that is away is retried with backoff, local capture does not wait for it).
+    public func start() throws(MQTTClientError) {
+        precondition(phase == .idle, "start() once")
+        let wakeFD = self.wakeFD
+        do {
+            wakeToken = try loop.register(
+                fd: wakeFD,
+                handler: { [weak self] _ in
+                    var value: UInt64 = 0
+                    _ = withUnsafeMutableBytes(of: &value) { read(wakeFD, $0.baseAddress, 8) }
+                    self?.assumeIsolated { $0.flush() }
+                },
+                onRemove: { close(wakeFD) })
+            timer = try IOTimer(loop: loop) { [weak self] in self?.assumeIsolated { $0.timerFired() } }
+        } catch {
+            throw MQTTClientError("cannot watch the MQTT client's descriptors: \(error)")
+        }
+        guard let m = mosquitto_new(settings.clientID, true, Unmanaged.passUnretained(self).toOpaque()) else {
+            throw MQTTClientError("mosquitto_new failed: \(SystemError(errno: errno))")
+        }
+        handle = MosquittoHandle(pointer: m)
+        try check(mosquitto_int_option(m, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311)), "protocol version")
+        try check(mosquitto_int_option(m, MOSQ_OPT_TCP_NODELAY, 1), "TCP_NODELAY")
+        if let will = settings.will {
+            let rc = will.payload.withUnsafeBytes {
+                mosquitto_will_set(m, will.topic, Int32($0.count), $0.baseAddress, will.qos.rawValue, will.retain)
+            }
+            try check(rc, "last will on \(will.topic)")
+        }
+        if let username = settings.username {
+            try check(mosquitto_username_pw_set(m, username, password), "username")
+        }
+        if settings.broker.tls {
+            // Verified against the CA file, or the system's store; host name checked (insecure = false).
+            if let ca = settings.caFile {
+                try check(mosquitto_tls_set(m, ca, nil, nil, nil, nil), "TLS with CA file \(ca)")
+            } else {
+                try check(mosquitto_int_option(m, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "TLS with the system's CA store")
+            }
+            try check(mosquitto_tls_insecure_set(m, false), "TLS host name verification")
+        }
+        mosquitto_connect_callback_set(m) { _, obj, rc in
+            MQTTClient.from(obj).assumeIsolated { $0.connackReceived(rc) }
+        }
+        mosquitto_disconnect_callback_set(m) { _, obj, rc in
+            let reason = MQTTClient.describe(rc)  // now, while errno still says why
+            MQTTClient.from(obj).assumeIsolated { $0.connectionLost(reason) }
+        }
+        mosquitto_message_callback_set(m) { _, obj, message in
+            guard let message else { return }
+            let topic = String(cString: message.pointee.topic)
+            let count = Int(message.pointee.payloadlen)
+            let payload = count > 0 ? Array(UnsafeRawBufferPointer(start: message.pointee.payload, count: count)) : []
+            MQTTClient.from(obj).assumeIsolated { $0.onMessage(topic, payload) }
+        }
+        connect()
+    }
+
+    /// Sends what is queued, then the will's payload (retained `offline`: a clean stop is
+    /// not a lost connection, so the broker would not send the will), disconnects and
+    /// closes the socket. Bounded: waits at most `timeout` for the broker's socket to take it.
+    public func stop(timeout: Duration = .seconds(2)) {
+        guard phase != .stopped else { return }
+        let wasConnected = phase == .connected
+        phase = .stopped
+        timer?.cancel()
+        timer = nil
+        if let wakeToken { loop.remove(wakeToken) }
+        guard let m = mosq else { return }
+        if wasConnected {
+            flush(force: true)
+            if let will = settings.will { send(will, m) }
+            mosquitto_disconnect(m)
+            // libmosquitto writes what it can at once; a full socket buffer gets a short,
+            // bounded wait here (shutdown only).
+            let deadline = monotonicMicroseconds() + timeout.microseconds
+            while mosquitto_want_write(m), monotonicMicroseconds() < deadline {
+                var p = pollfd(fd: mosquitto_socket(m), events: Int16(POLLOUT), revents: 0)
+                _ = poll(&p, 1, 50)
+                if mosquitto_loop_write(m, 100) != MOSQ_ERR_SUCCESS.rawValue { break }
+            }
+        }
+        unwatch()
+        mosquitto_destroy(m)
+        handle = nil
+    }
+
+    private static func from(_ obj: UnsafeMutableRawPointer?) -> MQTTClient {
+        Unmanaged<MQTTClient>.fromOpaque(obj!).takeUnretainedValue()
+    }
+
+    private func check(_ rc: Int32, _ what: String) throws(MQTTClientError) {
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
+            throw MQTTClientError("MQTT \(what): \(Self.describe(rc))")
+        }
+    }
+
+    // MARK: Connecting
+
+    private func connect() {
+        guard let m = mosq, phase != .stopped else { return }
+        phase = .connecting
+        socketReplaced = true
+        // The first call stores host, port and keepalive (also when it fails); later
+        // attempts reuse them. Both return once the TCP connect is under way (non-blocking;
+        // the name lookup is not).
+        let rc: Int32
+        if addressSet {
+            rc = mosquitto_reconnect_async(m)
+        } else {
+            rc = mosquitto_connect_async(m, settings.broker.host, Int32(settings.broker.port), Int32(settings.keepalive))
+            addressSet = rc != MOSQ_ERR_INVAL.rawValue && rc != MOSQ_ERR_NOMEM.rawValue
+        }
+        guard rc == MOSQ_ERR_SUCCESS.rawValue || rc == MOSQ_ERR_CONN_PENDING.rawValue else {
+            failed(Self.describe(rc))
+            return
+        }
+        sync()
+        timer?.arm(atMonotonicMicroseconds: monotonicMicroseconds() + settings.connectTimeout.microseconds)
+    }
+    private var addressSet = false
+
+    /// CONNACK: accepted (0) or refused (bad credentials, not authorised, ...).
+    private func connackReceived(_ rc: Int32) {
+        socketReplaced = true
+        guard rc == 0 else {
+            // libmosquitto closes the socket after this callback; connectionLost follows.
+            refusal = String(cString: mosquitto_connack_string(rc))
+            return
+        }
+        guard let m = mosq else { return }
+        phase = .connected
+        backoff.succeeded()
+        lastFailure = nil
+        for s in settings.subscriptions {
+            let rc = mosquitto_subscribe(m, nil, s.topic, s.qos.rawValue)
+            if rc != MOSQ_ERR_SUCCESS.rawValue { logger.warning("cannot subscribe to \(s.topic): \(Self.describe(rc))") }
+        }
+        if let birth = settings.birth { send(birth, m) }
+        let dropped = outbox.withLock { o in defer { o.dropped = 0 }; return o.dropped }
+        logger.info("MQTT connected", metadata: ["mqtt.broker": "\(settings.broker)", "mqtt.client": "\(settings.clientID)"])
+        onEvent(.connected(dropped: dropped))
+        flush()
+        armKeepalive()
+    }
+    private var refusal: String?
+
+    /// The socket closed: a refused CONNACK, a lost connection, or our own disconnect.
+    private func connectionLost(_ why: String) {
+        socketReplaced = true
+        guard phase != .stopped else { return }
+        let reason = refusal.map { "refused by the broker: \($0)" } ?? why
+        refusal = nil
+        if phase == .connected {
+            phase = .waiting
+            logger.info("MQTT connection lost", metadata: ["mqtt.broker": "\(settings.broker)", "mqtt.reason": "\(reason)"])
+            onEvent(.disconnected(reason: reason))
+            lastFailure = nil
+            retry(after: backoff.initial)
+        } else {
+            failed(reason)
+        }
+    }
+
+    private func failed(_ reason: String) {
+        guard phase != .stopped else { return }
+        phase = .waiting
+        let delay = backoff.failed()
+        if reason != lastFailure {
+            lastFailure = reason
+            logger.info("MQTT connection failed", metadata: ["mqtt.broker": "\(settings.broker)", "mqtt.reason": "\(reason)"])
+            onEvent(.connectFailed(reason: reason, retry: delay))
+        }
+        retry(after: delay)
+    }
+
+    private func retry(after delay: Duration) {
+        sync()
+        timer?.arm(atMonotonicMicroseconds: monotonicMicroseconds() + delay.microseconds)
+    }
+
+    private func armKeepalive() {
+        let period = Int64(max(1, settings.keepalive / 4)) * 1_000_000
+        timer?.arm(atMonotonicMicroseconds: monotonicMicroseconds() + period)
+    }
+
+    private func timerFired() {
+        guard let m = mosq else { return }
+        switch phase {
+        case .connected:
+            let rc = mosquitto_loop_misc(m)
+            if rc != MOSQ_ERR_SUCCESS.rawValue, phase == .connected {
+                // A keepalive that got no answer: libmosquitto closed the socket.
+                connectionLost(Self.describe(rc))
+            }
+            sync()
+            if phase == .connected { armKeepalive() }
+        case .connecting:
+            // No CONNACK in time (a host that drops SYNs, a broker that never answers).
+            mosquitto_disconnect(m)
+            socketReplaced = true
+            if phase == .connecting { failed("no answer within \(settings.connectTimeout)") }
+        case .waiting:
+            connect()
+        case .idle, .stopped:
+            break
+        }
+    }
+
+    // MARK: The socket
+
+    private func socketReady(_ readiness: Readiness) {
+        guard let m = mosq, phase == .connecting || phase == .connected else { return }
+        var rc = MOSQ_ERR_SUCCESS.rawValue
+        if !readiness.intersection([.readable, .hangup, .error]).isEmpty {
+            rc = mosquitto_loop_read(m, 16)
+        }
+        if rc == MOSQ_ERR_SUCCESS.rawValue, readiness.contains(.writable) || readiness.contains(.error),
+            mosquitto_socket(m) >= 0
+        {
+            rc = mosquitto_loop_write(m, 16)
+        }
+        if rc != MOSQ_ERR_SUCCESS.rawValue, phase == .connecting || phase == .connected {
+            // libmosquitto reports most losses through its disconnect callback; some
+            // (a refused TCP connect seen on write) only through the return code.
+            let reason = Self.describe(rc)
+            if mosquitto_socket(m) >= 0 { mosquitto_disconnect(m) }
+            connectionLost(reason)
+        }
+        sync()
+    }
+
+    /// Watches libmosquitto's current socket (renewing the duplicate when it was replaced)
+    /// for reading, and for writing only while it has output queued.
+    private func sync() {
+        guard let m = mosq else { return unwatch() }
+        let sock = mosquitto_socket(m)
+        if socketReplaced || sock < 0 {
+            unwatch()
+            socketReplaced = false
+        }
+        // Only while a connection is being made or used: a dead socket libmosquitto has not
+        // closed yet (it closes it on the next attempt) would otherwise wake the loop for ever.
+        guard sock >= 0, phase == .connecting || phase == .connected else { return }
+        let interest: Readiness = mosquitto_want_write(m) ? [.readable, .writable] : [.readable]
+        if let w = watched {
+            if w.interest != interest {
+                do {
+                    try loop.setInterest(w.token, interest)
+                    watched?.interest = interest
+                } catch {
+                    logger.warning("MQTT socket: \(error)")
+                }
+            }
+            return
+        }
+        let dup = fcntl(sock, F_DUPFD_CLOEXEC, 0)
+        guard dup >= 0 else {
+            logger.warning("MQTT socket: dup: \(SystemError(errno: errno))")
+            return
+        }
+        do {
+            let token = try loop.register(
+                fd: dup, interest: interest,
+                handler: { [weak self] readiness in self?.assumeIsolated { $0.socketReady(readiness) } },
+                onRemove: { close(dup) })
+            watched = (token, dup, interest)
+        } catch {
+            close(dup)
+            logger.warning("MQTT socket: \(error)")
+        }
+    }
+
+    private func unwatch() {
+        guard let w = watched else { return }
+        watched = nil
+        loop.remove(w.token)  // on this thread: removed now, its onRemove closes the duplicate
+    }
+
+    // MARK: Publishing
+
+    /// Hands queued messages to libmosquitto while connected (`force`: while stopping too).
+    private func flush(force: Bool = false) {
+        guard let m = mosq, phase == .connected || force else {
+            outbox.withLock { $0.wakePending = false }
+            return
+        }
+        let messages = outbox.withLock { o -> [MQTTMessage] in
+            defer { o.messages.removeAll(keepingCapacity: true); o.wakePending = false }
+            return o.messages
+        }
+        for message in messages { send(message, m) }
+        sync()
+    }
+
+    private func send(_ message: MQTTMessage, _ m: OpaquePointer) {
+        let rc = message.payload.withUnsafeBytes {
+            mosquitto_publish(m, nil, message.topic, Int32($0.count), $0.baseAddress, message.qos.rawValue, message.retain)
+        }
+        if rc != MOSQ_ERR_SUCCESS.rawValue {
+            logger.info("MQTT publish failed", metadata: ["mqtt.topic": "\(message.topic)", "mqtt.reason": "\(Self.describe(rc))"])
+        }
+    }
+
+    static func describe(_ rc: Int32) -> String {
+        if rc == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)).lowercased() }
+        return String(cString: mosquitto_strerror(rc)).lowercased()
+    }
+}
+
+/// The libmosquitto client. Sendable only so that the actor's deinit may destroy it: every
+/// other use is on the loop thread, and a deinit runs when nothing else can reach it.
+private struct MosquittoHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// A failure of the MQTT client's set-up (credentials, TLS, descriptors).
+public struct MQTTClientError: Error, Sendable, Hashable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// `mosquitto_lib_init`, once per process (it is not thread-safe; a global's initialiser
+/// runs exactly once).
+private let mosquittoLibrary: Void = { _ = mosquitto_lib_init() }()
+
+private func monotonicMicroseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+}
+
+extension Duration {
+    var microseconds: Int64 {
+        let (s, atto) = components
+        return s * 1_000_000 + atto / 1_000_000_000_000
+    }
+}

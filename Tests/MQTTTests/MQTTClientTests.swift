@@ -1,0 +1,231 @@
+import EvcaptureTesting
+import Foundation
+import LinuxIO
+import MQTT
+import Synchronization
+import Testing
+
+/// The client against a real mosquitto on a free 127.0.0.1 port: connection, birth and will,
+/// publishing, subscriptions, an absent broker, a restarted broker, bad credentials, the
+/// bounded offline queue.
+@Suite(.serialized, .enabled(if: MosquittoBroker.skipReason == nil, "needs mosquitto and mosquitto-clients (apt-get install mosquitto mosquitto-clients)"))
+struct MQTTClientTests {
+    /// A client on its own loop, with what it reported.
+    final class Recorder: Sendable {
+        let events = Mutex<[MQTTClient.Event]>([])
+        let received = Mutex<[(String, String)]>([])
+    }
+
+    final class Harness: Sendable {
+        let loop: IOLoop
+        let client: MQTTClient
+        let recorder = Recorder()
+
+        init(_ settings: MQTTConnectionSettings) throws {
+            loop = try IOLoop()
+            let recorder = self.recorder
+            client = try MQTTClient(
+                settings: settings, loop: loop, logger: testLogger,
+                onMessage: { topic, payload in
+                    recorder.received.withLock { $0.append((topic, String(decoding: payload, as: UTF8.self))) }
+                },
+                onEvent: { e in recorder.events.withLock { $0.append(e) } })
+        }
+
+        func start() async throws { try await client.start() }
+
+        func stop() async {
+            await client.stop()
+            loop.stop()
+        }
+
+        var connectedCount: Int { recorder.events.withLock { $0.filter { if case .connected = $0 { true } else { false } }.count } }
+
+        func waitForConnections(_ n: Int, timeout: Duration = .seconds(20)) -> Bool {
+            pollUntil(timeout: timeout) { self.connectedCount >= n }
+        }
+    }
+
+    static func settings(_ broker: MQTTBroker, id: String = "test-station", queue: Int = 1000) -> MQTTConnectionSettings {
+        MQTTConnectionSettings(
+            broker: broker, clientID: id,
+            birth: MQTTMessage(topic: "t/\(id)/status", text: "online", qos: .atLeastOnce, retain: true),
+            will: MQTTMessage(topic: "t/\(id)/status", text: "offline", qos: .atLeastOnce, retain: true),
+            subscriptions: [(topic: "t/\(id)/trigger", qos: .atLeastOnce)], offlineQueueLimit: queue,
+            initialBackoff: .milliseconds(100), maximumBackoff: .milliseconds(400))
+    }
+
+    @Test func connectsPublishesSubscribesAndSaysOfflineWhenStopped() async throws {
+        let dir = try temporaryDirectory()
+        let broker = try MosquittoBroker(directory: dir)
+        try broker.start()
+        let watch = try broker.subscribe("t/#")
+        let h = try Harness(Self.settings(try MQTTBroker(url: broker.url)))
+        try await h.start()
+        #expect(h.waitForConnections(1), "\(h.recorder.events.withLock { $0 })\n\(broker.log)")
+        #expect(try broker.retained("t/test-station/status") == "online")
+
+        for i in 1...3 { h.client.publish(MQTTMessage(topic: "t/test-station/event/capture", text: "{\"n\":\(i)}", qos: .atLeastOnce)) }
+        #expect(watch.waitFor { t, p in t == "t/test-station/event/capture" && p == "{\"n\":3}" } != nil, "\(watch.messages)")
+        #expect(watch.messages.filter { $0.topic.hasSuffix("/capture") }.map(\.payload) == ["{\"n\":1}", "{\"n\":2}", "{\"n\":3}"])
+
+        // Subscribed on connect: a message on the trigger topic reaches onMessage.
+        try broker.publish("t/test-station/trigger", "{\"command\":\"photo\"}")
+        #expect(pollUntil(timeout: .seconds(10)) { h.recorder.received.withLock { !$0.isEmpty } })
+        #expect(h.recorder.received.withLock { $0.map(\.0) } == ["t/test-station/trigger"])
+        #expect(h.recorder.received.withLock { $0.map(\.1) } == ["{\"command\":\"photo\"}"])
+
+        // A clean stop is no lost connection: the client says offline itself.
+        await h.stop()
+        #expect(watch.waitFor { t, p in t == "t/test-station/status" && p == "offline" } != nil, "\(watch.messages)")
+        #expect(try broker.retained("t/test-station/status") == "offline")
+    }
+
+    @Test func aBrokerThatIsAwayAtStartIsConnectedToLaterWithTheQueuedMessages() async throws {
+        let dir = try temporaryDirectory()
+        let broker = try MosquittoBroker(directory: dir)
+        let h = try Harness(Self.settings(try MQTTBroker(url: broker.url)))
+        try await h.start()
+        // Retained, each on its own topic: the test's subscriber cannot be on the broker
+        // before the client is (it reconnects within 0.1–0.4 s), so it reads them afterwards.
+        for i in 1...5 { h.client.publish(MQTTMessage(topic: "t/test-station/event/x/\(i)", text: "\(i)", qos: .atLeastOnce, retain: true)) }
+        // Refused connections: reported once, retried with backoff, nothing connects.
+        #expect(pollUntil(timeout: .seconds(5)) { h.recorder.events.withLock { !$0.isEmpty } })
+        let first = h.recorder.events.withLock { $0 }
+        guard case .connectFailed(let reason, _)? = first.first else {
+            Issue.record("expected a failed connection first, got \(first)")
+            return
+        }
+        #expect(reason.contains("refused"), "\(reason)")
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(h.connectedCount == 0)
+        // Reported once per outage, not once per attempt (≥ 4 attempts by now).
+        #expect(h.recorder.events.withLock { $0.count } == 1, "\(h.recorder.events.withLock { $0 })")
+
+        try broker.start()
+        #expect(h.waitForConnections(1, timeout: .seconds(10)), "\(h.recorder.events.withLock { $0 })")
+        for i in 1...5 {
+            #expect(pollUntil(timeout: .seconds(10)) { (try? broker.retained("t/test-station/event/x/\(i)")) == "\(i)" }, "message \(i)")
+        }
+        #expect(try broker.retained("t/test-station/status") == "online")
+        await h.stop()
+    }
+
+    @Test func aRestartedBrokerIsReconnectedAndResubscribed() async throws {
+        let dir = try temporaryDirectory()
+        let broker = try MosquittoBroker(directory: dir)
+        try broker.start()
+        let h = try Harness(Self.settings(try MQTTBroker(url: broker.url)))
+        try await h.start()
+        #expect(h.waitForConnections(1))
+        broker.stop()
+        #expect(pollUntil(timeout: .seconds(10)) {
+            h.recorder.events.withLock { $0.contains { if case .disconnected = $0 { true } else { false } } }
+        }, "\(h.recorder.events.withLock { $0 })")
+        // Published during the outage: kept, sent after the reconnect.
+        h.client.publish(MQTTMessage(topic: "t/test-station/event/x", text: "during", qos: .atLeastOnce, retain: true))
+        try broker.start()
+        #expect(h.waitForConnections(2, timeout: .seconds(15)), "\(h.recorder.events.withLock { $0 })\n\(broker.log)")
+        #expect(pollUntil(timeout: .seconds(10)) { (try? broker.retained("t/test-station/event/x")) == "during" })
+        // The new session has the subscription again.
+        try broker.publish("t/test-station/trigger", "after-restart")
+        #expect(pollUntil(timeout: .seconds(10)) { h.recorder.received.withLock { $0.contains { $0.1 == "after-restart" } } })
+        #expect(try broker.retained("t/test-station/status") == "online")
+        await h.stop()
+    }
+
+    @Test func theBrokerPublishesTheWillWhenTheConnectionDies() async throws {
+        // The will needs a connection that dies without DISCONNECT: a second broker-side
+        // view is not enough, so the client's socket is cut by stopping the test's loop
+        // thread without a clean stop — the broker sees the TCP connection close.
+        let dir = try temporaryDirectory()
+        let broker = try MosquittoBroker(directory: dir)
+        try broker.start()
+        let watch = try broker.subscribe("t/+/status")
+        var h: Harness? = try Harness(Self.settings(try MQTTBroker(url: broker.url), id: "dies"))
+        try await h!.start()
+        #expect(h!.waitForConnections(1))
+        #expect(watch.waitFor { t, p in t == "t/dies/status" && p == "online" } != nil)
+        h!.loop.stop()  // removes every registration: the watched socket duplicate is closed
+        h = nil  // deinit: mosquitto_destroy closes libmosquitto's socket, no DISCONNECT sent
+        #expect(watch.waitFor { t, p in t == "t/dies/status" && p == "offline" } != nil, "\(watch.messages)\n\(broker.log)")
+    }
+
+    @Test func wrongCredentialsAreAClearRefusalRetriedQuietly() async throws {
+        let dir = try temporaryDirectory()
+        let broker = try MosquittoBroker(directory: dir, users: ["rig": "right"])
+        try broker.start()
+        try "wrong\n".write(toFile: dir + "/password", atomically: true, encoding: .utf8)
+        var settings = Self.settings(try MQTTBroker(url: broker.url))
+        settings.username = "rig"
+        settings.passwordFile = dir + "/password"
+        let h = try Harness(settings)
+        try await h.start()
+        #expect(pollUntil(timeout: .seconds(10)) { h.recorder.events.withLock { !$0.isEmpty } })
+        try await Task.sleep(for: .milliseconds(1000))
+        let events = h.recorder.events.withLock { $0 }
+        #expect(events.count == 1, "\(events)")
+        guard case .connectFailed(let reason, _)? = events.first else {
+            Issue.record("\(events)")
+            return
+        }
+        #expect(reason.contains("refused by the broker") && reason.contains("not authori"), "\(reason)")
+        #expect(!reason.contains("wrong"), "the password must never appear: \(reason)")
+        await h.stop()
+
+        // The right password connects.
+        try "right\n".write(toFile: dir + "/password", atomically: true, encoding: .utf8)
+        let ok = try Harness(settings)
+        try await ok.start()
+        #expect(ok.waitForConnections(1), "\(ok.recorder.events.withLock { $0 })")
+        await ok.stop()
+    }
+
+    @Test func anUnreadablePasswordFileStopsTheClientBeforeItStarts() throws {
+        var settings = Self.settings(MQTTBroker(host: "127.0.0.1", port: 1, tls: false))
+        settings.username = "rig"
+        settings.passwordFile = "/nonexistent/evcapture-password"
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        #expect(throws: MQTTClientError("cannot read the password file /nonexistent/evcapture-password: no such file or directory")) {
+            _ = try MQTTClient(settings: settings, loop: loop, logger: testLogger, onMessage: { _, _ in }, onEvent: { _ in })
+        }
+    }
+
+    @Test func theOfflineQueueKeepsTheNewestAndCountsTheDropped() async throws {
+        let dir = try temporaryDirectory()
+        let broker = try MosquittoBroker(directory: dir)
+        let h = try Harness(Self.settings(try MQTTBroker(url: broker.url), queue: 3))
+        try await h.start()
+        for i in 1...7 { h.client.publish(MQTTMessage(topic: "t/test-station/event/x/\(i)", text: "\(i)", qos: .atLeastOnce, retain: true)) }
+        try broker.start()
+        #expect(h.waitForConnections(1, timeout: .seconds(10)))
+        #expect(h.recorder.events.withLock { $0.last } == .connected(dropped: 4))
+        for i in 5...7 {
+            #expect(pollUntil(timeout: .seconds(10)) { (try? broker.retained("t/test-station/event/x/\(i)")) == "\(i)" }, "message \(i)")
+        }
+        for i in 1...4 { #expect(try broker.retained("t/test-station/event/x/\(i)") == nil, "message \(i) was to be dropped") }
+        await h.stop()
+    }
+
+    /// No busy loop: a connected, idle client costs (almost) no CPU.
+    @Test func anIdleConnectedClientDoesNotSpin() async throws {
+        let dir = try temporaryDirectory()
+        let broker = try MosquittoBroker(directory: dir)
+        try broker.start()
+        let h = try Harness(Self.settings(try MQTTBroker(url: broker.url)))
+        try await h.start()
+        #expect(h.waitForConnections(1))
+        try await Task.sleep(for: .milliseconds(200))
+        func cpu() -> Double {
+            var u = rusage()
+            getrusage(RUSAGE_SELF.rawValue, &u)
+            return Double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + Double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6
+        }
+        let before = cpu()
+        try await Task.sleep(for: .seconds(2))
+        let used = cpu() - before
+        #expect(used < 0.2, "\(used) s of CPU in 2 s idle")
+        await h.stop()
+    }
+}

@@ -1,0 +1,287 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real mosquitto broker (Debian's `mosquitto`) on a free 127.0.0.1 port, for one test:
+/// its own config, password file and log in a scratch directory; stopped, killed and
+/// started again on the same port by the test. Plus the command-line clients
+/// (`mosquitto_sub`, `mosquitto_pub`) as the independent other end.
+public final class MosquittoBroker: @unchecked Sendable {
+    // @unchecked: a test drives it from one task at a time; `process` is only touched there.
+    public static let executable = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    public static var skipReason: String? {
+        executable == nil || !FileManager.default.isExecutableFile(atPath: "/usr/bin/mosquitto_sub")
+            ? "needs mosquitto and mosquitto-clients (apt-get install mosquitto mosquitto-clients)" : nil
+    }
+
+    public let port: Int
+    public let directory: String
+    public let users: [String: String]
+    private var process: SpawnedChild?
+
+    /// `users`: name → password; none: anonymous clients are allowed.
+    public init(directory: String, users: [String: String] = [:]) throws {
+        self.directory = directory
+        self.users = users
+        port = try Self.freePort()
+        var conf = """
+            listener \(port) 127.0.0.1
+            persistence false
+            log_dest file \(directory)/mosquitto.log
+            log_type all
+
+            """
+        if geteuid() == 0 { conf += "user root\n" }
+        if users.isEmpty {
+            conf += "allow_anonymous true\n"
+        } else {
+            let file = directory + "/passwords"
+            for (i, (name, password)) in users.sorted(by: { $0.key < $1.key }).enumerated() {
+                let argv = ["/usr/bin/mosquitto_passwd", "-b"] + (i == 0 ? ["-c"] : []) + [file, name, password]
+                let r = try Self.run(argv)
+                guard r.status == 0 else { throw BrokerError("mosquitto_passwd: \(r.output)") }
+            }
+            chmod(file, 0o600)
+            conf += "allow_anonymous false\npassword_file \(file)\n"
+        }
+        try conf.write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
+    }
+
+    deinit { stop() }
+
+    public var url: String { "mqtt://127.0.0.1:\(port)" }
+    public var log: String { (try? String(contentsOfFile: directory + "/mosquitto.log", encoding: .utf8)) ?? "" }
+
+    /// Starts the broker and waits (≤ 10 s) until it accepts connections.
+    public func start() throws {
+        precondition(process == nil, "already running")
+        let p = try SpawnedChild(argv: [Self.executable!, "-c", directory + "/mosquitto.conf"])
+        process = p
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if Self.accepts(port: port) { return }
+            guard p.isRunning else { break }
+            usleep(20_000)
+        }
+        throw BrokerError("mosquitto did not start on port \(port):\n\(log)")
+    }
+
+    /// Stops the broker (SIGTERM: it closes every connection cleanly) and waits for it.
+    public func stop() {
+        guard let p = process else { return }
+        process = nil
+        p.signal(SIGTERM)
+        p.waitForExit()
+    }
+
+    public var isRunning: Bool { process?.isRunning ?? false }
+
+    /// `mosquitto_pub`: one message; returns when the broker has it (QoS 1).
+    public func publish(_ topic: String, _ payload: String, retain: Bool = false) throws {
+        let r = try Self.run(
+            ["/usr/bin/mosquitto_pub", "-h", "127.0.0.1", "-p", String(port), "-q", "1", "-t", topic, "-m", payload]
+                + (retain ? ["-r"] : []) + credentials)
+        guard r.status == 0 else { throw BrokerError("mosquitto_pub: \(r.output)") }
+    }
+
+    /// The retained message of a topic (nil when none comes within a second).
+    public func retained(_ topic: String) throws -> String? {
+        let r = try Self.run(
+            ["/usr/bin/mosquitto_sub", "-h", "127.0.0.1", "-p", String(port), "-t", topic, "-C", "1", "-W", "1"] + credentials)
+        guard r.status == 0 else { return nil }
+        return r.output.hasSuffix("\n") ? String(r.output.dropLast()) : r.output
+    }
+
+    /// A `mosquitto_sub -v` on `topics` that runs until released.
+    public func subscribe(_ topics: String...) throws -> Subscription {
+        try Subscription(
+            argv: ["/usr/bin/mosquitto_sub", "-h", "127.0.0.1", "-p", String(port), "-v", "-q", "1"]
+                + topics.flatMap { ["-t", $0] } + credentials)
+    }
+
+    private var credentials: [String] {
+        guard let (user, password) = users.sorted(by: { $0.key < $1.key }).first else { return [] }
+        return ["-u", user, "-P", password]
+    }
+
+    /// Messages a `mosquitto_sub -v` printed: `topic payload` per line.
+    public final class Subscription: Sendable {
+        private let process: SpawnedChild
+
+        init(argv: [String]) throws {
+            process = try SpawnedChild(argv: argv, captureOutput: true)
+            // mosquitto_sub prints nothing once subscribed: give it a moment to connect.
+            usleep(300_000)
+        }
+
+        deinit {
+            process.signal(SIGKILL)
+            process.waitForExit()
+        }
+
+        /// Complete lines so far, as (topic, payload).
+        public var messages: [(topic: String, payload: String)] {
+            let text = process.output
+            guard let end = text.lastIndex(of: "\n") else { return [] }
+            return text[..<end].split(separator: "\n").map { line in
+                let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
+                return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+            }
+        }
+
+        /// Waits (≤ `timeout`) for a message that matches; returns it.
+        @discardableResult
+        public func waitFor(
+            timeout: TimeInterval = 15, _ matches: (String, String) -> Bool
+        ) -> (topic: String, payload: String)? {
+            let deadline = Date().addingTimeInterval(timeout)
+            repeat {
+                if let m = messages.first(where: { matches($0.topic, $0.payload) }) { return m }
+                usleep(20_000)
+            } while Date() < deadline
+            return nil
+        }
+    }
+
+    public struct BrokerError: Error, CustomStringConvertible {
+        public var description: String
+        init(_ d: String) { description = d }
+    }
+
+    /// Runs a program to its end; status and stdout+stderr.
+    static func run(_ argv: [String]) throws -> (status: Int32, output: String) {
+        let p = try SpawnedChild(argv: argv, captureOutput: true)
+        let status = p.waitForExit()
+        return (status, p.output)
+    }
+
+    /// A port nothing listens on now (the kernel's pick for an ephemeral bind).
+    public static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw BrokerError("socket: \(errno)") }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { p -> Bool in
+                bind(fd, p, len) == 0 && getsockname(fd, p, &len) == 0
+            }
+        }
+        guard bound else { throw BrokerError("bind: \(errno)") }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    static func accepts(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        addr.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}
+
+/// A child started with posix_spawn with no signal blocked and default dispositions (a test
+/// process may block SIGTERM on its threads, and children inherit that), its stdout and
+/// stderr read on a thread of its own.
+final class SpawnedChild: Sendable {
+    let pid: pid_t
+    private let collected = Mutex<(text: String, done: Bool)>(("", false))
+    private let status = Mutex<Int32?>(nil)
+
+    init(argv: [String], captureOutput: Bool = false) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var fds: [Int32] = [-1, -1]
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        if captureOutput {
+            guard pipe(&fds) == 0 else { throw MosquittoBroker.BrokerError("pipe: \(errno)") }
+            for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+            posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for s in [SIGTERM, SIGINT, SIGPIPE, SIGCHLD, SIGHUP] { sigaddset(&defaults, s) }
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let cargv: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
+        defer { cargv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, argv[0], &actions, &attributes, cargv, environ)
+        if captureOutput { close(fds[1]) }
+        guard rc == 0 else {
+            if captureOutput { close(fds[0]) }
+            throw MosquittoBroker.BrokerError("posix_spawn \(argv[0]): \(String(cString: strerror(rc)))")
+        }
+        self.pid = pid
+        if captureOutput {
+            let fd = fds[0]
+            let thread = Thread { [self] in
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                    if n < 0 && errno == EINTR { continue }
+                    if n <= 0 { break }
+                    let text = String(decoding: chunk[0..<n], as: UTF8.self)
+                    collected.withLock { $0.text += text }
+                }
+                close(fd)
+                collected.withLock { $0.done = true }
+            }
+            thread.start()
+        } else {
+            collected.withLock { $0.done = true }
+        }
+    }
+
+    var output: String { collected.withLock { $0.text } }
+
+    func signal(_ s: Int32) { if isRunning { kill(pid, s) } }
+
+    var isRunning: Bool {
+        status.withLock { st in
+            if st != nil { return false }
+            var raw: Int32 = 0
+            if waitpid(pid, &raw, WNOHANG) == pid {
+                st = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Waits for the exit (and the end of its output); the exit status, 128 + signal when killed.
+    @discardableResult
+    func waitForExit() -> Int32 {
+        let code = status.withLock { st -> Int32 in
+            if let st { return st }
+            var raw: Int32 = 0
+            while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+            st = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+            return st!
+        }
+        while !collected.withLock({ $0.done }) { usleep(5_000) }
+        return code
+    }
+}
