@@ -73,6 +73,14 @@ public final class Daemon: Service, Sendable {
             // A fresh install has no ~/Pictures/evcapture yet: every photo would fail.
             do { try AtomicFile.makeDirectory(DaemonSettings.defaultOutputDirectory()) } catch { logger.warning("\(error)") }
         }
+        // Photos and videos a kill or a power loss cut short (hidden `.evcapture-*.part`).
+        let outputDirectory = config.daemon.outputDirectory ?? DaemonSettings.defaultOutputDirectory()
+        let leftovers = AtomicFile.removeLeftovers(in: outputDirectory)
+        if !leftovers.isEmpty {
+            logger.info(
+                "removed \(leftovers.count) unfinished file(s) an earlier run left",
+                metadata: ["file.directory": "\(outputDirectory)", "file.names": "\(leftovers.joined(separator: " "))"])
+        }
 
         let state = DaemonState(
             settings: config.capture, controls: cameraSession.map { cameras.controlsStage(for: $0) }, loop: loop, lines: lines, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
