@@ -61,7 +61,7 @@ let package = Package(
         // Cameras: V4L2 (and simulated) cameras bound to the controls, discovery, the camera session.
         .target(
             name: "Camera",
-            dependencies: ["Capture", "V4L2", "Udev", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Capture", "V4L2", "Udev", "LinuxIO", "CLinuxShims", .product(name: "Logging", package: "swift-log")]),
         // Actions on capture events: photos, videos, hooks, the shutter sound.
         .target(
             name: "Actions",

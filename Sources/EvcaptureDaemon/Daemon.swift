@@ -35,8 +35,8 @@ public struct DaemonOutputOptions: Sendable {
 /// same thread, in the same wake-up, with no hop and no lock. Hotplug and camera events
 /// reach the state from their tasks by `await`. Actions run in ``ActionRunner``'s own
 /// workers; output lines are written by a writer task. Nothing on the input path waits
-/// for the camera's frames, the disk, a child process or a client (a camera control is
-/// set there, one ioctl). While idle nothing wakes: the deadline timer (a timerfd on the
+/// for the camera's frames, the disk, a child process, a client or a camera control: a
+/// knob's value is handed to the camera's control-writer thread (latest value wins). While idle nothing wakes: the deadline timer (a timerfd on the
 /// loop) is armed only while a deadline exists.
 public final class Daemon: Service, Sendable {
     public let config: Config
