@@ -1,4 +1,7 @@
 /// Writes an MJPEG AVI (RIFF `AVI `, one video stream, an `idx1` index) frame by frame.
+#if canImport(Glibc)
+import Glibc
+#endif
 import Capture
 import Evdev
 import V4L2
@@ -10,6 +13,11 @@ import LinuxIO
 ///
 /// AVI 1.0 offsets are 32-bit; ``maximumBytes`` (1 GiB by default, which every reader
 /// accepts) bounds a recording, after which ``append(jpeg:)`` reports `false`.
+///
+/// A full disk loses no more than the frame being written: a failed ``append(jpeg:)`` cuts
+/// the file back to the last whole frame, and ``finish(framesPerSecond:)`` makes room for
+/// the index by dropping frames from the end when the disk has none left, so what was
+/// recorded is a valid, playable file.
 public final class AVIWriter {
     public let width: Int
     public let height: Int
@@ -38,6 +46,8 @@ public final class AVIWriter {
     }
 
     /// Appends one JPEG frame; `false` when the size limit would be exceeded (nothing written).
+    /// Throws when the frame cannot be written (a full disk); the file then ends with the
+    /// last whole frame, ready for ``finish(framesPerSecond:)``.
     public func append(jpeg: [UInt8]) throws(FileWriteError) -> Bool {
         let padded = jpeg.count + (jpeg.count & 1)
         let indexGrowth = 16 * (index.count + 1)
@@ -48,7 +58,13 @@ public final class AVIWriter {
         chunk.le32(jpeg.count)
         chunk.append(contentsOf: jpeg)
         if jpeg.count & 1 == 1 { chunk.append(0) }
-        try file.write(chunk)
+        do {
+            try file.write(chunk)
+        } catch {
+            // Part of the chunk may be on disk: cut it off, giving its space back.
+            try file.truncate(to: offset)
+            throw error
+        }
         index.append((UInt32(offset - Self.moviFourCC), UInt32(jpeg.count)))
         offset += chunk.count
         frameCount += 1
@@ -58,19 +74,23 @@ public final class AVIWriter {
 
     /// Writes the index and the final headers, flushes and names the file; returns its path.
     /// `framesPerSecond` is the rate the frames were really captured at.
+    /// On a full disk, frames are dropped from the end until the index fits (each frees more
+    /// than its 16 index bytes); it throws only when no frame is left.
     public func finish(framesPerSecond: Double) throws(FileWriteError) -> String {
         let (scale, rate) = Self.rational(framesPerSecond)
-        var idx = [UInt8]()
-        idx.reserveCapacity(8 + 16 * index.count)
-        idx.fourCC("idx1")
-        idx.le32(16 * index.count)
-        for entry in index {
-            idx.fourCC("00dc")
-            idx.le32(0x10)  // AVIIF_KEYFRAME: every MJPEG frame is one
-            idx.le32(Int(entry.offset))
-            idx.le32(Int(entry.size))
+        var idx: [UInt8]
+        while true {
+            idx = Self.indexChunk(index)
+            do {
+                try file.write(idx)
+                break
+            } catch where error.errno == ENOSPC || error.errno == EDQUOT || error.errno == EFBIG {
+                guard let last = index.popLast() else { throw error }
+                frameCount -= 1
+                offset = Int(last.offset) + Self.moviFourCC
+                try file.truncate(to: offset)
+            }
         }
-        try file.write(idx)
         let total = offset + idx.count
         let header = Self.header(
             width: width, height: height, frames: frameCount, scale: scale, rate: rate,
@@ -81,6 +101,20 @@ public final class AVIWriter {
 
     /// Removes the partial file.
     public func abandon() { file.abandon() }
+
+    static func indexChunk(_ index: [(offset: UInt32, size: UInt32)]) -> [UInt8] {
+        var idx = [UInt8]()
+        idx.reserveCapacity(8 + 16 * index.count)
+        idx.fourCC("idx1")
+        idx.le32(16 * index.count)
+        for entry in index {
+            idx.fourCC("00dc")
+            idx.le32(0x10)  // AVIIF_KEYFRAME: every MJPEG frame is one
+            idx.le32(Int(entry.offset))
+            idx.le32(Int(entry.size))
+        }
+        return idx
+    }
 
     /// A rate as dwRate/dwScale: whole rates exactly (30/1), others to 1/1000 fps.
     static func rational(_ fps: Double) -> (scale: Int, rate: Int) {

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import V4L2
 import Capture
 import Evdev
@@ -44,6 +47,8 @@ public enum ActionError: Error, CustomStringConvertible, Sendable, Equatable {
             default: "camera"
             }
         case .jpeg: "jpeg"
+        // Nothing partial is left (AtomicFile); a video keeps what was recorded.
+        case .file(let e) where e.errno == ENOSPC || e.errno == EDQUOT: "disk-full"
         case .file: "file"
         case .noCamera: "no-camera"
         case .queueFull: "queue-full"

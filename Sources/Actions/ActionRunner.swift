@@ -144,6 +144,11 @@ public final class ActionRunner: ActionTriggerSink {
     public let frames: FrameSource?
     /// The `began` time (monotonic µs) of each press in flight, for its photo and video.
     private let pressTimes = Mutex<[UInt64: Int64]>([:])
+    /// Presses whose video start was queued and whose stop was not: only they get a stop, so
+    /// the video queue holds at most `queueLimit` starts, their stops and `stopAll`.
+    private let videoPresses = Mutex<Set<UInt64>>([])
+    /// Video commands queued so far (tests).
+    let videoCommandsQueued = Atomic<Int>(0)
     private let workers: Mutex<[Task<Void, Never>]>
     private let executors: [ThreadExecutor]
 
@@ -165,7 +170,8 @@ public final class ActionRunner: ActionTriggerSink {
         }
         let limit = max(1, configuration.queueLimit)
         let (photoStream, photoIn) = AsyncStream.makeStream(of: ActionTrigger.self, bufferingPolicy: .bufferingOldest(limit))
-        let (videoStream, videoIn) = AsyncStream.makeStream(of: VideoCommand.self, bufferingPolicy: .unbounded)
+        // Bounded by construction (see videoPresses); the buffer is never the limit.
+        let (videoStream, videoIn) = AsyncStream.makeStream(of: VideoCommand.self, bufferingPolicy: .bufferingOldest(2 * limit + 2))
         let (hookStream, hookIn) = AsyncStream.makeStream(of: (ExecHook, ActionTrigger).self, bufferingPolicy: .bufferingOldest(limit))
         let (soundStream, soundIn) = AsyncStream.makeStream(of: ActionTrigger.self, bufferingPolicy: .bufferingOldest(limit))
         photos = photoIn
@@ -234,10 +240,12 @@ public final class ActionRunner: ActionTriggerSink {
                     pendingVideoStarts.subtract(1, ordering: .relaxed)
                     onOutcome(.failed(.queueFull(kind: "video", press: trigger.press), press: trigger.press))
                 } else {
-                    videos.yield(.start(trigger))
+                    videoPresses.withLock { _ = $0.insert(trigger.press) }
+                    queueVideo(.start(trigger))
                 }
             case .ended, .cancelled:
-                videos.yield(.stop(trigger))
+                // A click's end is no video's stop: nothing queued for it.
+                if videoPresses.withLock({ $0.remove(trigger.press) != nil }) { queueVideo(.stop(trigger)) }
             default:
                 break
             }
@@ -283,6 +291,13 @@ public final class ActionRunner: ActionTriggerSink {
         for t in tasks.dropFirst(2) { await t.value }
         for e in executors { e.stop() }
         frames?.stopAndWait()
+    }
+
+    private func queueVideo(_ command: VideoCommand) {
+        videoCommandsQueued.add(1, ordering: .relaxed)
+        if case .dropped = videos.yield(command) {
+            logger.error("video command dropped: queue full (a bug: it is bounded by the starts accepted)")
+        }
     }
 
     private func enqueue<T: Sendable>(_ queue: AsyncStream<T>.Continuation, _ item: T, kind: String, press: UInt64) {

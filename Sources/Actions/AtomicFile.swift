@@ -22,10 +22,13 @@ public struct FileWriteError: Error, CustomStringConvertible, Sendable, Equatabl
 
 /// An output file written under a hidden temporary name in its final directory, flushed to
 /// disk and only then given its final name: a reader never sees a partial file under the
-/// final name, and a crash leaves at most a `.evcapture-*.part` file behind.
+/// final name, and a crash leaves at most a `.evcapture-*.part` file behind, which
+/// ``removeLeftovers(in:)`` removes at the next start. The temporary file is locked (`flock`)
+/// while it is written, so a leftover is told from a file being written by a live process.
 ///
 /// The final name is never overwritten: when it exists, `-1`, `-2`, ... is added before the
-/// extension. One instance belongs to one thread.
+/// extension, past the highest number already there (a pattern without a unique token,
+/// `photo.jpg`, works for any number of files). One instance belongs to one thread.
 public final class AtomicFile {
     public let directory: String
     public let finalName: String
@@ -33,6 +36,11 @@ public final class AtomicFile {
     public let temporaryPath: String
     private(set) var fd: Int32
     private var finished = false
+    /// Bytes written so far (the end of the file).
+    public private(set) var size = 0
+    /// Tests: the space the file system has left for this file; a write past it writes what
+    /// fits and then fails with ENOSPC, as a full disk does. nil: no limit but the disk's.
+    var spaceLeft: Int?
 
     public init(directory: String, finalName: String) throws(FileWriteError) {
         precondition(!finalName.contains("/" as Character), "file names come from FileNamePattern, which rejects '/'")
@@ -47,8 +55,35 @@ public final class AtomicFile {
             if opened >= 0 || errno != EEXIST { break }
         }
         guard opened >= 0 else { throw FileWriteError(errno: errno, context: "creating a file in \(directory)") }
+        // Ours until committed or abandoned; freed by the kernel if the process dies.
+        _ = flock(opened, LOCK_EX | LOCK_NB)
         fd = opened
         temporaryPath = path
+    }
+
+    /// Removes the `.evcapture-*.part` files in `directory` that no process is writing (left
+    /// by a kill or a power loss); returns their names. A file another live daemon is
+    /// writing is locked and stays.
+    @discardableResult
+    public static func removeLeftovers(in directory: String) -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var removed: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasPrefix(".evcapture-"), name.hasSuffix(".part") else { continue }
+            let path = directory + "/" + name
+            let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            defer { close(fd) }
+            var st = stat()
+            guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
+            guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { continue }  // being written
+            if unlink(path) == 0 { removed.append(name) }
+        }
+        return removed
     }
 
     deinit { abandon() }
@@ -68,17 +103,36 @@ public final class AtomicFile {
         }
     }
 
-    /// Appends all of `bytes` (retrying short writes and EINTR).
+    /// Appends all of `bytes` (retrying short writes and EINTR). On failure (a full disk:
+    /// ENOSPC) part of `bytes` may be in the file: ``size`` says how much.
     public func write(_ bytes: [UInt8]) throws(FileWriteError) {
         var done = 0
         while done < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            var count = bytes.count - done
+            if let left = spaceLeft {
+                if left == 0 { throw FileWriteError(errno: ENOSPC, context: "writing \(temporaryPath)") }
+                count = min(count, left)
+            }
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, count) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw FileWriteError(errno: errno, context: "writing \(temporaryPath)")
             }
             done += n
+            size += n
+            spaceLeft = spaceLeft.map { $0 - n }
         }
+    }
+
+    /// Cuts the file to its first `length` bytes (giving the rest back to the file system)
+    /// and appends from there on.
+    public func truncate(to length: Int) throws(FileWriteError) {
+        precondition(length <= size, "truncate only shortens")
+        guard ftruncate(fd, off_t(length)) == 0, lseek(fd, off_t(length), SEEK_SET) == off_t(length) else {
+            throw FileWriteError(errno: errno, context: "truncating \(temporaryPath) to \(length) bytes")
+        }
+        spaceLeft = spaceLeft.map { $0 + size - length }
+        size = length
     }
 
     /// Overwrites bytes at `offset` (header fields written last).
@@ -97,8 +151,10 @@ public final class AtomicFile {
         close(fd)
         fd = -1
         let (stem, ext) = Self.split(finalName)
-        for attempt in 0..<1000 {
-            let name = attempt == 0 ? finalName : "\(stem)-\(attempt)\(ext)"
+        var number = 0
+        var scans = 0
+        while true {
+            let name = number == 0 ? finalName : "\(stem)-\(number)\(ext)"
             let target = directory + "/" + name
             switch Self.renameNoReplace(temporaryPath, target) {
             case 0:
@@ -106,12 +162,38 @@ public final class AtomicFile {
                 syncDirectory()
                 return target
             case EEXIST:
-                continue
+                // Taken: the first tries step by one (a press id makes names unique, so a
+                // clash is rare); then continue past the highest number in the directory,
+                // so the thousandth `photo.jpg` costs one directory scan, not a thousand renames.
+                number += 1
+                if number > 3 {
+                    scans += 1
+                    guard scans <= 100 else {
+                        throw FileWriteError(errno: EEXIST, context: "no free name for \(finalName) in \(directory)")
+                    }
+                    number = max(number, Self.highestNumber(stem: stem, ext: ext, in: directory) + 1)
+                }
             case let e:
                 throw FileWriteError(errno: e, context: "renaming \(temporaryPath) to \(target)")
             }
         }
-        throw FileWriteError(errno: EEXIST, context: "no free name for \(finalName) in \(directory)")
+    }
+
+    /// The highest N of the files named `stem-N ext` in `directory` (0 when none).
+    static func highestNumber(stem: String, ext: String, in directory: String) -> Int {
+        guard let dir = opendir(directory) else { return 0 }
+        defer { closedir(dir) }
+        let prefix = stem + "-"
+        var highest = 0
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name.hasPrefix(prefix), name.hasSuffix(ext), name.count > prefix.count + ext.count else { continue }
+            let digits = name.dropFirst(prefix.count).dropLast(ext.count)
+            if digits.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int(digits) { highest = max(highest, n) }
+        }
+        return highest
     }
 
     /// Removes the temporary file (after a failure). Idempotent.

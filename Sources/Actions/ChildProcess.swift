@@ -100,9 +100,16 @@ struct ChildProcess {
         return nil
     }
 
+    /// The longest output line passed on; the rest of a longer line is dropped (a hook that
+    /// writes a photo to stdout must not grow memory).
+    static let maxLineBytes = 4096
+
     /// Blocks until the child has exited (killing its group after `timeout`), passing each
-    /// complete output line to `onLine`. Reaps the child and closes the pipe.
-    func wait(timeout: Duration, onLine: (String) -> Void) -> ChildOutcome {
+    /// complete output line to `onLine`, cut at `maxLineBytes` (with `…` and the count of
+    /// bytes dropped once its end comes). Memory stays bounded whatever the child writes, and
+    /// a child that writes without pause is still killed on time. Reaps the child and closes
+    /// the pipe.
+    func wait(timeout: Duration, maxLineBytes: Int = ChildProcess.maxLineBytes, onLine: (String) -> Void) -> ChildOutcome {
         let start = ContinuousClock.now
         var killedAt: ContinuousClock.Instant?
         var timedOut = false
@@ -112,17 +119,38 @@ struct ChildProcess {
         var status: Int32 = 0
         var exited = false
 
+        /// Bytes of the current line dropped past `maxLineBytes`.
+        var dropped = 0
+        func endLine() {
+            var line = String(decoding: pending, as: UTF8.self)
+            if dropped > 0 { line += "… (\(dropped) more bytes dropped)" }
+            onLine(line)
+            pending.removeAll(keepingCapacity: true)
+            dropped = 0
+        }
+        func take(_ bytes: ArraySlice<UInt8>) {
+            var rest = bytes
+            while !rest.isEmpty {
+                let nl = rest.firstIndex(of: 10)
+                let part = rest[..<(nl ?? rest.endIndex)]
+                let room = max(0, maxLineBytes - pending.count)
+                pending.append(contentsOf: part.prefix(room))
+                dropped += max(0, part.count - room)
+                guard let nl else { return }
+                endLine()
+                rest = rest[(nl + 1)...]
+            }
+        }
+        // At most 16 reads (64 KiB) per call, then back to the exit and timeout checks.
         func drain() {
             var buffer = [UInt8](repeating: 0, count: 4096)
-            while pipeOpen {
+            var reads = 0
+            while pipeOpen && reads < 16 {
                 let n = buffer.withUnsafeMutableBytes { read(outputFD, $0.baseAddress, $0.count) }
                 if n > 0 {
-                    pending.append(contentsOf: buffer[0..<n])
+                    reads += 1
                     if kept.count < 65536 { kept.append(contentsOf: buffer[0..<min(n, 65536 - kept.count)]) }
-                    while let nl = pending.firstIndex(of: 10) {
-                        onLine(String(decoding: pending[..<nl], as: UTF8.self))
-                        pending.removeSubrange(...nl)
-                    }
+                    take(buffer[0..<n])
                 } else if n == 0 {
                     pipeOpen = false
                 } else {
@@ -157,7 +185,7 @@ struct ChildProcess {
         }
         // Output written just before exit; a grandchild still holding the pipe is not waited for.
         drain()
-        if !pending.isEmpty { onLine(String(decoding: pending, as: UTF8.self)) }
+        if !pending.isEmpty || dropped > 0 { endLine() }
         close(outputFD)
         let termSignal = status & 0x7f
         return ChildOutcome(

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import FoundationEssentials
 import Logging
+import Synchronization
 import Capture
 import Evdev
 import V4L2
@@ -73,12 +74,26 @@ public enum ShutterSound {
 }
 
 /// Plays a sound file through the first installed player, without waiting for it.
+///
+/// Bounded like hooks: at most `maxConcurrent` players run at once (copies of one player
+/// share the count), each killed after 5 s and with its output cut per line; a sound asked
+/// for while that many play is skipped (logged), not queued: a late click is worse than none.
 public struct SoundPlayer: Sendable {
     /// Player programs in order of preference, with the arguments before the file.
     public var candidates: [(program: String, arguments: [String])]
     /// Where players are looked for; nil: the daemon's `PATH`.
     public var searchPath: String?
     public var environment: [String: String]
+    /// Players running at once, at most.
+    public var maxConcurrent: Int
+    private let running = Running()
+
+    private final class Running: Sendable {
+        let count = Atomic<Int>(0)
+    }
+
+    /// Players running now.
+    public var playing: Int { running.count.load(ordering: .relaxed) }
 
     public static let defaultCandidates: [(program: String, arguments: [String])] = [
         ("pw-play", []), ("paplay", []), ("aplay", ["-q"]),
@@ -86,11 +101,13 @@ public struct SoundPlayer: Sendable {
 
     public init(
         candidates: [(program: String, arguments: [String])] = SoundPlayer.defaultCandidates,
-        searchPath: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment
+        searchPath: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment,
+        maxConcurrent: Int = 2
     ) {
         self.candidates = candidates
         self.searchPath = searchPath
         self.environment = environment
+        self.maxConcurrent = max(1, maxConcurrent)
     }
 
     /// The first player found, as a full path with its arguments.
@@ -103,22 +120,31 @@ public struct SoundPlayer: Sendable {
     }
 
     /// Starts playing `file`; returns at once. Returns false (and does nothing) when no
-    /// player is installed. A player still running after 5 s is killed. `completion` runs
-    /// (on the player's thread) when it has ended.
+    /// player is installed or `maxConcurrent` are playing. A player still running after 5 s
+    /// is killed. `completion` runs (on the player's thread) when it has ended.
     @discardableResult
     public func play(
         _ file: String, logger: Logger, completion: (@Sendable (ChildOutcome) -> Void)? = nil
     ) -> Bool {
         guard let player = findPlayer() else { return false }
+        let running = self.running
+        let limit = maxConcurrent
+        guard running.count.add(1, ordering: .relaxed).newValue <= limit else {
+            running.count.subtract(1, ordering: .relaxed)
+            logger.info("sound skipped: \(limit) players still running", metadata: ["sound.player": "\(player.path)"])
+            return false
+        }
         let child: ChildProcess
         do {
             child = try ChildProcess.spawn(argv: [player.path] + player.arguments + [file], environment: environment, searchPath: nil)
         } catch {
+            running.count.subtract(1, ordering: .relaxed)
             logger.info("sound player failed to start", metadata: ["error": "\(error)"])
             return false
         }
         startThread(name: "evcapture-sound") {
             let outcome = child.wait(timeout: .seconds(5)) { line in logger.debug("\(line)", metadata: ["sound.player": "\(player.path)"]) }
+            running.count.subtract(1, ordering: .relaxed)
             if !outcome.succeeded {
                 logger.info("sound player failed", metadata: ["sound.player": "\(player.path)", "result": "\(outcome)"])
             }

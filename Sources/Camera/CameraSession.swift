@@ -84,10 +84,20 @@ public final class CameraSession: Sendable {
     }
 
     public let configuration: Configuration
-    /// The camera the controls drive.
+    /// The camera the controls drive. Its sets are written on a thread of its own (see
+    /// ``V4L2Camera``); a failed write comes back as an `.error` event.
     public let camera: V4L2Camera
-    /// What happened, in order. One consumer.
+    /// What happened, in order. One consumer. Holds at most ``eventBufferLimit`` events not
+    /// yet taken; past that the oldest go: a flood is control changes made elsewhere, each of
+    /// which the consumer answers by reading the camera's values anew, so the newest carry
+    /// what the dropped ones said.
     public let events: AsyncStream<Event>
+    public static let eventBufferLimit = 256
+
+    /// The events' stream, with its overflow rule (``events``).
+    static func makeEventStream() -> (AsyncStream<Event>, AsyncStream<Event>.Continuation) {
+        AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(eventBufferLimit))
+    }
     private let continuation: AsyncStream<Event>.Continuation
     private let loop: IOLoop
     private let logger: Logger
@@ -120,11 +130,15 @@ public final class CameraSession: Sendable {
         self.loop = loop
         self.logger = logger
         self.camera = camera
-        (events, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .unbounded)
+        (events, continuation) = Self.makeEventStream()
         state = Mutex(
             State(
                 opened: opened, bindings: bindings, busAndCard: opened.busAndCard,
                 restores: RestoreBudget(limit: configuration.restoreLimit.limit, window: configuration.restoreLimit.window)))
+        camera.writeOffThread { [continuation, logger] error in
+            logger.warning("cannot set a control", metadata: ["error": "\(error)"])
+            continuation.yield(.error(error))
+        }
     }
 
     /// Which V4L2 controls the system sliders drive (refreshed at every (re)connection).

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Capture
 import Synchronization
 import V4L2
@@ -10,8 +13,16 @@ import LinuxIO
 /// It remembers the values set through it (the person's values, in the order they were
 /// last set) so the session can put them back after a replug or after another program
 /// reset them. While the camera is absent every call throws `.gone`.
+///
+/// With ``writeOffThread(onFailure:)`` (the daemon's session does it) ``set(_:to:)`` checks
+/// the value against the control's cached description, remembers it and hands it to a
+/// ``ControlWriter`` thread for the ioctls, returning the value clamped and rounded to the
+/// control's step: the knob path on the input thread never waits for the camera.
 public final class V4L2Camera: CameraBackend {
     public let identity: String
+    /// Set once, before the camera is shared (``writeOffThread(onFailure:)``).
+    private let writer = Mutex<ControlWriter?>(nil)
+    private let onWriteFailure = Mutex<(@Sendable (CameraError) -> Void)?>(nil)
 
     private struct State {
         var device: V4L2Device?
@@ -25,6 +36,43 @@ public final class V4L2Camera: CameraBackend {
 
     init(identity: String) {
         self.identity = identity
+    }
+
+    deinit { writer.withLock { $0?.stop() } }
+
+    /// From now on ``set(_:to:)`` writes on a thread of its own; a failed write is passed to
+    /// `onFailure` (on that thread).
+    func writeOffThread(onFailure: @escaping @Sendable (CameraError) -> Void) {
+        onWriteFailure.withLock { $0 = onFailure }
+        let w = ControlWriter { [weak self] id, value in self?.write(id, value) }
+        writer.withLock { $0 = w }
+    }
+
+    /// Whether every value handed to the writer thread has been written.
+    public var writesDone: Bool { writer.withLock { $0?.isIdle ?? true } }
+
+    /// Waits (polling, 1 ms) until ``writesDone`` or `timeout`; for tests and tools that
+    /// look at the camera right after a set.
+    @discardableResult
+    public func waitForWrites(timeout: Duration = .seconds(10)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !writesDone {
+            if ContinuousClock.now >= deadline { return false }
+            usleep(1000)
+        }
+        return true
+    }
+
+    /// The writer thread's ioctls, outside the state lock (a hung camera holds no lock the
+    /// input path takes).
+    private func write(_ id: ControlID, _ value: Int64) {
+        guard let (device, label) = state.withLock({ s in s.device.map { ($0, name(id, in: s)) } }) else { return }
+        do throws(V4L2Error) {
+            try device.set(id, to: value)
+        } catch {
+            let failure = onWriteFailure.withLock { $0 }
+            failure?(cameraError(error, control: label))
+        }
     }
 
     /// Opens the camera `selector` names, ready to set values (what `evcapture replay
@@ -87,6 +135,7 @@ public final class V4L2Camera: CameraBackend {
     @discardableResult
     public func set(_ id: CameraControlID, to value: Int64) throws(CameraError) -> Int64 {
         let cid = ControlID(id.rawValue)
+        if let writer = writer.withLock({ $0 }) { return try handOff(cid, value, to: writer) }
         return try state.withLock { s throws(CameraError) -> Int64 in
             guard let device = s.device else { throw gone(control: name(cid, in: s)) }
             let held: Int64
@@ -95,6 +144,41 @@ public final class V4L2Camera: CameraBackend {
             s.personValues.append((cid, held))
             if !s.subscribed.contains(cid), (try? device.subscribe(to: cid)) != nil { s.subscribed.insert(cid) }
             return held
+        }
+    }
+
+    /// ``set(_:to:)`` off the thread: checked against the cached description (a control
+    /// that cannot be set now is refused at once, as the ioctl path would), remembered, queued.
+    private func handOff(_ cid: ControlID, _ value: Int64, to writer: ControlWriter) throws(CameraError) -> Int64 {
+        try state.withLock { s throws(CameraError) -> Int64 in
+            guard let device = s.device else { throw gone(control: name(cid, in: s)) }
+            guard let d = s.descriptions[cid] else {
+                throw cameraError(V4L2Error(code: .noSuchControl, device: device.path, context: "setting it"), control: name(cid, in: s))
+            }
+            guard d.type.isInteger, d.elements <= 1 else {
+                throw cameraError(V4L2Error(code: .unsupportedType, device: device.path, control: d.name, context: "setting a \(d.type) control"), control: d.name)
+            }
+            // Inactive is left to the writer, which asks the camera afresh: a control made
+            // active by a set still queued (exposure time after auto exposure goes manual) has
+            // stale flags here.
+            if let refusal = d.flags.refusalForSet, refusal != .inactive {
+                throw cameraError(V4L2Error(code: refusal, device: device.path, control: d.name, context: "setting it to \(value)"), control: d.name)
+            }
+            let target = d.normalize(value)
+            if let i = s.personValues.firstIndex(where: { $0.0 == cid }) {
+                // In place while it is already the last one set (a knob turning): no allocation.
+                if i == s.personValues.count - 1 {
+                    s.personValues[i].1 = target
+                } else {
+                    s.personValues.remove(at: i)
+                    s.personValues.append((cid, target))
+                }
+            } else {
+                s.personValues.append((cid, target))
+            }
+            if !s.subscribed.contains(cid), (try? device.subscribe(to: cid)) != nil { s.subscribed.insert(cid) }
+            writer.submit(cid, target)
+            return target
         }
     }
 

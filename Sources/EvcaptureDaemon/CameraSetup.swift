@@ -68,9 +68,9 @@ struct CameraSetup: Sendable {
         let stage = CameraControlsStage(
             camera: session.camera, configuration: config.daemon.controlsConfiguration,
             rememberedControl: remembered, controls: config.daemon.controls)
-        stage.onCurrentControl = { [logger] name in
-            do { try stateFile?.save(currentControl: name) } catch { logger.warning("cannot remember the current control: \(error)") }
-        }
+        // Called on the input thread: the file is written by the saver's own thread.
+        let saver = stateFile.map { ControlStateSaver(file: $0, logger: logger) }
+        stage.onCurrentControl = { name in saver?.remember(name) }
         return stage
     }
 

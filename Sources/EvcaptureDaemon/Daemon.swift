@@ -40,8 +40,8 @@ public struct DaemonOutputOptions: Sendable {
 /// same thread, in the same wake-up, with no hop and no lock. Hotplug and camera events
 /// reach the state from their tasks by `await`. Actions run in ``ActionRunner``'s own
 /// workers; output lines are written by a writer task. Nothing on the input path waits
-/// for the camera's frames, the disk, a child process or a client (a camera control is
-/// set there, one ioctl). While idle nothing wakes: the deadline timer (a timerfd on the
+/// for the camera's frames, the disk, a child process, a client or a camera control: a
+/// knob's value is handed to the camera's control-writer thread (latest value wins). While idle nothing wakes: the deadline timer (a timerfd on the
 /// loop) is armed only while a deadline exists.
 public final class Daemon: Service, Sendable {
     public let config: Config
@@ -83,6 +83,14 @@ public final class Daemon: Service, Sendable {
         if config.daemon.outputDirectory == nil {
             // A fresh install has no ~/Pictures/evcapture yet: every photo would fail.
             do { try AtomicFile.makeDirectory(DaemonSettings.defaultOutputDirectory()) } catch { logger.warning("\(error)") }
+        }
+        // Photos and videos a kill or a power loss cut short (hidden `.evcapture-*.part`).
+        let outputDirectory = config.daemon.outputDirectory ?? DaemonSettings.defaultOutputDirectory()
+        let leftovers = AtomicFile.removeLeftovers(in: outputDirectory)
+        if !leftovers.isEmpty {
+            logger.info(
+                "removed \(leftovers.count) unfinished file(s) an earlier run left",
+                metadata: ["file.directory": "\(outputDirectory)", "file.names": "\(leftovers.joined(separator: " "))"])
         }
 
         let state = DaemonState(

@@ -68,6 +68,11 @@ public final class IOLoop: Sendable {
     // The thread handle; set once in init, joined in stop().
     private let thread = Mutex<pthread_t?>(nil)
     private let threadID = Atomic<UInt64>(0)
+    private let wakeups = Atomic<Int>(0)
+
+    /// How many times the loop's thread has returned from `epoll_wait`: a loop that spins
+    /// shows it here, whatever else the process does (tests, diagnostics).
+    public var wakeupCount: Int { wakeups.load(ordering: .relaxed) }
 
     public init() throws(IOLoopError) {
         let ep = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -197,6 +202,7 @@ public final class IOLoop: Sendable {
         jobs.reserveCapacity(16)
         while true {
             let n = events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, 64, -1) }
+            wakeups.add(1, ordering: .relaxed)
             if n < 0 {
                 if errno == EINTR { continue }
                 break

@@ -14,8 +14,13 @@ public protocol JSONLineSink: Sendable {
 }
 
 /// Writes the daemon's lines (stdout, and the socket when there is one) off the input path:
-/// `emit` queues a typed event; a writer task per destination formats and writes it. A
-/// stuck stdout delays only its writer.
+/// `emit` queues a typed event; a writer task per destination formats and writes it.
+///
+/// Stdout is written with blocking writes (a pipe or a terminal), by a task on a thread of
+/// its own: a stdout nobody reads (`run --json | sleep 999`, a terminal paused with Ctrl-S)
+/// stalls that thread only — not the tasks of the main executor, the socket's writer, the
+/// input thread or shutdown. Each queue keeps the newest 10,000 lines. A stdout that fails
+/// (EPIPE: `| head -1` exited; SIGPIPE is ignored by `run`) ends stdout's writer only.
 public final class LineWriter: Sendable {
     /// What a line is made from, formatted by the writers, off the input thread.
     private enum Line: Sendable {
@@ -38,6 +43,15 @@ public final class LineWriter: Sendable {
     private let json: Bool
     private let toStdout: AsyncStream<Line>.Continuation
     private let stdoutWriter: Task<Void, Never>
+    /// The stdout writer's thread: blocked in `write` while stdout is.
+    private let stdoutThread: ThreadExecutor
+    /// Set when stdout failed: lines are no longer queued for it.
+    private let stdoutFailed = Flag()
+    private final class Flag: Sendable {
+        let value = Atomic<Bool>(false)
+    }
+    /// How long shutdown waits for stdout to take the last lines.
+    public let flushTimeout: Duration
     /// The socket's own queue and writer: a stuck stdout does not hold its clients back.
     private let toSocket = Mutex<(server: SocketServer, queue: AsyncStream<Line>.Continuation, writer: Task<Void, Never>)?>(nil)
     /// Further JSON line destinations, each with its own queue and writer.
@@ -66,16 +80,24 @@ public final class LineWriter: Sendable {
         }
     }
 
-    /// `stdout` false: lines go to the socket only (an app embedding the daemon).
-    public init(json: Bool, stdout: Bool = true) {
+    /// `fd`: where the lines go (stdout; another descriptor in tests). `stdout` false: no
+    /// such lines at all, the sinks only (an app embedding the daemon).
+    public init(json: Bool, fd: Int32 = 1, flushTimeout: Duration = .milliseconds(300), stdout: Bool = true) {
         self.json = json
+        self.flushTimeout = flushTimeout
         let (stream, continuation) = AsyncStream.makeStream(of: Line.self, bufferingPolicy: .bufferingNewest(10_000))
         toStdout = continuation
-        stdoutWriter = Task.detached {
+        let thread = ThreadExecutor()
+        stdoutThread = thread
+        let failed = stdoutFailed
+        stdoutWriter = Task(executorPreference: thread) {
             for await item in stream where stdout {
-                var l = (json ? item.json : item.text) + "\n"
+                let l = (json ? item.json : item.text) + "\n"
                 // A stdout that failed (EPIPE) ends this writer only.
-                do { try writeAll(1, l) } catch { return }
+                do { try writeAll(fd, l) } catch {
+                    failed.value.store(true, ordering: .relaxed)
+                    return
+                }
             }
         }
     }
@@ -93,13 +115,16 @@ public final class LineWriter: Sendable {
     private func enqueue(_ line: Line) {
         toSocket.withLock { _ = $0?.queue.yield(line) }
         toSinks.withLock { for s in $0 { s.queue.yield(line) } }
-        toStdout.yield(line)
+        if !stdoutFailed.value.load(ordering: .relaxed) { toStdout.yield(line) }
     }
 
-    /// Ends the stream and waits until every queued line is written: the last lines
+    /// Ends the streams and waits until every queued line is written: the last lines
     /// (presses cancelled by the shutdown, the recording finished, `session stopped`) must
-    /// be out before the process exits.
-    public func finishAndFlush() async {
+    /// be out before the process exits. Stdout gets at most ``flushTimeout``: a stdout nobody
+    /// reads must not hold the daemon's exit (returns false then; its thread stays blocked
+    /// until the process exits).
+    @discardableResult
+    public func finishAndFlush() async -> Bool {
         let socketWriter = toSocket.withLock { s -> Task<Void, Never>? in
             s?.queue.finish()
             return s?.writer
@@ -109,9 +134,24 @@ public final class LineWriter: Sendable {
             return sinks.map(\.writer)
         }
         toStdout.finish()
+        // The socket's writer never blocks (SocketServer queues per client).
         await socketWriter?.value
         for w in sinkWriters { await w.value }
-        await stdoutWriter.value
+        let flushed = OneShot<Bool>()
+        let writer = stdoutWriter
+        Task { [flushed] in
+            await writer.value
+            flushed.fulfil(true)
+        }
+        let timeout = flushTimeout
+        startThread(name: "evc-flush-wait") {
+            let (s, a) = timeout.components
+            usleep(UInt32(clamping: s * 1_000_000 + a / 1_000_000_000_000))
+            flushed.fulfil(false)
+        }
+        let done = await flushed.value()
+        if done { stdoutThread.stop() }
+        return done
     }
 }
 

@@ -102,7 +102,9 @@ extension V4L2Device {
         guard watched >= 0 else {
             throw V4L2Error(code: .failed, errno: errno, device: path, context: "dup for the event watch")
         }
-        let (stream, continuation) = AsyncStream<DeviceNotification>.makeStream(bufferingPolicy: .unbounded)
+        // The newest 256 kept: the kernel's own queue keeps only each control's latest event
+        // too; `.removed` comes last, so it is never the one dropped.
+        let (stream, continuation) = AsyncStream<DeviceNotification>.makeStream(bufferingPolicy: .bufferingNewest(256))
         // The stream can end (consumer gone, or removal seen by the handler) before register
         // returns its token; the watch then ends as soon as the token exists.
         let watch = WatchRegistration(loop: loop)

@@ -21,7 +21,9 @@ struct RunCommand: AsyncParsableCommand {
             With no config it uses every suitable input device with its default roles, the first \
             camera with a zoom or exposure control, zoom and exposure-bias controls, and takes a \
             photo on a primary click and records video while a primary long press is held. \
-            SIGTERM or SIGINT stop it cleanly (grabs released, recording finished, exit 0).
+            SIGTERM, SIGINT or SIGHUP stop it cleanly (grabs released, recording finished, exit 0); \
+            to take a changed config, restart it. SIGPIPE is ignored: a closed stdout ends the \
+            stdout lines only.
             """)
 
     @OptionGroup var config: ConfigOption
@@ -51,12 +53,17 @@ struct RunCommand: AsyncParsableCommand {
             onReady: {
                 do { _ = try notifier.ready(status: "watching input devices") } catch { logger.warning("sd_notify: \(error)") }
             })
-        // SIGTERM / SIGINT: our own handling, not the group's (a DispatchSource: see ShutdownSignals).
+        // A reader of stdout that went away (`run --json | head -1`) is an EPIPE for the
+        // stdout writer, not the end of the daemon.
+        signal(SIGPIPE, SIG_IGN)
+        // SIGTERM / SIGINT / SIGHUP: our own handling, not the group's (a DispatchSource: see
+        // ShutdownSignals). SIGHUP (the terminal or session went away) is a clean stop, not a
+        // reload; under `nohup` (SIGHUP ignored when started) it stays ignored.
         let group = ServiceGroup(
             configuration: .init(
                 services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup)],
                 logger: logger))
-        ShutdownSignals.watch([SIGTERM, SIGINT]) { signal in
+        ShutdownSignals.watch([SIGTERM, SIGINT] + (ShutdownSignals.isIgnored(SIGHUP) ? [] : [SIGHUP])) { signal in
             logger.debug("shutting down", metadata: ["signal": "\(signal)"])
             Task { await group.triggerGracefulShutdown() }
         }

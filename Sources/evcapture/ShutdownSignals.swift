@@ -3,7 +3,7 @@ import Glibc
 import LinuxIO
 #endif
 
-/// SIGTERM and SIGINT for the daemon, without libdispatch: swift-service-lifecycle's own
+/// SIGTERM, SIGINT and SIGHUP for the daemon, without libdispatch: swift-service-lifecycle's own
 /// signal handling is a `DispatchSource`, which starts libdispatch's manager thread and,
 /// with its worker pool, a timer that wakes the process every second.
 ///
@@ -40,6 +40,13 @@ enum ShutdownSignals {
         }
         // A parent may have started us with them blocked; they are how we are stopped.
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    }
+
+    /// Whether `signal` is ignored now (inherited: `nohup` ignores SIGHUP).
+    static func isIgnored(_ signal: Int32) -> Bool {
+        var current = sigaction()
+        guard sigaction(signal, nil, &current) == 0 else { return false }
+        return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
     }
 
     /// The pipe's write end, for the handler. Written once in `watch`, before any handler

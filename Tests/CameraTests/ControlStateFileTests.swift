@@ -3,6 +3,8 @@ import Capture
 import Evdev
 import Foundation
 import Testing
+import Synchronization
+import Dispatch
 import Camera
 import V4L2
 
@@ -66,5 +68,51 @@ import V4L2
         let second = ControlsSession(rememberedControl: try file.load())
         _ = second.addDefaultControls(camera: SimCamera(), at: at(0))
         #expect(second.currentControl?.name == "exposure-bias")
+    }
+}
+
+/// The remembered control under the service sandbox (issue 14, item 8).
+@Suite struct ControlStateSandboxTests {
+    /// systemd's `StateDirectory=` wins over the home directory, which `ProtectHome=` hides.
+    @Test func stateDirectoryComesFirst() {
+        let env = ["STATE_DIRECTORY": "/var/lib/evcapture", "XDG_STATE_HOME": "/home/u/.local/state", "HOME": "/home/u"]
+        #expect(ControlStateFile(environment: env)?.path == "/var/lib/evcapture/state.json")
+        #expect(ControlStateFile(environment: ["STATE_DIRECTORY": "/var/lib/evcapture:/var/lib/other"])?.path == "/var/lib/evcapture/state.json")
+        #expect(ControlStateFile(environment: ["STATE_DIRECTORY": "", "HOME": "/h"])?.path == "/h/.local/state/evcapture/state.json")
+    }
+
+    /// The unit gives the daemon that directory, and hides home directories.
+    @Test func theUnitHasAStateDirectory() throws {
+        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)
+        let unit = try String(contentsOfFile: parts.joined(separator: "/") + "/systemd/evcapture.service", encoding: .utf8)
+        let lines = Set(unit.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
+        #expect(lines.contains("StateDirectory=evcapture"))
+        #expect(lines.contains("ProtectHome=yes"))
+    }
+
+    /// `remember` returns while a save is blocked (it runs on the saver's thread, not the
+    /// caller's); names that come meanwhile collapse to the last one.
+    @Test(.timeLimit(.minutes(1))) func savesOffTheCallersThreadLatestWins() async throws {
+        let release = DispatchSemaphore(value: 0)
+        let saved = Mutex<[String]>([])
+        let threads = Mutex<Set<UInt>>([])
+        let saver = ControlStateSaver { name in
+            threads.withLock { _ = $0.insert(UInt(pthread_self())) }
+            if name == "zoom" { release.wait() }
+            saved.withLock { $0.append(name) }
+        }
+        let caller = UInt(pthread_self())
+        saver.remember("zoom")
+        try await Task.sleep(for: .milliseconds(50))  // the save of "zoom" is under way, blocked
+        // Were remember waiting for the blocked save, this line would never be reached (the
+        // test's time limit would end it).
+        saver.remember("iso")
+        saver.remember("exposure-bias")
+        #expect(saved.withLock { $0 } == [])
+        release.signal()
+        #expect(await eventually { saver.isIdle })
+        #expect(saved.withLock { $0 } == ["zoom", "exposure-bias"])
+        #expect(!threads.withLock { $0 }.contains(caller))
     }
 }

@@ -1,0 +1,89 @@
+import EvcaptureTesting
+import Foundation
+import Synchronization
+import Testing
+@testable import Actions
+import LinuxIO
+
+/// Bounded everything (issue 14, item 5): child output without newlines, sound players,
+/// video commands.
+@Suite struct ActionsBoundsTests {
+    /// A hook that writes 32 MiB without a newline (a photo to stdout): lines handed on are
+    /// at most 4096 bytes plus the note, the rest is dropped, and the next line is whole.
+    @Test(.timeLimit(.minutes(1))) func outputWithoutNewlinesIsCutPerLine() throws {
+        let child = try ChildProcess.spawn(
+            argv: ["/bin/sh", "-c", "head -c 33554432 /dev/zero | tr '\\0' x; echo; echo after"], environment: [:],
+            searchPath: "/usr/bin:/bin")
+        let lines = Mutex<[String]>([])
+        let outcome = child.wait(timeout: .seconds(30)) { line in lines.withLock { $0.append(line) } }
+        #expect(outcome.succeeded, "\(outcome)")
+        let got = lines.withLock { $0 }
+        #expect(got.count == 2, "\(got.map(\.count))")
+        let dropped = 33_554_432 - ChildProcess.maxLineBytes
+        #expect(got.first == String(repeating: "x", count: ChildProcess.maxLineBytes) + "… (\(dropped) more bytes dropped)")
+        #expect(got.last == "after")
+        #expect(outcome.output.utf8.count <= 65536)
+    }
+
+    /// A child that writes without pause (`yes`) is still killed at its timeout: reading
+    /// its output does not keep the waiter from looking at the clock.
+    @Test(.timeLimit(.minutes(1))) func aChildThatNeverStopsWritingIsKilledOnTime() throws {
+        let child = try ChildProcess.spawn(argv: ["yes"], environment: [:], searchPath: "/usr/bin:/bin")
+        let start = ContinuousClock.now
+        let count = Atomic<Int>(0)
+        let outcome = child.wait(timeout: .milliseconds(500)) { _ in count.add(1, ordering: .relaxed) }
+        #expect(outcome.timedOut)
+        #expect(ContinuousClock.now - start < .seconds(10), "took \(ContinuousClock.now - start)")
+        #expect(count.load(ordering: .relaxed) > 0)
+    }
+
+    /// Ten headset clicks while players take 2 s each: two play, the rest are skipped, and
+    /// once those end a new sound plays again.
+    @Test(.timeLimit(.minutes(1))) func soundPlayersAreCappedLikeHooks() async throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let bin = "\(dir)/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let file = try AtomicFile(directory: bin, finalName: "aplay")
+        try file.write(Array("#!/bin/sh\necho started >> \"$FAKE_PLAYER_LOG\"\nsleep 2\n".utf8))
+        chmod(try file.commit(), 0o755)
+        let log = "\(dir)/played"
+        let player = SoundPlayer(searchPath: bin, environment: ["FAKE_PLAYER_LOG": log])
+        #expect(player.maxConcurrent == 2)
+        final class Counter: Sendable { let n = Atomic<Int>(0) }
+        let ended = Counter()
+        var started = 0
+        for _ in 0..<10 where player.play("/x.wav", logger: testLogger, completion: { _ in ended.n.add(1, ordering: .relaxed) }) {
+            started += 1
+        }
+        #expect(started == 2)
+        #expect(await eventually(seconds: 20) { ended.n.load(ordering: .relaxed) == 2 })
+        #expect(player.playing == 0)
+        let again = player.play("/x.wav", logger: testLogger, completion: { _ in ended.n.add(1, ordering: .relaxed) })
+        #expect(again)
+        #expect(await eventually(seconds: 20) { ended.n.load(ordering: .relaxed) == 3 })
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 3)
+    }
+}
+
+extension ActionsBoundsTests {
+    /// Clicks end presses that never recorded: their ends queue no video command, so the
+    /// video queue holds only starts (at most `queueLimit`) and their stops.
+    @Test func onlyPressesThatStartedAVideoQueueAStop() async {
+        let log = OutcomeLog()
+        let runner = ActionRunner(
+            configuration: ActionsConfiguration(capture: nil, bindings: ["primary": ActionBinding(photoOn: nil, videoOnLongPress: true)], sound: .off),
+            logger: testLogger, onOutcome: log.add)
+        for press in 1...10_000 { runner.handle(trigger(.ended, press: UInt64(press))) }
+        #expect(runner.videoCommandsQueued.load(ordering: .relaxed) == 0)
+        for press in 20_001...20_003 {
+            runner.handle(trigger(.longPress, press: UInt64(press)))
+            runner.handle(trigger(.ended, press: UInt64(press)))
+            runner.handle(trigger(.cancelled, press: UInt64(press)))  // a second end: no second stop
+        }
+        #expect(runner.videoCommandsQueued.load(ordering: .relaxed) == 6)
+        #expect(await eventually { log.failures.count == 3 }, "each start is answered (no camera)")
+        await runner.shutdown()
+    }
+}

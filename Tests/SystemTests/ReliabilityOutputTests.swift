@@ -1,0 +1,246 @@
+#if canImport(Glibc)
+import EvcaptureTesting
+import Glibc
+#endif
+import Evdev
+import Foundation
+import Output
+import Synchronization
+import Testing
+
+/// The daemon's outputs under hostile readers (issue 14, items 2 and 3): a stdout nobody
+/// reads, a stdout that goes away, SIGHUP, and a socket when the process is out of file
+/// descriptors. The daemon runs as a child whose stdout is a pipe the test controls; the
+/// evidence comes through the socket.
+@Suite(.systemTest, .needsDaemonExecutable, .serialized)
+struct ReliabilityOutputTests {
+    /// `evcapture run --json --socket PATH`, stdout into `stdoutFD` (the test keeps or
+    /// closes the other end), stderr collected.
+    final class Daemon {
+        let pid: pid_t
+        let scratch: DaemonScratch
+        let socketPath: String
+        let stderrCollector: DescriptorCollector
+        private(set) var exitStatus: Int32?
+
+        init(_ label: String, stdoutFD: Int32) throws {
+            scratch = try DaemonScratch(label)
+            socketPath = scratch.path + "/run/s.sock"
+            let config = try scratch.write(
+                "evcapture.toml",
+                """
+                [camera]
+                device = "none"
+                [handlers.primary]
+                click = "none"
+                long-press = "none"
+                [sound]
+                play = "off"
+                """)
+            guard let executable = DaemonPaths.executable else { throw DaemonSpawnError(what: "no evcapture executable", errno: ENOENT) }
+            var errPipe: [Int32] = [0, 0]
+            guard pipe(&errPipe) == 0 else { throw DaemonSpawnError(what: "pipe", errno: errno) }
+            for fd in errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_adddup2(&actions, stdoutFD, 1)
+            posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+            // As a shell starts it: default dispositions (SIGPIPE kills, SIGHUP kills).
+            var attributes = posix_spawnattr_t()
+            posix_spawnattr_init(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+            var none = sigset_t()
+            sigemptyset(&none)
+            var defaults = sigset_t()
+            sigemptyset(&defaults)
+            for s in [SIGTERM, SIGINT, SIGPIPE, SIGCHLD, SIGHUP] { sigaddset(&defaults, s) }
+            posix_spawnattr_setsigmask(&attributes, &none)
+            posix_spawnattr_setsigdefault(&attributes, &defaults)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+            let arguments = [executable, "run", "--json", "--config", config, "--socket", socketPath]
+            let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+            let envp: [UnsafeMutablePointer<CChar>?] = scratch.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+            defer { (argv + envp).forEach { free($0) } }
+            var pid: pid_t = 0
+            let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+            close(errPipe[1])
+            guard rc == 0 else {
+                close(errPipe[0])
+                throw DaemonSpawnError(what: "posix_spawn", errno: rc)
+            }
+            self.pid = pid
+            stderrCollector = DescriptorCollector(fd: errPipe[0], name: "daemon-stderr")
+        }
+
+        deinit {
+            if isRunning {
+                kill(pid, SIGKILL)
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            }
+        }
+
+        var stderr: String { stderrCollector.text }
+
+        var isRunning: Bool {
+            if exitStatus != nil { return false }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+                return false
+            }
+            return true
+        }
+
+        /// Sends `signal`; the exit status and how long the exit took (nil: still running
+        /// after `timeout`).
+        func stop(with signal: Int32 = SIGTERM, timeout: Duration = .seconds(10)) -> (status: Int32, took: Duration)? {
+            let start = ContinuousClock.now
+            kill(pid, signal)
+            guard waitUntil(timeout: timeout, { !isRunning }), let status = exitStatus else { return nil }
+            return (status, ContinuousClock.now - start)
+        }
+
+        /// A socket client once the socket exists.
+        func connect() throws -> SocketClient {
+            try #require(waitUntil(timeout: .seconds(20)) { access(socketPath, F_OK) == 0 || !isRunning }, "no socket\n\(stderr)")
+            return try SocketClient(path: socketPath)
+        }
+
+        /// CPU time (user + system) the daemon used so far, in clock ticks.
+        var cpuTicks: Int {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return -1 }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            // After the command: state is field 3, utime 14 and stime 15 (1-based, whole line).
+            return (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)
+        }
+    }
+
+    static func endedPresses(_ client: SocketClient, node: String) -> Set<Int> {
+        Set(client.objects.filter(DaemonLines.capture("ended", node: node)).compactMap { $0.int("press") })
+    }
+
+    /// Clicks until `count` presses ended on the socket (paced: the kernel's per-reader
+    /// buffer holds only a few presses); false when they stop arriving.
+    static func click(_ keys: UinputDevice, _ count: Int, seenBy client: SocketClient) throws -> Bool {
+        let before = endedPresses(client, node: keys.node).count
+        var clicked = 0
+        while clicked < count {
+            for _ in 0..<min(10, count - clicked) { try keys.click(.volumeDown) }
+            clicked = min(clicked + 10, count)
+            guard waitUntil(timeout: .seconds(10), { endedPresses(client, node: keys.node).count >= before + clicked }) else { return false }
+        }
+        return true
+    }
+
+    /// `evcapture run --json | sleep 999`: stdout's pipe fills and stays full. Socket
+    /// clients keep getting every press, and SIGTERM ends the daemon within a second.
+    @Test(.timeLimit(.minutes(3))) func aStdoutNobodyReadsBlocksNothingElse() throws {
+        var out: [Int32] = [0, 0]
+        try #require(pipe(&out) == 0)
+        for fd in out { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        defer { close(out[0]) }  // kept open and never read: writes block, no EPIPE
+        let daemon = try Daemon("stdout-blocked", stdoutFD: out[1])
+        close(out[1])
+        let client = try daemon.connect()
+        let keys = try fixtureDevice("gpio-keys-volume-keys")
+        try #require(waitUntil(timeout: .seconds(20)) { client.objects.contains(where: DaemonLines.deviceAdded(keys.node)) }, "\(daemon.stderr)")
+
+        // 64 KiB of pipe are about 300 capture lines; 800 presses are 1600 lines, so
+        // stdout is blocked long before the end.
+        let flowed = try Self.click(keys, 800, seenBy: client)
+        var pending: Int32 = 0
+        _ = ioctl(out[0], UInt(FIONREAD), &pending)
+        #expect(pending >= 60_000, "stdout's pipe is full (\(pending) bytes waiting)")
+        #expect(flowed, "presses stopped reaching the socket with stdout blocked (\(Self.endedPresses(client, node: keys.node).count) of 800)\n\(daemon.stderr)")
+        let stopped = daemon.stop()
+        #expect(stopped?.status == 0, "\(daemon.stderr)")
+        #expect(stopped.map { $0.took < .seconds(1) } ?? false, "SIGTERM took \(stopped.map { "\($0.took)" } ?? "forever") with stdout blocked")
+        #expect(client.objects.contains(where: DaemonLines.session("stopped")), "the socket got the last line")
+        print("stdout blocked: \(pending) bytes waiting in the pipe, \(Self.endedPresses(client, node: keys.node).count) presses on the socket, SIGTERM → exit \(stopped.map { "\($0.status) in \($0.took)" } ?? "none")")
+    }
+
+    /// `evcapture run --json | head -1`: the reader exits after one line. The daemon runs
+    /// on (SIGPIPE ignored, EPIPE ends the stdout writer) and its socket clients get every press.
+    @Test(.timeLimit(.minutes(2))) func aStdoutThatGoesAwayEndsOnlyItsWriter() throws {
+        var out: [Int32] = [0, 0]
+        try #require(pipe(&out) == 0)
+        for fd in out { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        let daemon = try Daemon("stdout-head", stdoutFD: out[1])
+        close(out[1])
+        let client = try daemon.connect()
+        // `head -1`: one line, then gone.
+        var byte: UInt8 = 0
+        while read(out[0], &byte, 1) == 1 && byte != 10 {}
+        close(out[0])
+        let keys = try fixtureDevice("gpio-keys-volume-keys")
+        try #require(waitUntil(timeout: .seconds(20)) { client.objects.contains(where: DaemonLines.deviceAdded(keys.node)) || !daemon.isRunning }, "\(daemon.stderr)")
+        let flowed = try Self.click(keys, 20, seenBy: client)
+        #expect(daemon.isRunning, "the daemon died (exit status \(daemon.exitStatus ?? -1); 141 is SIGPIPE)\n\(daemon.stderr)")
+        #expect(flowed, "\(daemon.stderr)")
+        #expect(daemon.stop()?.status == 0, "\(daemon.stderr)")
+    }
+
+    /// SIGHUP is a clean stop: the last lines are written and the exit status is 0.
+    @Test(.timeLimit(.minutes(2))) func sighupIsACleanStop() throws {
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        let daemon = try Daemon("sighup", stdoutFD: null)
+        close(null)
+        let client = try daemon.connect()
+        try #require(waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("ready:") }, "\(daemon.stderr)")
+        let stopped = daemon.stop(with: SIGHUP)
+        #expect(stopped?.status == 0, "exit status \(stopped.map { "\($0.status)" } ?? "none") (129: killed by SIGHUP)\n\(daemon.stderr)")
+        #expect(waitUntil(timeout: .seconds(2)) { client.objects.contains(where: DaemonLines.session("stopped")) }, "\(client.lines)")
+        #expect(daemon.stderr.contains("stopped"))
+    }
+
+    /// prlimit(1) on a running process (prlimit(2) is not in Swift's Glibc module).
+    static func setFileLimit(of pid: pid_t, to limit: Int) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+        p.arguments = ["--pid", "\(pid)", "--nofile=\(limit):\(limit)"]
+        try p.run()
+        p.waitUntilExit()
+        try #require(p.terminationStatus == 0, "prlimit --pid \(pid) --nofile=\(limit) failed")
+    }
+
+    /// The daemon out of file descriptors (its limit lowered to what it has open plus 3):
+    /// clients past that are accepted and closed with the reserve descriptor, the listening
+    /// socket does not make the daemon spin, presses keep reaching the clients it has, and
+    /// a client is accepted again once descriptors are free.
+    @Test(.timeLimit(.minutes(2))) func acceptOutOfDescriptorsDoesNotSpin() throws {
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        let daemon = try Daemon("emfile", stdoutFD: null)
+        close(null)
+        let first = try daemon.connect()
+        let keys = try fixtureDevice("gpio-keys-volume-keys")
+        try #require(waitUntil(timeout: .seconds(20)) { first.objects.contains(where: DaemonLines.deviceAdded(keys.node)) }, "\(daemon.stderr)")
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/fd").count) ?? 0
+        try #require(open > 0)
+        try Self.setFileLimit(of: daemon.pid, to: open + 2)
+
+        // Two fit; the rest find the process out of descriptors.
+        var clients: [SocketClient] = []
+        for _ in 0..<10 { clients.append(try SocketClient(path: daemon.socketPath)) }
+        let refused = waitUntil(timeout: .seconds(10)) { clients.filter(\.isClosedByServer).count >= 8 }
+        #expect(refused, "\(clients.filter(\.isClosedByServer).count) of 10 closed\n\(daemon.stderr)")
+        let ticksBefore = daemon.cpuTicks
+        Thread.sleep(forTimeInterval: 2)
+        let ticks = daemon.cpuTicks - ticksBefore
+        let hz = Int(sysconf(Int32(_SC_CLK_TCK)))
+        #expect(ticks < hz / 5, "the daemon used \(ticks) ticks (of \(hz)/s) in 2 s idle: spinning on accept\n\(daemon.stderr)")
+        #expect(daemon.stderr.contains("socket client refused: out of file descriptors"), "\(daemon.stderr)")
+        #expect(try Self.click(keys, 5, seenBy: first), "presses still reach the first client")
+
+        // Descriptors back: new clients are accepted again.
+        try Self.setFileLimit(of: daemon.pid, to: 1024)
+        let late = try SocketClient(path: daemon.socketPath)
+        #expect(try Self.click(keys, 2, seenBy: late), "a client connected later gets lines")
+        #expect(daemon.stop()?.status == 0)
+        print("out of descriptors: \(clients.filter(\.isClosedByServer).count) of 10 clients closed at once, \(ticks) CPU ticks in the 2 s after (\(hz)/s)")
+    }
+}
