@@ -214,21 +214,11 @@ final class SpawnedChild: Sendable {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for s in [SIGTERM, SIGINT, SIGPIPE, SIGCHLD, SIGHUP] { sigaddset(&defaults, s) }
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let attributes = ShellSpawnAttributes()
         let cargv: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { cargv.forEach { free($0) } }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, argv[0], &actions, &attributes, cargv, environ)
+        let rc = posix_spawn(&pid, argv[0], &actions, &attributes.raw, cargv, environ)
         if captureOutput { close(fds[1]) }
         guard rc == 0 else {
             if captureOutput { close(fds[0]) }

@@ -48,23 +48,13 @@ struct ReliabilityOutputTests {
             posix_spawn_file_actions_adddup2(&actions, stdoutFD, 1)
             posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
             // As a shell starts it: default dispositions (SIGPIPE kills, SIGHUP kills).
-            var attributes = posix_spawnattr_t()
-            posix_spawnattr_init(&attributes)
-            defer { posix_spawnattr_destroy(&attributes) }
-            var none = sigset_t()
-            sigemptyset(&none)
-            var defaults = sigset_t()
-            sigemptyset(&defaults)
-            for s in [SIGTERM, SIGINT, SIGPIPE, SIGCHLD, SIGHUP] { sigaddset(&defaults, s) }
-            posix_spawnattr_setsigmask(&attributes, &none)
-            posix_spawnattr_setsigdefault(&attributes, &defaults)
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+            let attributes = ShellSpawnAttributes()
             let arguments = [executable, "run", "--json", "--config", config, "--socket", socketPath]
             let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
             let envp: [UnsafeMutablePointer<CChar>?] = scratch.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
             defer { (argv + envp).forEach { free($0) } }
             var pid: pid_t = 0
-            let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+            let rc = posix_spawn(&pid, executable, &actions, &attributes.raw, argv, envp)
             close(errPipe[1])
             guard rc == 0 else {
                 close(errPipe[0])
