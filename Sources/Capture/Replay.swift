@@ -1,4 +1,3 @@
-import Capture
 import Evdev
 
 /// One recording to replay: one device.
