@@ -328,8 +328,11 @@ public final class FrameSource: Sendable {
         let waiters = state.withLock { s -> [DispatchSemaphore] in
             let i = s.head
             if s.slots[i].bytes.count < b.bytes.count {
-                // Grows once per slot to the largest frame seen (MJPEG sizes vary), with room.
-                s.slots[i].bytes = [UInt8](repeating: 0, count: b.bytes.count + b.bytes.count / 4)
+                // Grows once per slot to the largest frame seen: with room for MJPEG, whose
+                // sizes vary; raw frames are all one size (room would be a quarter more
+                // resident memory per slot: the zero fill touches it).
+                let room = s.format?.pixelFormat.isJPEG == true ? b.bytes.count / 4 : 0
+                s.slots[i].bytes = [UInt8](repeating: 0, count: b.bytes.count + room)
             }
             s.slots[i].bytes.withUnsafeMutableBytes { dst in
                 dst.baseAddress!.copyMemory(from: b.bytes.baseAddress!, byteCount: b.bytes.count)
