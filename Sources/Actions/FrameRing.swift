@@ -17,7 +17,8 @@ public enum StreamMode: String, Sendable, Hashable, CaseIterable {
     /// no camera activity while nobody presses, a photo as early as the camera allows.
     case onPress = "on-press"
     /// Started when a photo or video is decided (a click, a long press), warm-up frames
-    /// dropped: what evcapture did before the ring, kept to measure the difference.
+    /// dropped, stopped once it is taken: what evcapture did before the ring, kept to
+    /// measure the difference.
     case onAction = "on-action"
 }
 
@@ -169,9 +170,10 @@ public final class FrameSource: Sendable {
     /// `settings.photoWarmupFrames` are dropped first.
     public func frame(nearest time: Int64, timeout: Duration) throws(StreamingError) -> RingFrame {
         let wasRunning = isRunning
-        start()
+        // A reader before the start: in `onAction` mode the stream stops when none is left.
         state.withLock { $0.readers += 1 }
         defer { state.withLock { $0.readers -= 1 } }
+        start()
         let deadline = ContinuousClock.now + timeout
         var target = time
         if mode == .onAction || !wasRunning {
@@ -198,9 +200,9 @@ public final class FrameSource: Sendable {
     /// that far) in order, then each new one, to `each` until it returns false. Frames the
     /// reader fell behind on (the ring overwrote them) are skipped and counted.
     public func frames(from time: Int64, timeout: Duration, _ each: (RingFrame) throws -> Bool) throws -> (delivered: Int, skipped: Int) {
-        start()
         state.withLock { $0.readers += 1 }
         defer { state.withLock { $0.readers -= 1 } }
+        start()
         var next: UInt64?  // the ring counter of the next frame to deliver
         var delivered = 0, skipped = 0
         while true {
@@ -288,10 +290,19 @@ public final class FrameSource: Sendable {
             metadata: ["v4l2.device": "\(settings.devicePath)", "ring.slots": "\(slots)", "v4l2.format": "\(format.pixelFormat)"])
         var lastFrame = ContinuousClock.now
         while true {
-            let (stop, idle) = state.withLock { s in
-                (s.stopRequested, mode == .onPress && s.readers == 0 && monotonicNow().microseconds - s.lastUse > Int64(idleStop / .microseconds(1)))
+            let stop = state.withLock { s in
+                // Idle: in `onPress` mode nobody pressed for `idleStop`; in `onAction` mode
+                // (a stream per photo or video, as before the ring) no reader is left.
+                let idle = s.readers == 0
+                    && (mode == .onAction
+                        || (mode == .onPress && monotonicNow().microseconds - s.lastUse > Int64(idleStop / .microseconds(1))))
+                // Stopping for idleness is a stop request, so a start() from now on (a press
+                // while the camera closes) restarts the stream instead of failing its reader
+                // with "stopped".
+                if idle { s.stopRequested = true }
+                return s.stopRequested
             }
-            if stop || idle { break }
+            if stop { break }
             do {
                 try stream.withNextFrame(timeout: .milliseconds(250)) { b in store(b) }
                 lastFrame = ContinuousClock.now
@@ -317,8 +328,11 @@ public final class FrameSource: Sendable {
         let waiters = state.withLock { s -> [DispatchSemaphore] in
             let i = s.head
             if s.slots[i].bytes.count < b.bytes.count {
-                // Grows once per slot to the largest frame seen (MJPEG sizes vary), with room.
-                s.slots[i].bytes = [UInt8](repeating: 0, count: b.bytes.count + b.bytes.count / 4)
+                // Grows once per slot to the largest frame seen: with room for MJPEG, whose
+                // sizes vary; raw frames are all one size (room would be a quarter more
+                // resident memory per slot: the zero fill touches it).
+                let room = s.format?.pixelFormat.isJPEG == true ? b.bytes.count / 4 : 0
+                s.slots[i].bytes = [UInt8](repeating: 0, count: b.bytes.count + room)
             }
             s.slots[i].bytes.withUnsafeMutableBytes { dst in
                 dst.baseAddress!.copyMemory(from: b.bytes.baseAddress!, byteCount: b.bytes.count)

@@ -6,10 +6,12 @@ set -u
 presses=${EVC_BENCH_PRESSES:-10000}
 knob_steps=${EVC_BENCH_KNOB_STEPS:-1000}
 daemon_presses=${EVC_BENCH_DAEMON_PRESSES:-50000}
+shutter_clicks=${EVC_BENCH_SHUTTER_CLICKS:-20}
+shutter_rounds=${EVC_BENCH_SHUTTER_ROUNDS:-4}
 status=0
 echo "bench: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU(s), QEMU TCG"
 
-if [ "${EVC_BENCH_ONLY:-}" != daemon ]; then
+case "${EVC_BENCH_ONLY:-}" in daemon|shutter) ;; *)
 if [ "${EVC_BENCH_ONLY:-}" != knob ]; then
 echo "bench: === input latency: C floor (libevdev + epoll) ==="
 "$EVC_BENCH_DIR/evdev-floor" "$presses" 200 || status=1
@@ -50,10 +52,17 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 
-fi
+;; esac
 
 case "${EVC_BENCH_ONLY:-}" in latency|knob) exit $status ;; esac
+if [ "${EVC_BENCH_ONLY:-}" != shutter ]; then
 echo "bench: === daemon: start, idle, memory (5 input devices + fake camera) ==="
 python3 "$EVC_BENCH_DIR_SRC/daemon.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" --presses "$daemon_presses" \
     --idle-floor "$EVC_BENCH_IDLE_FLOOR" ${EVC_BENCH_EVCAPTURE_SHARED:+--also "$EVC_BENCH_EVCAPTURE_SHARED"} || status=1
+fi
+
+[ "${EVC_BENCH_ONLY:-}" = daemon ] && exit $status
+echo "bench: === shutter lag: evcapture (on-action, on-press, always) and triggerhappy + fswebcam, vivid 640x480 ==="
+python3 "$EVC_BENCH_DIR_SRC/shutter.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" \
+    --clicks "$shutter_clicks" --rounds "$shutter_rounds" || status=1
 exit $status

@@ -10,6 +10,9 @@
 //   press N BATCH GAP_US   N clicks (KEY_VOLUMEDOWN 1, SYN, 0, SYN) on the first device,
 //                          sleeping GAP_US after every BATCH clicks; prints "done N SECONDS"
 //   dial N GAP_US          N REL_DIAL steps (+1, -1 alternating) on the dial; "done N SECONDS"
+//   click HOLD_US          one KEY_VOLUMEDOWN press held HOLD_US on the first device;
+//                          prints "clicked T" (CLOCK_MONOTONIC seconds just before the
+//                          key-down write) once released (shutter.py)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <libevdev/libevdev-uinput.h>
@@ -96,6 +99,14 @@ int main(int argc, char **argv) {
                 if (batch > 0 && (i + 1) % batch == 0 && gap > 0) usleep(gap);
             }
             printf("done %ld %.3f\n", n, now_s() - t0);
+        } else if (sscanf(line, "click %ld", &gap) == 1) {
+            double down = now_s();
+            emit(devs[0], EV_KEY, KEY_VOLUMEDOWN, 1);
+            emit(devs[0], EV_SYN, SYN_REPORT, 0);
+            if (gap > 0) usleep(gap);
+            emit(devs[0], EV_KEY, KEY_VOLUMEDOWN, 0);
+            emit(devs[0], EV_SYN, SYN_REPORT, 0);
+            printf("clicked %.6f\n", down);
         } else if (sscanf(line, "dial %ld %ld", &n, &gap) == 2 && dial) {
             for (long i = 0; i < n; i++) {
                 emit(dial, EV_REL, REL_DIAL, i % 2 ? -1 : 1);
