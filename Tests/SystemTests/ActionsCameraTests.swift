@@ -113,6 +113,25 @@ struct ActionsCameraTests {
         }
     }
 
+    /// `on-action` streams only for its photo (cold every time, warm-up frames dropped);
+    /// `on-press` stops after its idle time: the camera is not left streaming.
+    @Test func theColdAndPreparedModesLetTheCameraGo() throws {
+        let scratch = try ScratchDirectory(prefix: "modes")
+        let cold = FrameSource(settings: settings(scratch), mode: .onAction, logger: Self.logger)
+        defer { cold.stopAndWait() }
+        let asked = Self.now()
+        let photo = try cold.frame(nearest: asked, timeout: .seconds(10))
+        #expect(photo.time > asked, "a cold stream's frame is from after the request")
+        #expect(waitUntil(timeout: .seconds(5)) { !cold.isRunning }, "on-action left the stream running")
+
+        let prepared = FrameSource(settings: settings(scratch), mode: .onPress, idleStop: .seconds(1), logger: Self.logger)
+        defer { prepared.stopAndWait() }
+        prepared.start()
+        _ = try prepared.frame(nearest: Self.now(), timeout: .seconds(10))
+        #expect(prepared.isRunning)
+        #expect(waitUntil(timeout: .seconds(6)) { !prepared.isRunning }, "on-press did not stop after its idle time")
+    }
+
     /// A recording from a time before it was asked for (pre-roll) starts with the ring's
     /// frames from that time.
     @Test func aRecordingFromThePressIncludesThePreRoll() async throws {
