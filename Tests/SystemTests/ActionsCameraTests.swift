@@ -198,7 +198,7 @@ struct ActionsCameraTests {
         let saved = Mutex<[String]>([])
         let failures = Mutex<[ActionError]>([])
         let hookLog = "\(scratch.url.path)/hook.log"
-        let hook = ExecHook(argv: ["/bin/sh", "-c", "echo \"$EVCAPTURE_EVENT $EVCAPTURE_FILE\" >> \"$0\"", hookLog], on: [.photo, .video])
+        let hook = ExecHook(argv: ["/bin/sh", "-c", "echo \"$EVCAPTURE_EVENT $EVCAPTURE_FILE $EVCAPTURE_FRAME_TIME\" >> \"$0\"", hookLog], on: [.photo, .video])
         let runner = ActionRunner(
             configuration: ActionsConfiguration(capture: settings(scratch), hooks: [hook], sound: .off),
             logger: Self.logger,
@@ -231,6 +231,8 @@ struct ActionsCameraTests {
         }
         let hookLines = try String(contentsOfFile: hookLog, encoding: .utf8).split(separator: "\n").sorted()
         #expect(hookLines.count == 2 && hookLines[0].hasPrefix("photo \(scratch.url.path)/") && hookLines[1].hasPrefix("video \(scratch.url.path)/"), "\(hookLines)")
+        // Each hook got its file's frame time (seconds on the capture events' clock).
+        #expect(hookLines.allSatisfy { ($0.split(separator: " ").last.flatMap { Double($0) } ?? 0) > 0 }, "\(hookLines)")
     }
 
     @Test func rapidClicksEachGetTheirOwnPhoto() async throws {
