@@ -78,6 +78,13 @@ struct RigSystemTests {
             stationB.waitFor { $0.event == "action" && $0.string("action") == "photo" }, "no photo on B\n\(stationB.transcript)")
         #expect(photoB.object.string("trigger") == trigger, "\(photoB.object)")
         #expect(photoB.object["press"] == nil, "a remote trigger has no local press: \(photoB.object)")
+        // The same instant on both stations (one clock in the VM): B's ring gave the frame
+        // nearest A's press; its offset from the press is at most one frame interval of
+        // vivid (5 fps default: 200 ms), and A's photo is the frame of its own press.
+        let offsetB = try #require(photoB.object.double("offset"), "no offset on B's photo: \(photoB.object)")
+        #expect(abs(offsetB) <= 0.2, "B's frame is \(offsetB) s from the press")
+        let frameA = try #require(photoA.object.double("frame_time")), frameB = try #require(photoB.object.double("frame_time"))
+        #expect(abs(frameA - frameB) <= 0.4, "A's frame \(frameA), B's \(frameB)")
         #expect(photoB.object.string("file") == "\(b.output)/\(trigger)-b.jpg")
         for file in ["\(a.output)/\(trigger)-a.jpg", "\(b.output)/\(trigger)-b.jpg"] {
             let jpeg = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: file))) ?? Data())
