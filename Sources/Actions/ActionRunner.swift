@@ -114,6 +114,9 @@ public final class ActionRunner: ActionTriggerSink {
     public let frames: FrameSource?
     /// The `began` time (monotonic µs) of each press in flight, for its photo and video.
     private let pressTimes = Mutex<[UInt64: Int64]>([:])
+    /// The digital zoom factor photos are cropped to (1: none); set by the zoom control of a
+    /// camera without `zoom_absolute`.
+    private let digitalZoom = Mutex<Double>(1)
     private let workers: Mutex<[Task<Void, Never>]>
     private let executors: [ThreadExecutor]
 
@@ -167,6 +170,11 @@ public final class ActionRunner: ActionTriggerSink {
     /// The capture session started or stopped: in `always` mode the capture stream runs
     /// while it runs (and photo or video actions are configured); it stops with it in every
     /// mode.
+    /// The digital zoom for the next photos (1: the whole frame).
+    public func setDigitalZoom(_ factor: Double) {
+        digitalZoom.withLock { $0 = Swift.max(1, factor) }
+    }
+
     public func sessionChanged(running: Bool) {
         guard let frames else { return }
         if running {
@@ -255,7 +263,8 @@ public final class ActionRunner: ActionTriggerSink {
             onOutcome(.failed(.noCamera, press: trigger.press))
             return
         }
-        let request = CaptureRequest(press: trigger.press, action: trigger.action, time: wallClockNow())
+        let request = CaptureRequest(
+            press: trigger.press, action: trigger.action, time: wallClockNow(), zoom: digitalZoom.withLock { $0 })
         // The press (zero shutter lag) or the release; with no kernel time, now.
         let moment = (settings.photoMoment == .press ? trigger.pressTime : nil) ?? trigger.eventTime ?? monotonicNow().microseconds
         // Blocking camera and file work runs right here: this worker has a thread of its

@@ -79,10 +79,13 @@ public struct CaptureRequest: Sendable, Hashable {
     public var action: String
     /// Seconds since 1970 when the request was made.
     public var time: Double
-    public init(press: UInt64, action: String, time: Double) {
+    /// Digital zoom: a photo keeps the centre 1/zoom of each side (1: the whole frame).
+    public var zoom: Double
+    public init(press: UInt64, action: String, time: Double, zoom: Double = 1) {
         self.press = press
         self.action = action
         self.time = time
+        self.zoom = zoom
     }
 }
 
@@ -117,17 +120,22 @@ public struct VideoResult: Sendable, Hashable {
 /// input path (``ActionRunner`` does).
 public enum Photo {
     /// Writes a frame from the ring as a photo: JPEG (MJPEG frames as the camera sent them),
-    /// with EXIF `DateTimeOriginal` and sub-seconds of the moment the frame was taken.
+    /// cropped losslessly around the centre for a digital zoom, with EXIF `DateTimeOriginal`
+    /// and sub-seconds of the moment the frame was taken.
     public static func save(_ ring: RingFrame, _ settings: CaptureSettings, _ request: CaptureRequest) throws(ActionError) -> PhotoResult {
         let jpeg: [UInt8]
+        var width = ring.frame.format.width, height = ring.frame.format.height
         do {
-            jpeg = try JPEG.withCaptureTime(
-                try JPEG.data(from: ring.frame, quality: settings.jpegQuality), wallSeconds: wallTime(ofMonotonic: ring.time))
+            var image = try JPEG.data(from: ring.frame, quality: settings.jpegQuality)
+            if request.zoom > 1 {
+                image = try JPEGCrop.centre(image, factor: request.zoom)
+                if let size = JPEGCrop.size(of: image) { (width, height) = size }
+            }
+            jpeg = try JPEG.withCaptureTime(image, wallSeconds: wallTime(ofMonotonic: ring.time))
         } catch { throw .jpeg(error) }
         let path = try write(jpeg, settings, request)
         return PhotoResult(
-            path: path, width: ring.frame.format.width, height: ring.frame.format.height, bytes: jpeg.count,
-            frameTime: ring.time, sequence: ring.frame.sequence)
+            path: path, width: width, height: height, bytes: jpeg.count, frameTime: ring.time, sequence: ring.frame.sequence)
     }
 
     /// The wall-clock time (seconds since 1970) of a CLOCK_MONOTONIC time in µs.
