@@ -88,6 +88,13 @@ public struct ServiceSandbox: Sendable, Equatable {
         return parse(unit: unit, text: text, dropIns: dropIns)
     }
 
+    /// Without blanks at either end. (Not Foundation's trimmingCharacters(in:): the daemon
+    /// links FoundationEssentials only, Tests/release-check.)
+    static func trimmed(_ s: Substring) -> String {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        return String(s.drop(while: blank).reversed().drop(while: blank).reversed())
+    }
+
     /// The settings that decide where the service may write; later files override earlier
     /// ones, an empty `ReadWritePaths=` clears the list (systemd.exec(5)).
     public static func parse(unit: String, text: String, dropIns: [String]) -> ServiceSandbox {
@@ -97,10 +104,10 @@ public struct ServiceSandbox: Sendable, Equatable {
         var runtime: [String] = []
         for file in [text] + dropIns {
             for raw in file.split(separator: "\n") {
-                let line = raw.trimmingCharacters(in: .whitespaces)
+                let line = trimmed(raw)
                 guard !line.hasPrefix("#"), !line.hasPrefix(";"), let eq = line.firstIndex(of: "=") else { continue }
-                let key = line[..<eq].trimmingCharacters(in: .whitespaces)
-                let value = line[line.index(after: eq)...].trimmingCharacters(in: .whitespaces)
+                let key = trimmed(line[..<eq])
+                let value = trimmed(line[line.index(after: eq)...])
                 let words = value.split(separator: " ").map(String.init)
                 switch key {
                 case "User": s.user = value.isEmpty ? nil : value
