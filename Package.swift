@@ -32,6 +32,10 @@ let package = Package(
         .systemLibrary(
             name: "CLibjpeg", pkgConfig: "libjpeg",
             providers: [.apt(["libjpeg62-turbo-dev"])]),
+        // libturbojpeg: lossless JPEG crops (digital zoom) without re-encoding.
+        .systemLibrary(
+            name: "CLibturbojpeg", pkgConfig: "libturbojpeg",
+            providers: [.apt(["libturbojpeg0-dev"])]),
         // libexif: the EXIF block (capture time) of photos.
         .systemLibrary(
             name: "CLibexif", pkgConfig: "libexif",
@@ -73,7 +77,7 @@ let package = Package(
         // Actions on capture events: photos, videos, hooks, the shutter sound.
         .target(
             name: "Actions",
-            dependencies: ["Capture", "V4L2", "LinuxIO", "CLibjpeg", "CLibexif", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Capture", "V4L2", "LinuxIO", "CLibjpeg", "CLibturbojpeg", "CLibexif", .product(name: "Logging", package: "swift-log")]),
         // Typed events rendered as JSON lines and readable text; line writers, the socket, the monitor.
         .target(
             name: "Output",

@@ -44,6 +44,8 @@ public enum ActionError: Error, CustomStringConvertible, Sendable, Equatable {
             case .deviceRemoved: "camera-removed"
             case .timedOut: "camera-timeout"
             case .permissionDenied: "camera-permission"
+            case .noBandwidth: "camera-bandwidth"
+            case .noUsableFormat: "camera-format"
             default: "camera"
             }
         case .jpeg: "jpeg"

@@ -149,6 +149,9 @@ public final class ActionRunner: ActionTriggerSink {
     private let videoPresses = Mutex<Set<UInt64>>([])
     /// Video commands queued so far (tests).
     let videoCommandsQueued = Atomic<Int>(0)
+    /// The digital zoom factor photos are cropped to (1: none); set by the zoom control of a
+    /// camera without `zoom_absolute`.
+    private let digitalZoom = Mutex<Double>(1)
     private let workers: Mutex<[Task<Void, Never>]>
     private let executors: [ThreadExecutor]
 
@@ -203,6 +206,11 @@ public final class ActionRunner: ActionTriggerSink {
     /// The capture session started or stopped: in `always` mode the capture stream runs
     /// while it runs (and photo or video actions are configured); it stops with it in every
     /// mode.
+    /// The digital zoom for the next photos (1: the whole frame).
+    public func setDigitalZoom(_ factor: Double) {
+        digitalZoom.withLock { $0 = Swift.max(1, factor) }
+    }
+
     public func sessionChanged(running: Bool) {
         guard let frames else { return }
         if running {
@@ -322,7 +330,8 @@ public final class ActionRunner: ActionTriggerSink {
         }
         let request = CaptureRequest(
             press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
-            pressWallTime: trigger.pressWallTime)
+            pressWallTime: trigger.pressWallTime,
+            zoom: digitalZoom.withLock { $0 })
         // The press (zero shutter lag) or the release; a remote trigger's press by its
         // wall-clock time (the same instant on every station with synchronised clocks);
         // with no time at all, now.

@@ -85,12 +85,17 @@ public struct CaptureRequest: Sendable, Hashable {
     /// Seconds since 1970 when the button went down (on whichever station it was pressed):
     /// the instant a remote trigger's photo is the frame nearest to.
     public var pressWallTime: Double?
-    public init(press: UInt64, action: String, time: Double, trigger: String? = nil, pressWallTime: Double? = nil) {
+    /// Digital zoom: a photo keeps the centre 1/zoom of each side (1: the whole frame).
+    public var zoom: Double
+    public init(
+        press: UInt64, action: String, time: Double, trigger: String? = nil, pressWallTime: Double? = nil, zoom: Double = 1
+    ) {
         self.press = press
         self.action = action
         self.time = time
         self.trigger = trigger
         self.pressWallTime = pressWallTime
+        self.zoom = zoom
     }
 }
 
@@ -132,17 +137,23 @@ public struct VideoResult: Sendable, Hashable {
 /// input path (``ActionRunner`` does).
 public enum Photo {
     /// Writes a frame from the ring as a photo: JPEG (MJPEG frames as the camera sent them),
-    /// with EXIF `DateTimeOriginal` and sub-seconds of the moment the frame was taken.
+    /// cropped losslessly around the centre for a digital zoom, with EXIF `DateTimeOriginal`
+    /// and sub-seconds of the moment the frame was taken.
     public static func save(_ ring: RingFrame, _ settings: CaptureSettings, _ request: CaptureRequest) throws(ActionError) -> PhotoResult {
         let jpeg: [UInt8]
+        var width = ring.frame.format.width, height = ring.frame.format.height
         do {
-            jpeg = try JPEG.withCaptureTime(
-                try JPEG.data(from: ring.frame, quality: settings.jpegQuality), wallSeconds: wallTime(ofMonotonic: ring.time))
+            var image = try JPEG.data(from: ring.frame, quality: settings.jpegQuality)
+            if request.zoom > 1 {
+                image = try JPEGCrop.centre(image, factor: request.zoom)
+                if let size = JPEGCrop.size(of: image) { (width, height) = size }
+            }
+            jpeg = try JPEG.withCaptureTime(image, wallSeconds: wallTime(ofMonotonic: ring.time))
         } catch { throw .jpeg(error) }
         let path = try write(jpeg, settings, request)
         return PhotoResult(
-            path: path, width: ring.frame.format.width, height: ring.frame.format.height, bytes: jpeg.count,
-            frameTime: ring.time, sequence: ring.frame.sequence, trigger: request.trigger)
+            path: path, width: width, height: height, bytes: jpeg.count, frameTime: ring.time, sequence: ring.frame.sequence,
+            trigger: request.trigger)
     }
 
     /// The CLOCK_MONOTONIC time in µs of a wall-clock time (seconds since 1970).

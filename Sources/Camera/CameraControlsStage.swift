@@ -37,7 +37,8 @@ public final class CameraControlsStage: ControlsStage {
         for name in controls {
             let control: Control?
             switch name {
-            case "zoom": control = try? Control.systemZoomSlider(camera: camera)
+            // No zoom_absolute (most cheap webcams): the knob still zooms, digitally, on the photos.
+            case "zoom": control = (try? Control.systemZoomSlider(camera: camera)) ?? Control.digitalZoomSlider()
             case "exposure-bias": control = try? Control.systemExposureBiasSlider(camera: camera)
             default: control = nil
             }

@@ -12,6 +12,20 @@ import Camera
 /// A config that cannot be used: `file:line: problem` (``FileLineError``).
 public typealias ConfigError = FileLineError
 
+/// Something in a config file that is allowed but probably not what was meant:
+/// `file:line: warning: problem`. `check-config` prints them; the daemon logs them.
+public struct ConfigWarning: Hashable, Sendable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var problem: String
+    public init(file: String, line: Int, problem: String) {
+        self.file = file
+        self.line = line
+        self.problem = problem
+    }
+    public var description: String { line > 0 ? "\(file):\(line): warning: \(problem)" : "\(file): warning: \(problem)" }
+}
+
 /// The config file (TOML). Everything is optional; an empty file is the defaults.
 ///
 /// ```toml
@@ -43,6 +57,10 @@ public struct Config: Sendable {
     public var deviceRules: [(label: String, match: DeviceMatch, overrides: RoleOverrides)] = []
     /// The daemon's settings (camera, output, handlers, hooks, sound, socket, controls).
     public var daemon = DaemonSettings()
+    /// The line of each `[devices.LABEL]` table, for reports about the rule.
+    public var deviceRuleLines: [String: Int] = [:]
+    /// Allowed but probably not meant (a rule without match keys, ...), in file order.
+    public var warnings: [ConfigWarning] = []
 
     public init() {}
 
@@ -65,14 +83,16 @@ public struct Config: Sendable {
     }
 
     /// Reads a config file.
-    public static func load(path: String) throws(ConfigError) -> Config {
+    public static func load(
+        path: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigError) -> Config {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
             throw ConfigError(file: path, line: 0, problem: "cannot read: \(Self.reason(error))")
         }
-        return try parse(text, file: path)
+        return try parse(text, file: path, environment: environment)
     }
 
     static func reason(_ error: any Error) -> String {
@@ -156,7 +176,10 @@ public struct Config: Sendable {
 
     /// Parses config text; `file` names it in errors. No text aborts it: toml++'s internal
     /// checks report parse errors (Vendor/README.md), and fuzzing (Tests/Fuzz, in CI) looks for more.
-    public static func parse(_ text: String, file: String) throws(ConfigError) -> Config {
+    /// `environment` gives `HOME` for `~` in `[output] directory`.
+    public static func parse(
+        _ text: String, file: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigError) -> Config {
         try checkTableHeaders(text, file: file)
         let table: TOMLTable
         do {
@@ -166,7 +189,7 @@ public struct Config: Sendable {
         } catch {
             throw ConfigError(file: file, line: 1, problem: "\(error)")
         }
-        let reader = ConfigReader(file: file, lines: TOMLKeyLines(text))
+        let reader = ConfigReader(file: file, lines: TOMLKeyLines(text), environment: environment)
         var config = Config()
         try reader.checkKeys(
             table, path: [],
@@ -176,9 +199,9 @@ public struct Config: Sendable {
             let p = ["capture"]
             try reader.checkKeys(
                 capture, path: p, allowed: ["hold-threshold", "double-click", "double-click-window", "secondary-handler"])
-            if let s = try reader.seconds(capture, "hold-threshold", path: p) { config.capture.holdThreshold = s }
+            if let s = try reader.seconds(capture, "hold-threshold", path: p, in: 0.05...10) { config.capture.holdThreshold = s }
             if let b = try reader.bool(capture, "double-click", path: p) { config.capture.doubleClickEnabled = b }
-            if let s = try reader.seconds(capture, "double-click-window", path: p) { config.capture.doubleClickWindow = s }
+            if let s = try reader.seconds(capture, "double-click-window", path: p, in: 0.05...5) { config.capture.doubleClickWindow = s }
             if let b = try reader.bool(capture, "secondary-handler", path: p) { config.capture.hasSecondaryHandler = b }
         }
 
@@ -187,12 +210,28 @@ public struct Config: Sendable {
                 let p = ["devices", name]
                 guard let device = try reader.table(devices, name, path: ["devices"]) else { continue }
                 try reader.checkKeys(
-                    device, path: p, allowed: ["kind", "grab", "roles", "name", "node", "bus", "vendor", "product", "uniq"])
+                    device, path: p, allowed: ["kind", "grab", "roles", "name", "node", "bus", "vendor", "product", "uniq", "has"])
                 var match = DeviceMatch(
                     name: try reader.string(device, "name", path: p), node: try reader.string(device, "node", path: p),
                     bus: try reader.hex16(device, "bus", path: p), vendor: try reader.hex16(device, "vendor", path: p),
                     product: try reader.hex16(device, "product", path: p), uniq: try reader.string(device, "uniq", path: p))
-                if match == DeviceMatch() { match.name = name }
+                if let names = try reader.strings(device, "has", path: p) {
+                    for n in names {
+                        guard let code = EventCode(name: n) else {
+                            throw reader.error(p + ["has"], "devices.\(reader.dotted([name])).has: unknown event code \"\(n)\" (use kernel names like KEY_VOLUMEDOWN, REL_X)")
+                        }
+                        match.has.insert(code)
+                    }
+                }
+                config.deviceRuleLines[name] = reader.lines.line(of: p)
+                if match == DeviceMatch() {
+                    match.name = name
+                    config.warnings.append(
+                        reader.warning(
+                            p,
+                            "[\(reader.dotted(p))] has no match keys (name, node, bus, vendor, product, uniq, has): it applies only to a device named \"\(name)\"; add name = \"...\" (as evcapture devices shows it) or other match keys to say which device"
+                        ))
+                }
                 var o = RoleOverrides()
                 if let kind = try reader.string(device, "kind", path: p) {
                     guard let k = DeviceKind(rawValue: kind), k != .other else {
@@ -230,14 +269,43 @@ public struct Config: Sendable {
 struct ConfigReader {
     var file: String
     var lines: TOMLKeyLines
+    var environment: [String: String] = [:]
 
     func error(_ path: [String], _ problem: String) -> ConfigError {
         ConfigError(file: file, line: lines.line(of: path), problem: problem)
     }
 
+    func warning(_ path: [String], _ problem: String) -> ConfigWarning {
+        ConfigWarning(file: file, line: lines.line(of: path), problem: problem)
+    }
+
+    /// A key path as one writes it: `devices."AB Shutter3".roles`, `hooks[0].argv` (an
+    /// element of an array of tables is the component `[0]`).
     func dotted(_ path: [String]) -> String {
-        path.map { $0.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" } ? $0 : "\"\($0)\"" }
-            .joined(separator: ".")
+        var out = ""
+        for part in path {
+            if part.hasPrefix("[") && part.hasSuffix("]") {
+                out += part
+                continue
+            }
+            if !out.isEmpty { out += "." }
+            out += part.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" } ? part : "\"\(part)\""
+        }
+        return out
+    }
+
+    /// A value as the file wrote it, for errors: `"half a second"`, `500`, `[1, 2]`, `a table`.
+    func shown(_ v: any TOMLValueConvertible) -> String {
+        if let s = v.string { return "\"\(escapingControlCharacters(s))\"" }
+        if let b = v.bool { return b ? "true" : "false" }
+        if let i = v.int { return "\(i)" }
+        if let d = v.double { return "\(d)" }
+        if let a = v.array {
+            let items = a.map { shown($0) }.joined(separator: ", ")
+            return items.count <= 60 ? "[\(items)]" : "a list of \(a.count)"
+        }
+        if v.table != nil { return "a table" }
+        return "a \(v.type)"
     }
 
     func checkKeys(_ t: TOMLTable, path: [String], allowed: [String]) throws(ConfigError) {
@@ -249,24 +317,28 @@ struct ConfigReader {
 
     func table(_ t: TOMLTable, _ key: String, path: [String]) throws(ConfigError) -> TOMLTable? {
         guard let v = t[key] else { return nil }
-        guard let table = v.table else { throw error(path + [key], "\(dotted(path + [key])) must be a table") }
+        guard let table = v.table else { throw error(path + [key], "\(dotted(path + [key])) must be a table, not \(shown(v))") }
         return table
     }
 
     func bool(_ t: TOMLTable, _ key: String, path: [String]) throws(ConfigError) -> Bool? {
         guard let v = t[key] else { return nil }
-        guard let b = v.bool else { throw error(path + [key], "\(dotted(path + [key])) must be true or false") }
+        guard let b = v.bool else { throw error(path + [key], "\(dotted(path + [key])) must be true or false, not \(shown(v))") }
         return b
     }
 
     func string(_ t: TOMLTable, _ key: String, path: [String]) throws(ConfigError) -> String? {
         guard let v = t[key] else { return nil }
-        guard let s = v.string else { throw error(path + [key], "\(dotted(path + [key])) must be a string") }
+        guard let s = v.string else { throw error(path + [key], "\(dotted(path + [key])) must be a string, not \(shown(v))") }
         return s
     }
 
-    /// A positive number of seconds (integer or float; 0 too when `allowingZero`), at most an hour.
-    func seconds(_ t: TOMLTable, _ key: String, path: [String], allowingZero: Bool = false) throws(ConfigError) -> Duration? {
+    /// A number of seconds (integer or float) within `range` (by default more than 0 — or 0
+    /// too when `allowingZero` — and at most an hour). A number that is too large but would
+    /// fit as milliseconds is taken for a unit mistake and the error says so.
+    func seconds(
+        _ t: TOMLTable, _ key: String, path: [String], allowingZero: Bool = false, in range: ClosedRange<Double>? = nil
+    ) throws(ConfigError) -> Duration? {
         guard let v = t[key] else { return nil }
         let s: Double
         if let i = v.int {
@@ -274,14 +346,30 @@ struct ConfigReader {
         } else if let d = v.double {
             s = d
         } else {
-            throw error(path + [key], "\(dotted(path + [key])) must be a number of seconds")
+            throw error(path + [key], "\(dotted(path + [key])) must be a number of seconds, not \(shown(v))")
         }
-        guard s > 0 || (allowingZero && s == 0), s <= 3600 else {
-            throw error(
-                path + [key],
-                "\(dotted(path + [key])) must be \(allowingZero ? "0" : "more than 0") and at most 3600 seconds, not \(s)")
+        let name = dotted(path + [key])
+        if let range {
+            guard range.contains(s) else {
+                var problem = "\(name) must be between \(Self.number(range.lowerBound)) and \(Self.number(range.upperBound)) seconds, not \(shown(v))"
+                if s > range.upperBound, range.contains(s / 1000) {
+                    problem += " (seconds, not milliseconds: for \(shown(v)) ms write \(Self.number(s / 1000)))"
+                }
+                throw error(path + [key], problem)
+            }
+        } else {
+            guard s > 0 || (allowingZero && s == 0), s <= 3600 else {
+                throw error(
+                    path + [key],
+                    "\(name) must be \(allowingZero ? "0" : "more than 0") and at most 3600 seconds, not \(shown(v))")
+            }
         }
         return .microseconds(Int64((s * 1_000_000).rounded()))
+    }
+
+    /// `0.5`, `10` (no `.0` on whole numbers).
+    static func number(_ d: Double) -> String {
+        d == d.rounded() && abs(d) < 1e15 ? "\(Int64(d))" : "\(d)"
     }
 }
 
@@ -302,6 +390,7 @@ struct TOMLKeyLines {
 
     init(_ text: String) {
         var table: [String] = []
+        var arrayCounts: [[String]: Int] = [:]  // `[[x]]` headers seen so far, per path
         var n = 0
         for raw in tomlLines(text) {
             n += 1
@@ -312,6 +401,13 @@ struct TOMLKeyLines {
                 guard let close = Self.endOfKey(inner, stop: "]") else { continue }
                 table = Self.splitKey(inner[..<close])
                 record(table, n)
+                if line.hasPrefix("[[") {
+                    // Element i of an array of tables is `x.[i]`, as `ConfigReader.dotted` writes it.
+                    let i = arrayCounts[table, default: 0]
+                    arrayCounts[table] = i + 1
+                    table.append("[\(i)]")
+                    record(table, n)
+                }
                 continue
             }
             guard let eq = Self.endOfKey(line, stop: "=") else { continue }

@@ -20,8 +20,15 @@ public struct DeviceMatch: Sendable, Hashable {
     public var vendor: UInt16?
     public var product: UInt16?
     public var uniq: String?
+    /// Codes the device must declare (`has = ["KEY_VOLUMEDOWN"]`): tells apart devices that
+    /// share a name, like two gpio-keys nodes of a Raspberry Pi.
+    public var has: Set<EventCode> = []
 
-    public init(name: String? = nil, node: String? = nil, bus: UInt16? = nil, vendor: UInt16? = nil, product: UInt16? = nil, uniq: String? = nil) {
+    public init(
+        name: String? = nil, node: String? = nil, bus: UInt16? = nil, vendor: UInt16? = nil, product: UInt16? = nil,
+        uniq: String? = nil, has: Set<EventCode> = []
+    ) {
+        self.has = has
         self.name = name
         self.node = node
         self.bus = bus
@@ -37,6 +44,7 @@ public struct DeviceMatch: Sendable, Hashable {
         if let vendor, vendor != d.vendor { return false }
         if let product, product != d.product { return false }
         if let uniq, uniq != (d.uniq ?? "") { return false }
+        if !has.isSubset(of: d.codes) { return false }
         if let node {
             let a = URL(fileURLWithPath: node).resolvingSymlinksInPath().path
             let b = URL(fileURLWithPath: devNode).resolvingSymlinksInPath().path
@@ -90,6 +98,26 @@ public struct DaemonSettings: Sendable {
         return b
     }
 
+    /// The daemon's socket when neither `--socket` nor `[socket] path` names one: in the
+    /// runtime directory systemd made for the service (`$RUNTIME_DIRECTORY`, i.e.
+    /// /run/evcapture), else in the user's (`$XDG_RUNTIME_DIR`); nil without either.
+    public static func defaultSocketPath(_ env: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let d = env["RUNTIME_DIRECTORY"], !d.isEmpty {
+            return (d.split(separator: ":").first.map(String.init) ?? d) + "/evcapture.sock"
+        }
+        if let d = env["XDG_RUNTIME_DIR"], !d.isEmpty { return d + "/evcapture.sock" }
+        return nil
+    }
+
+    /// Where `evcapture monitor` looks for a daemon, in order: this user's own daemon
+    /// (`$XDG_RUNTIME_DIR/evcapture.sock`), then the service's (/run/evcapture/evcapture.sock).
+    public static func monitorSocketCandidates(_ env: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        var paths: [String] = []
+        if let d = env["XDG_RUNTIME_DIR"], !d.isEmpty { paths.append(d + "/evcapture.sock") }
+        paths.append("/run/evcapture/evcapture.sock")
+        return paths
+    }
+
     /// Where photos go when nothing is configured: `$EVCAPTURE_OUTPUT`, systemd's
     /// `$STATE_DIRECTORY`, `$XDG_PICTURES_DIR/evcapture`, else `~/Pictures/evcapture`.
     public static func defaultOutputDirectory(_ env: [String: String] = ProcessInfo.processInfo.environment) -> String {
@@ -103,7 +131,7 @@ public struct DaemonSettings: Sendable {
 extension ConfigReader {
     func int(_ t: TOMLTable, _ key: String, path: [String], in range: ClosedRange<Int>) throws(ConfigError) -> Int? {
         guard let v = t[key] else { return nil }
-        guard let i = v.int else { throw error(path + [key], "\(dotted(path + [key])) must be an integer") }
+        guard let i = v.int else { throw error(path + [key], "\(dotted(path + [key])) must be an integer, not \(shown(v))") }
         guard range.contains(i) else {
             throw error(path + [key], "\(dotted(path + [key])) must be between \(range.lowerBound) and \(range.upperBound), not \(i)")
         }
@@ -112,10 +140,12 @@ extension ConfigReader {
 
     func strings(_ t: TOMLTable, _ key: String, path: [String]) throws(ConfigError) -> [String]? {
         guard let v = t[key] else { return nil }
-        guard let array = v.array else { throw error(path + [key], "\(dotted(path + [key])) must be a list of strings") }
+        guard let array = v.array else { throw error(path + [key], "\(dotted(path + [key])) must be a list of strings, not \(shown(v))") }
         var out: [String] = []
         for item in array {
-            guard let s = item.string else { throw error(path + [key], "\(dotted(path + [key])) must be a list of strings") }
+            guard let s = item.string else {
+                throw error(path + [key], "\(dotted(path + [key])) must be a list of strings, not \(shown(v))")
+            }
             out.append(s)
         }
         return out
@@ -137,7 +167,7 @@ extension ConfigReader {
             let digits = s.hasPrefix("0x") ? String(s.dropFirst(2)) : s
             if let n = UInt16(digits, radix: 16) { return n }
         }
-        throw error(path + [key], "\(dotted(path + [key])) must be a 16-bit id, as an integer or a hex string like \"077d\"")
+        throw error(path + [key], "\(dotted(path + [key])) must be a 16-bit id, as an integer or a hex string like \"077d\", not \(shown(v))")
     }
 
     /// The daemon's sections: `[camera]`, `[output]`, `[handlers]`, `[[hooks]]`, `[sound]`,
@@ -181,7 +211,7 @@ extension ConfigReader {
         if let output = try self.table(table, "output", path: []) {
             let p = ["output"]
             try checkKeys(output, path: p, allowed: ["directory", "photo-name", "video-name", "jpeg-quality"])
-            d.outputDirectory = try string(output, "directory", path: p)
+            if let dir = try string(output, "directory", path: p) { d.outputDirectory = try outputDirectory(dir, path: p + ["directory"]) }
             for (key, keyPath) in [("photo-name", \DaemonSettings.photoName), ("video-name", \DaemonSettings.videoName)] {
                 if let s = try string(output, key, path: p) {
                     do {
@@ -204,11 +234,16 @@ extension ConfigReader {
         }
         if capture.hasSecondaryHandler && d.secondary == nil { d.secondary = .default }
         if let hooks = table["hooks"] {
-            guard let array = hooks.array else { throw error(["hooks"], "hooks must be an array of tables: [[hooks]]") }
+            guard let array = hooks.array else { throw error(["hooks"], "hooks must be an array of tables: [[hooks]], not \(shown(hooks))") }
             for (i, item) in array.enumerated() {
-                let p = ["hooks"]
-                guard let h = item.table else { throw error(p, "hooks[\(i)] must be a table: [[hooks]]") }
+                let p = ["hooks", "[\(i)]"]
+                guard let h = item.table else { throw error(p, "hooks[\(i)] must be a table: [[hooks]], not \(shown(item))") }
                 try checkKeys(h, path: p, allowed: ["name", "argv", "on", "actions", "timeout"])
+                if let v = h["argv"], let line = v.string {
+                    throw error(
+                        p + ["argv"],
+                        "hooks[\(i)].argv must be a list of strings, not \(shown(v)): a hook runs a program without a shell; write argv = \(Self.argvSuggestion(line))")
+                }
                 guard let argv = try strings(h, "argv", path: p), !argv.isEmpty, !argv[0].isEmpty else {
                     throw error(p, "hooks[\(i)] needs argv = [\"/path/to/program\", \"arg\", ...] (a list, never a shell string)")
                 }
@@ -278,11 +313,49 @@ extension ConfigReader {
                 d.controls = order
             }
             if let s = try int(controls, "steps-per-range", path: p, in: 2...10_000) { d.controlsConfiguration.stepsPerRange = s }
-            if let s = try seconds(controls, "idle-timeout", path: p) { d.controlsConfiguration.idleTimeout = s }
-            if let s = try seconds(controls, "adjusting-timeout", path: p) { d.controlsConfiguration.adjustingTimeout = s }
+            if let s = try seconds(controls, "idle-timeout", path: p, in: 0.1...600) { d.controlsConfiguration.idleTimeout = s }
+            if let s = try seconds(controls, "adjusting-timeout", path: p, in: 0.05...60) { d.controlsConfiguration.adjustingTimeout = s }
             if let a = try bool(controls, "acceleration", path: p) { d.controlsConfiguration.acceleration = a ? SliderAcceleration() : nil }
         }
         return d
+    }
+
+    /// `[output] directory`: absolute, or `~` / `~/…` expanded from `HOME` when it names a
+    /// home (a service user often has none: HOME unset or `/`). Relative paths would depend on
+    /// the directory the daemon was started in, so they are refused.
+    func outputDirectory(_ dir: String, path: [String]) throws(ConfigError) -> String {
+        var expanded = dir
+        if dir == "~" || dir.hasPrefix("~/") {
+            guard let home = environment["HOME"], home.hasPrefix("/"), home != "/" else {
+                throw error(
+                    path,
+                    "output.directory \"\(dir)\": ~ has no meaning here (HOME is \(environment["HOME"].map { "\"\($0)\"" } ?? "not set"), as for a system service); write an absolute path such as \"/srv/evcapture\"")
+            }
+            expanded = home + dir.dropFirst()
+        } else if dir.hasPrefix("~") {
+            throw error(path, "output.directory \"\(dir)\": only ~/ (this user's home) is expanded, not ~user; write an absolute path")
+        }
+        guard expanded.hasPrefix("/") else {
+            throw error(
+                path,
+                "output.directory must be an absolute path (or start with ~/), not \"\(dir)\": a relative one would depend on where the daemon starts")
+        }
+        while expanded.count > 1 && expanded.hasSuffix("/") { expanded.removeLast() }
+        return expanded
+    }
+
+    /// `argv = "touch /tmp/x"` → `["touch", "/tmp/x"]`; a line with shell syntax → `["/bin/sh", "-c", "…"]`.
+    static func argvSuggestion(_ line: String) -> String {
+        func quoted(_ word: some StringProtocol) -> String {
+            let s = String(word)
+            return "\"" + s.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
+        }
+        let shellSyntax = line.contains { "|&;<>()$`\\\"'*?[]#~{}".contains($0) }
+        let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+        if shellSyntax || words.isEmpty {
+            return "[\"/bin/sh\", \"-c\", \(quoted(line))] (only if it needs the shell's syntax)"
+        }
+        return "[" + words.map { quoted($0) }.joined(separator: ", ") + "]"
     }
 
     private func handler(_ t: TOMLTable, path p: [String]) throws(ConfigError) -> ActionBinding {

@@ -66,24 +66,38 @@ public final class Daemon: Service, Sendable {
     /// Runs until the service group shuts down (SIGTERM / SIGINT) — then releases grabs,
     /// finishes a recording in progress, closes every file and returns.
     public func run() async throws {
+        for w in config.warnings { logger.warning("\(w)") }
+        // Where photos go, checked before anything starts: a directory that cannot be written
+        // would otherwise show only at the first photo.
+        if let dir = config.daemon.outputDirectory {
+            try OutputDirectory.prepare(dir)
+        } else {
+            // A fresh install has no ~/Pictures/evcapture yet: every photo would fail.
+            do { try OutputDirectory.prepare(DaemonSettings.defaultOutputDirectory()) } catch { logger.warning("\(error)") }
+        }
         let loop = try IOLoop()
         defer { loop.stop() }
         let lines = LineWriter(json: output.json, stdout: output.stdout)
         var socket: SocketServer?
         if let path = output.socketPath ?? config.daemon.socketPath {
             socket = try SocketServer(path: path, loop: loop, logger: logger)
-            lines.socket = socket
+        } else if let path = DaemonSettings.defaultSocketPath() {
+            // The default socket, for `evcapture monitor` without options. Another daemon of
+            // this user already there keeps it; this one runs without.
+            do {
+                socket = try SocketServer(path: path, loop: loop, logger: logger)
+                logger.info("JSON lines on \(path) (evcapture monitor)")
+            } catch {
+                logger.warning("no socket: \(error)")
+            }
         }
+        lines.socket = socket
         defer { socket?.stop() }
 
         // Camera (controls) — optional: without one, capture events and hooks still work,
         // and a camera plugged in later is picked up.
         let cameras = CameraSetup(config: config, loop: loop, logger: logger, lines: lines)
         let cameraSession = cameras.openAtStart()
-        if config.daemon.outputDirectory == nil {
-            // A fresh install has no ~/Pictures/evcapture yet: every photo would fail.
-            do { try AtomicFile.makeDirectory(DaemonSettings.defaultOutputDirectory()) } catch { logger.warning("\(error)") }
-        }
         // Photos and videos a kill or a power loss cut short (hidden `.evcapture-*.part`).
         let outputDirectory = config.daemon.outputDirectory ?? DaemonSettings.defaultOutputDirectory()
         let leftovers = AtomicFile.removeLeftovers(in: outputDirectory)

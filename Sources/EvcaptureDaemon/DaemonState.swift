@@ -126,6 +126,9 @@ actor DaemonState {
             case .cameraAdded:
                 break
             }
+        case .control(let report) where report.control?.binding.isDigitalZoom == true:
+            // Before any later capture event of this wake-up reaches the actions.
+            actions.setDigitalZoom(report.change.value)
         default:
             break
         }

@@ -92,6 +92,8 @@ public struct DeviceInventory: Sendable {
     public var unreadable: [(node: String, error: EvdevError)]
     /// Where the list came from: udev enumeration or a scan of /dev/input.
     public var listedBy: String
+    /// Every device opened, as the kernel describes it: what config rules match against.
+    public var described: [(node: String, description: DeviceDescription)] = []
 
     /// Opens every evdev node once (no waiting), classifies it and closes it again.
     /// - Parameter overrides: config overrides for a device, if the config has any.
@@ -123,7 +125,9 @@ public struct DeviceInventory: Sendable {
         // Paired as the daemon pairs them: every node present, each classified alone first.
         let paired = RoleClassifier.pair(profiles.map(\.profile))
         let devices = zip(paired, profiles).map { DeviceReport(profile: $0, udevRole: $1.udevRole) }
-        return DeviceInventory(devices: devices, unreadable: unreadable, listedBy: listedBy)
+        return DeviceInventory(
+            devices: devices, unreadable: unreadable, listedBy: listedBy,
+            described: profiles.map { ($0.profile.node, $0.profile.description) })
     }
 
     static func scanDevInput() -> [String] {

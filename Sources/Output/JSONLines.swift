@@ -218,9 +218,9 @@ extension JSONLines {
             if let n = s.cameraNode { extra.append(("device", .string(n))) }
             return session(s.state.rawValue, time: s.time, extra: extra)
         case .control(let c):
-            return control(
-                c.change.control, value: c.change.value, raw: c.change.raw, time: c.change.time,
-                extra: c.control.map(displayFields) ?? [])
+            var extra = c.control.map(displayFields) ?? []
+            if c.control?.binding.isDigitalZoom == true { extra.append(("digital", .bool(true))) }
+            return control(c.change.control, value: c.change.value, raw: c.change.raw, time: c.change.time, extra: extra)
         case .controlsState(let change, let control, let time):
             return controls(state: change.rawValue, time: time, extra: control.map { [("control", .string($0))] } ?? [])
         case .controlsConfigured(let names, let current, let time):
@@ -277,6 +277,7 @@ extension ReadableLines {
             let v = c.change
             let shown = c.control?.displayValue ?? String(v.value)
             return "\(t) control   \(v.control) \(shown)" + (v.raw.map { " (raw \($0))" } ?? "")
+                + (c.control?.binding.isDigitalZoom == true ? " (digital)" : "")
                 + (v.origin == .external ? " [external]" : "")
         case .controlsState(let change, let control, _):
             return "\(t) controls  \(change.rawValue)" + (control.map { " \($0)" } ?? "")

@@ -23,6 +23,9 @@ public struct StreamingError: Error, CustomStringConvertible, Sendable, Equatabl
         public static let noUsableFormat = Code(name: "no usable format")
         /// Permission denied.
         public static let permissionDenied = Code(name: "permission denied")
+        /// `VIDIOC_STREAMON` failed with `ENOSPC` (or `ENOMEM`): on USB cameras, the bus has no
+        /// isochronous bandwidth left for this format and size (uvcvideo).
+        public static let noBandwidth = Code(name: "not enough USB bandwidth")
         /// Any other system call failure (see `errno`).
         public static let system = Code(name: "system error")
         public var description: String { name }
@@ -47,14 +50,41 @@ public struct StreamingError: Error, CustomStringConvertible, Sendable, Equatabl
         case EBUSY: code = .busy
         case ENODEV, ENXIO, ENOENT: code = .deviceRemoved
         case EACCES, EPERM: code = .permissionDenied
+        // uvcvideo answers ENOSPC when no alternate setting fits the bus's free bandwidth;
+        // some host controllers (the Raspberry Pi's dwc_otg among them) ENOMEM for the same.
+        case ENOSPC where context.hasPrefix("VIDIOC_STREAMON"), ENOMEM where context.hasPrefix("VIDIOC_STREAMON"):
+            code = .noBandwidth
         default: code = .system
         }
         return StreamingError(code: code, errno: e, context: context)
     }
 
+    /// What a person can do about it, for the failures that have a usual cause.
+    public var hint: String? {
+        switch code {
+        case .noBandwidth:
+            "the USB bus has no bandwidth left for this format and size (another camera or a busy device on the same bus, "
+                + "or uncompressed YUYV at a high resolution): try a lower resolution ([camera] width and height), "
+                + "a camera that offers MJPEG, or another USB port (a bus of its own)"
+        case .busy:
+            "another program is using the camera: close it (fuser -v /dev/video* shows which), or set [camera] capture-device to another camera"
+        case .permissionDenied:
+            "this user may not open the camera: join the video group (sudo usermod -aG video $USER, then log in again) "
+                + "or install udev-rules/70-evcapture.rules"
+        case .noUsableFormat:
+            "evcapture takes MJPEG, JPEG or YUYV; v4l2-ctl --list-formats-ext -d DEVICE lists what the camera offers"
+        case .notACaptureDevice:
+            "a camera often has several /dev/video nodes and only one of them captures: v4l2-ctl --list-devices shows them; set [camera] capture-device"
+        default:
+            nil
+        }
+    }
+
     public var description: String {
-        if errno != 0 { return "\(context): \(code) (\(String(cString: strerror(errno))))" }
-        return "\(context): \(code)"
+        var s = "\(context): \(code)"
+        if errno != 0 { s += " (\(String(cString: strerror(errno))))" }
+        if let hint { s += ": \(hint)" }
+        return s
     }
 }
 

@@ -29,7 +29,14 @@ struct DevicesCommand: ParsableCommand {
             if inventory.devices.isEmpty { writeStderr(inventory.noDevicesExplanation()) }
         } else {
             print(inventory.text(), terminator: "")
+            if let file = config.config, !settings.deviceRules.isEmpty {
+                var warnings = 0
+                print("\nRules of \(file):")
+                print(ConfigCheck.rulesText(config: settings, file: file, inventory: inventory, warnings: &warnings), terminator: "")
+            }
         }
+        // The config's own warnings (a rule without match keys, ...), on stderr for --json too.
+        for w in settings.warnings { writeStderr(ReadableLines.escaped(w.description) + "\n") }
     }
 
 }

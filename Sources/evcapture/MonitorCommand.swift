@@ -15,14 +15,19 @@ struct MonitorCommand: ParsableCommand {
         commandName: "monitor",
         abstract: "Show capture events and the active control of a running evcapture daemon.",
         discussion: """
-            Connects to the daemon's socket (evcapture run --socket PATH). On a terminal the \
-            control's line is redrawn in place; otherwise every update is a line of its own.
+            Connects to the daemon's socket: without --socket, this user's daemon \
+            ($XDG_RUNTIME_DIR/evcapture.sock, where `evcapture run` opens it by default), else \
+            the service's (/run/evcapture/evcapture.sock; readable by the evcapture group). On a \
+            terminal the control's line is redrawn in place; otherwise every update is a line of its own.
             """)
 
-    @Option(name: .long, help: ArgumentHelp("The daemon's socket.", valueName: "PATH"))
-    var socket: String = SocketServer.defaultPath
+    @Option(name: .long, help: ArgumentHelp("The daemon's socket (default: see below).", valueName: "PATH"))
+    var socket: String?
 
     func run() throws {
+        let candidates = DaemonSettings.monitorSocketCandidates()
+        // The first that exists; with none, the first, so the error names where a daemon would be.
+        let socket = self.socket ?? candidates.first { access($0, F_OK) == 0 } ?? candidates[0]
         let terminal = isatty(STDOUT_FILENO) == 1
         let renderer = MonitorRenderer(isTerminal: terminal, width: terminal ? Self.terminalWidth() : 100)
         do {

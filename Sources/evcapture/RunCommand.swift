@@ -24,11 +24,18 @@ struct RunCommand: AsyncParsableCommand {
             SIGTERM, SIGINT or SIGHUP stop it cleanly (grabs released, recording finished, exit 0); \
             to take a changed config, restart it. SIGPIPE is ignored: a closed stdout ends the \
             stdout lines only.
+
+            JSON lines go to a Unix socket for `evcapture monitor`: --socket, [socket] path, or by \
+            default $RUNTIME_DIRECTORY/evcapture.sock under systemd, else \
+            $XDG_RUNTIME_DIR/evcapture.sock.
+
+            Documentation: man evcapture (installed with the package), or README.md in the \
+            source (setup, config keys, the Raspberry Pi, troubleshooting).
             """)
 
     @OptionGroup var config: ConfigOption
 
-    @Option(name: .long, help: "A Unix socket for JSON lines (mode 0660). Overrides [socket] path.")
+    @Option(name: .long, help: "A Unix socket for JSON lines (mode 0660). Overrides [socket] path and the default.")
     var socket: String?
 
     @Flag(name: .long, help: "JSON lines on stdout instead of readable lines.")
@@ -75,25 +82,5 @@ struct RunCommand: AsyncParsableCommand {
         }
     }
 }
-
-/// `evcapture check-config FILE`: validates a config file.
-struct CheckConfigCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "check-config", abstract: "Check a config file: every error names the file, line and problem.")
-
-    @Argument(help: "The config file (TOML).")
-    var file: String
-
-    func run() throws {
-        do {
-            let c = try Config.load(path: file)
-            print("\(file): ok (\(c.deviceRules.count) device rule(s), \(c.daemon.hooks.count) hook(s))")
-        } catch {
-            writeStderr("\(error)\n")
-            throw ExitCode.failure
-        }
-    }
-}
-
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}

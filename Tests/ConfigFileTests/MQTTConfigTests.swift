@@ -108,7 +108,7 @@ import Glibc
             "[mqtt]\nurl = \"mqtt://x\"\npassword = \"hunter2\"\n",
             "m.toml:3: unknown key \"password\" in [mqtt] (known: url, username, password-file, ca-file, station, prefix, groups, fan-out, keepalive, offline-queue)"
         ),
-        ("mqtt = \"mqtt://x\"\n", "m.toml:1: mqtt must be a table"),
+        ("mqtt = \"mqtt://x\"\n", "m.toml:1: mqtt must be a table, not \"mqtt://x\""),
     ]
 
     @Test(arguments: bad)

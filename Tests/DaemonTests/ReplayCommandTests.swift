@@ -110,7 +110,7 @@ import Evdev
         let value = try temporaryFile("crlf-value.toml", "# rig\r\n[capture]\r\nhold-threshold = \"x\"\r\n")
         let v = try Self.evcapture(["check-config", value])
         #expect(v.status == 1)
-        #expect(v.stderr == "\(value):3: capture.hold-threshold must be a number of seconds\n")
+        #expect(v.stderr == "\(value):3: capture.hold-threshold must be a number of seconds, not \"x\"\n")
 
         // failed an assertion inside toml++ itself (found by fuzzing): a parse error now
         let array = try temporaryFile("array.toml", "[controls]\norder = [\"zoom\", }\n")
@@ -131,5 +131,29 @@ import Evdev
         #expect(r.status != 0)
         #expect(r.stdout == "")
         #expect(!r.stderr.isEmpty)
+    }
+}
+
+/// Issue 16: `run --help` says where the socket goes and points at the installed documentation;
+/// `check-config` refuses a hold threshold given in milliseconds with the valid range.
+extension ReplayCommandTests {
+    @Test func runHelpPointsAtTheManPageAndTheSocket() throws {
+        let help = try Self.evcapture(["run", "--help"])
+        #expect(help.status == 0)
+        let text = help.stdout.replacing("\n", with: " ")
+        #expect(text.contains("man evcapture"), "\(help.stdout)")
+        #expect(text.contains("$XDG_RUNTIME_DIR/evcapture.sock"), "\(help.stdout)")
+    }
+
+    @Test func checkConfigRefusesMillisecondsAndWarnsAboutRules() throws {
+        let ms = try temporaryFile("ms.toml", "[capture]\nhold-threshold = 500\n")
+        let m = try Self.evcapture(["check-config", ms])
+        #expect(m.status == 1)
+        #expect(m.stderr == "\(ms):2: capture.hold-threshold must be between 0.05 and 10 seconds, not 500 (seconds, not milliseconds: for 500 ms write 0.5)\n")
+        let rule = try temporaryFile("rule.toml", "[devices.x]\nkind = \"knob\"\n")
+        let r = try Self.evcapture(["check-config", rule])
+        #expect(r.status == 0)
+        #expect(r.stdout.hasPrefix("\(rule):1: warning: [devices.x] has no match keys"), "\(r.stdout)")
+        #expect(r.stdout.hasSuffix("warning(s))\n"), "\(r.stdout)")
     }
 }

@@ -106,3 +106,15 @@ import Actions
         }
     }
 }
+
+/// Issue 16 item 6: control lines say when the zoom is digital.
+@Suite struct DigitalZoomLineTests {
+    @Test func digitalZoomLinesSaySo() {
+        let change = ControlValueChange(control: "zoom", value: 2, origin: .person, time: Timestamp(microseconds: 1_500_000))
+        var zoom = Control.digitalZoomSlider()
+        zoom.value = 2
+        let event = PipelineEvent.control(ControlReport(change: change, control: zoom))
+        #expect(JSONLines.line(event).contains("\"digital\":true"), "\(JSONLines.line(event))")
+        #expect(ReadableLines.line(event).hasSuffix("control   zoom 2.0× (digital)"), "\(ReadableLines.line(event))")
+    }
+}

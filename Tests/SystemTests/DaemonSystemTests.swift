@@ -525,7 +525,7 @@ struct DaemonConfigErrorTests {
     @Test(arguments: [
         ("unknown key", "[camera]\ndevice = \"none\"\nzoom = 3\n", 3, "unknown key \"zoom\""),
         ("wrong type", "[output]\n\njpeg-quality = \"high\"\n", 3, "output.jpeg-quality must be an integer"),
-        ("hook shell string", "[[hooks]]\nargv = \"echo hi\"\n", 2, "hooks.argv must be a list of strings"),
+        ("hook shell string", "[[hooks]]\nargv = \"echo hi\"\n", 2, "hooks[0].argv must be a list of strings, not \"echo hi\": a hook runs a program without a shell; write argv = [\"echo\", \"hi\"]"),
         ("TOML syntax", "[camera\ndevice = \"none\"\n", 1, "expected ']'"),
     ])
     func malformedConfigStopsBeforeAnythingStarts(_ name: String, _ text: String, _ line: Int, _ problem: String) throws {

@@ -112,20 +112,29 @@ public enum ControlBinding: Sendable {
     case systemZoom(any CameraBackend)
     /// The system exposure-bias slider: `auto_exposure_bias`, or emulated on the exposure time.
     case systemExposureBias(any CameraBackend)
+    /// The system zoom slider of a camera without `zoom_absolute`: nothing is set on the
+    /// camera; photos are cropped around the centre to 1/value of each side (digital zoom).
+    case digitalZoom
 
     /// The camera this binding drives, if any.
     public var camera: (any CameraBackend)? {
         switch self {
-        case .app: nil
+        case .app, .digitalZoom: nil
         case .systemZoom(let c), .systemExposureBias(let c): c
         }
+    }
+
+    /// Zoom done in software on the photos (the camera has no zoom control).
+    public var isDigitalZoom: Bool {
+        if case .digitalZoom = self { return true }
+        return false
     }
 
     /// `"zoom"` / `"exposure-bias"` for system bindings, for the one-per-camera rule.
     public var systemKind: String? {
         switch self {
         case .app: nil
-        case .systemZoom: "zoom"
+        case .systemZoom, .digitalZoom: "zoom"
         case .systemExposureBias: "exposure-bias"
         }
     }

@@ -162,7 +162,7 @@ public final class ControlsSession {
                     out += core.controlValueChangedExternally(named: control.name, to: ev, at: now)
                 }
                 biasDrivers[control.name] = driver
-            case .app:
+            case .app, .digitalZoom:
                 break
             }
         }
@@ -198,7 +198,7 @@ public final class ControlsSession {
     private func applyToCamera(_ control: Control, at now: Timestamp) -> Result<Int64, CameraError>? {
         do throws(CameraError) {
             switch control.binding {
-            case .app:
+            case .app, .digitalZoom:
                 return nil
             case .systemZoom(let camera):
                 guard let info = try camera.cachedControl(.zoomAbsolute) else {

@@ -1,0 +1,32 @@
+import EvcaptureTesting
+import Foundation
+import Testing
+
+/// Issue 16: on a Raspberry Pi (arm64) the VM tier says it needs x86_64, before installing
+/// anything, with its own exit status that Tests/run-all reports as skipped.
+@Suite struct RunAllArchTests {
+    @Test func theVMTierSaysItNeedsX86_64() throws {
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let shim = try temporaryDirectory()
+        try "#!/bin/sh\n[ \"$1\" = -m ] && { echo aarch64; exit 0; }\nexec /usr/bin/uname \"$@\"\n"
+            .write(toFile: shim + "/uname", atomically: true, encoding: .utf8)
+        chmod(shim + "/uname", 0o755)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: repo + "/Tests/System/run")
+        p.arguments = ["--no-build"]
+        var env = ProcessInfo.processInfo.environment
+        env["PATH"] = shim + ":" + (env["PATH"] ?? "/usr/bin:/bin")
+        p.environment = env
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = Pipe()
+        try p.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 4)
+        #expect(text.hasPrefix("systest: the system tests (the QEMU VM tier) need an x86_64 host; this machine is aarch64.\n"))
+        // run-all turns status 4 into "skipped" and still counts the other tiers.
+        let runAll = try String(contentsOfFile: repo + "/Tests/run-all", encoding: .utf8)
+        #expect(runAll.contains("if [ \"$system_status\" = 4 ]; then"))
+    }
+}
