@@ -398,7 +398,7 @@ public final class ActionRunner: ActionTriggerSink {
                 }
                 let request = CaptureRequest(
                     press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
-                    pressWallTime: trigger.pressWallTime)
+                    pressWallTime: trigger.pressWallTime, zoom: digitalZoom.withLock { $0 })
                 // From the press (not the hold threshold), minus the pre-roll.
                 let from = (trigger.pressTime ?? trigger.pressWallTime.map(Photo.monotonicTime(ofWall:)) ?? trigger.eventTime
                     ?? monotonicNow().microseconds) - Int64(settings.preRoll / .microseconds(1))

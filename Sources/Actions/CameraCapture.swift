@@ -231,14 +231,19 @@ public final class VideoRecording: Sendable {
         var skipped = 0
         do {
             let counts = try source.frames(from: time, timeout: settings.frameTimeout) { ring in
+                var jpeg = try JPEG.data(from: ring.frame, quality: settings.jpegQuality)
+                // Digital zoom: every frame cropped around the centre, losslessly, at the
+                // zoom the recording started with (one frame size for the whole file).
+                if request.zoom > 1 { jpeg = try JPEGCrop.centre(jpeg, factor: request.zoom) }
                 if writer == nil {
                     format = ring.frame.format
+                    let size = JPEGCrop.size(of: jpeg) ?? (ring.frame.format.width, ring.frame.format.height)
+                    format!.width = size.width
+                    format!.height = size.height
                     writer = try AVIWriter(
                         file: AtomicFile(directory: settings.outputDirectory, finalName: name),
-                        width: ring.frame.format.width, height: ring.frame.format.height,
-                        maximumBytes: settings.maximumVideoBytes)
+                        width: size.width, height: size.height, maximumBytes: settings.maximumVideoBytes)
                 }
-                let jpeg = try JPEG.data(from: ring.frame, quality: settings.jpegQuality)
                 guard try writer!.append(jpeg: jpeg) else {
                     logger.info("video reached its size limit", metadata: ["file.name": "\(name)"])
                     truncated = true

@@ -72,5 +72,23 @@ struct DigitalZoomSystemTests {
         let corner = meanDifference(atX: 0, y: 0)
         #expect(centre < 6, "centre differs by \(centre) on average (corner: \(corner))")
         #expect(corner > centre * 3, "a corner matches as well as the centre: \(corner) vs \(centre)")
+
+        // A long press at 2×: the video's frames are the same centre crop (its header says
+        // so, and ffprobe decodes every frame at that size).
+        let from = daemon.objects.count
+        try keys.click(.volumeDown, hold: .seconds(1.5))
+        let began = try #require(daemon.waitFor(from: from, DaemonLines.capture("began", node: keys.node)), "\(daemon.transcript)")
+        let press = try #require(began.object.int("press"))
+        let video = try #require(daemon.waitFor(timeout: .seconds(30), DaemonLines.action("video", press: press)), "\(daemon.transcript)")
+        let videoFile = try #require(video.object.string("file"))
+        if let ffprobe = daemonFFprobe {
+            let probe = try run(
+                ffprobe, "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                "stream=width,height,nb_read_frames", "-of", "default=noprint_wrappers=1", videoFile, timeout: .seconds(60))
+            #expect(probe.succeeded && probe.stdout.contains("width=\(r.width)") && probe.stdout.contains("height=\(r.height)"), "\(probe)")
+            #expect(probe.stdout.contains("nb_read_frames=\(video.object.int("frames") ?? -1)"), "\(probe)")
+        } else {
+            Issue.record("ffprobe is not installed here: the AVI was not decoded (\(videoFile))")
+        }
     }
 }
