@@ -111,6 +111,8 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
         /// The devices reported and not removed, by syspath.
         var known: [String: Device] = [:]
         var registration: (loop: IOLoop, token: IOToken)?
+        /// Times the socket's buffer overflowed (ENOBUFS) and the subsystem was enumerated again.
+        var overflows = 0
 
         mutating func closeNow() {
             if let m = handles.monitor { udev_monitor_unref(m) }
@@ -124,7 +126,7 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
     /// a dozen devices, `udevadm trigger`) rather than the default ~200 KiB. Above
     /// `rmem_max` it takes CAP_NET_ADMIN (libudev falls back to SO_RCVBUFFORCE); an overflow
     /// is recovered from either way (``receiveAvailable()``).
-    static var receiveBufferSize: Int32 { 8 << 20 }
+    public static var defaultReceiveBufferSize: Int32 { 8 << 20 }
 
     private init(handles: Handles, source: UdevEventSource) {
         self.source = source
@@ -135,9 +137,10 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
 
     /// Starts watching on `loop`. The stream yields `.added` for every existing node first,
     /// then `.enumerated`, then hotplug events as they come. Ending the stream (or ``stop()``) stops watching.
-    public static func start(on loop: IOLoop, source: UdevEventSource = .automatic)
-        throws(UdevError) -> (UdevMonitor, AsyncStream<UdevEvent<Device>>)
-    {
+    /// `receiveBufferSize`: the socket's buffer (tests make it small to overflow it).
+    public static func start(
+        on loop: IOLoop, source: UdevEventSource = .automatic, receiveBufferSize: Int32 = defaultReceiveBufferSize
+    ) throws(UdevError) -> (UdevMonitor, AsyncStream<UdevEvent<Device>>) {
         let subsystem = Device.subsystem
         guard let udev = udev_new() else { throw UdevError(errno: errno, context: "udev_new") }
         guard let monitor = udev_monitor_new_from_netlink(udev, source.rawValue) else {
@@ -198,6 +201,9 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
         return (watcher, stream)
     }
 
+    /// Times the monitor's buffer overflowed and was made good by a new enumeration.
+    public var overflowCount: Int { state.withLock { $0.overflows } }
+
     /// Stops watching and frees the monitor (on the I/O thread when registered).
     public func stop() {
         let registration = state.withLock { s -> (loop: IOLoop, token: IOToken)? in
@@ -251,6 +257,7 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
             }
             // An enumeration that fails leaves the known set as it is; the next overflow (or
             // the next event for a device) sets it right.
+            if overflowed { s.overflows += 1 }
             if overflowed, let present = try? Self.enumerate(udev) {
                 let (events, known) = Self.resync(known: s.known, present: present)
                 out += events
