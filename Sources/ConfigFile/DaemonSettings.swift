@@ -374,7 +374,10 @@ extension ConfigReader {
         let p = ["mqtt"]
         try checkKeys(
             t, path: p,
-            allowed: ["url", "username", "password-file", "ca-file", "station", "prefix", "groups", "fan-out", "keepalive", "offline-queue"])
+            allowed: [
+                "url", "username", "password-file", "ca-file", "station", "prefix", "groups", "fan-out", "keepalive", "offline-queue",
+                "discovery", "discovery-prefix",
+            ])
         guard let url = try string(t, "url", path: p) else {
             throw error(p, "[mqtt] needs url = \"mqtt://host:1883\" (or mqtts://host:8883)")
         }
@@ -425,7 +428,18 @@ extension ConfigReader {
                 fanOut = .group(f)
             }
         }
-        let rig = RigSettings(station: station, prefix: prefix, groups: groups, fanOut: fanOut)
+        // Home Assistant discovery: on unless `discovery = false`.
+        var discoveryPrefix: String? = try string(t, "discovery-prefix", path: p) ?? HomeAssistantDiscovery.defaultPrefix
+        if let d = discoveryPrefix, let problem = RigSettings.problem(withPrefix: d) {
+            throw error(p + ["discovery-prefix"], "mqtt.discovery-prefix \"\(d)\" \(problem)")
+        }
+        if try bool(t, "discovery", path: p) == false {
+            if t["discovery-prefix"] != nil {
+                throw error(p + ["discovery-prefix"], "mqtt.discovery-prefix is set but discovery = false (remove one)")
+            }
+            discoveryPrefix = nil
+        }
+        let rig = RigSettings(station: station, prefix: prefix, groups: groups, fanOut: fanOut, discoveryPrefix: discoveryPrefix)
         let topics = RigTopics(rig)
         var connection = MQTTConnectionSettings(
             broker: broker, clientID: station, username: username, passwordFile: passwordFile, caFile: caFile,

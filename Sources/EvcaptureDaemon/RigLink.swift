@@ -13,8 +13,8 @@ import Synchronization
 
 /// The station's link to its rig (`[mqtt]`): every JSON line out under
 /// `<prefix>/<station>/event/…`, the station's own presses out as trigger messages
-/// (fan-out), trigger messages in to the daemon's state. Without `[mqtt]` there is none,
-/// and no network socket is ever opened.
+/// (fan-out), trigger messages in to the daemon's state, Home Assistant discovery on every
+/// connection. Without `[mqtt]` there is none, and no network socket is ever opened.
 final class RigLink: JSONLineSink {
     let settings: RigSettings
     let topics: RigTopics
@@ -30,6 +30,10 @@ final class RigLink: JSONLineSink {
         settings = rig
         topics = RigTopics(rig)
         let broker = connection.broker
+        var connection = connection
+        // Home Assistant's discovery configs go out, retained, on every connection: a broker
+        // restarted without persistence has lost them.
+        connection.announcements = HomeAssistantDiscovery(rig)?.messages ?? []
         client = try MQTTClient(
             settings: connection, loop: loop, logger: logger, onMessage: onTrigger,
             onEvent: { event in

@@ -270,6 +270,7 @@ public actor MQTTClient {
             if rc != MOSQ_ERR_SUCCESS.rawValue { logger.warning("cannot subscribe to \(s.topic): \(Self.describe(rc))") }
         }
         if let birth = settings.birth { send(birth, m) }
+        for a in settings.announcements { send(a, m) }
         let dropped = outbox.withLock { o in defer { o.dropped = 0 }; return o.dropped }
         logger.info("MQTT connected", metadata: ["mqtt.broker": "\(settings.broker)", "mqtt.client": "\(settings.clientID)"])
         onEvent(.connected(dropped: dropped))

@@ -118,6 +118,9 @@ public struct MQTTConnectionSettings: Sendable, Hashable {
     /// The broker publishes it when the connection dies without a DISCONNECT (a killed
     /// daemon, a pulled cable); the client publishes it itself when it stops cleanly.
     public var will: MQTTMessage?
+    /// Published after the birth message on every connection, before the offline queue:
+    /// retained state the broker may have lost while away (Home Assistant discovery).
+    public var announcements: [MQTTMessage] = []
     /// Topics subscribed on every connection (clean sessions: nothing is kept in between).
     public var subscriptions: [(topic: String, qos: QoS)]
     /// Messages kept while there is no connection; the oldest are dropped beyond it.
@@ -151,7 +154,7 @@ public struct MQTTConnectionSettings: Sendable, Hashable {
 
     public static func == (a: Self, b: Self) -> Bool {
         a.broker == b.broker && a.clientID == b.clientID && a.username == b.username && a.passwordFile == b.passwordFile
-            && a.caFile == b.caFile && a.keepalive == b.keepalive && a.birth == b.birth && a.will == b.will
+            && a.caFile == b.caFile && a.keepalive == b.keepalive && a.birth == b.birth && a.will == b.will && a.announcements == b.announcements
             && a.subscriptions.map(\.topic) == b.subscriptions.map(\.topic) && a.subscriptions.map(\.qos) == b.subscriptions.map(\.qos)
             && a.offlineQueueLimit == b.offlineQueueLimit && a.initialBackoff == b.initialBackoff
             && a.maximumBackoff == b.maximumBackoff && a.connectTimeout == b.connectTimeout

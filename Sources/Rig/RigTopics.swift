@@ -1,7 +1,7 @@
 import MQTT
 
 /// Who this station is in a rig, and where its messages go: the `[mqtt]` table's station,
-/// prefix, groups and fan-out.
+/// prefix, groups, fan-out and Home Assistant discovery.
 public struct RigSettings: Sendable, Hashable {
     /// Where a station's own primary clicks and long presses go besides itself.
     public enum FanOut: Sendable, Hashable {
@@ -20,12 +20,19 @@ public struct RigSettings: Sendable, Hashable {
     /// Groups this station listens to (`<prefix>/group/<name>/trigger`).
     public var groups: [String]
     public var fanOut: FanOut
+    /// Where Home Assistant's MQTT discovery configs go (`<discoveryPrefix>/<component>/…`);
+    /// nil: no discovery.
+    public var discoveryPrefix: String?
 
-    public init(station: String, prefix: String = "evcapture", groups: [String] = [], fanOut: FanOut = .none) {
+    public init(
+        station: String, prefix: String = "evcapture", groups: [String] = [], fanOut: FanOut = .none,
+        discoveryPrefix: String? = HomeAssistantDiscovery.defaultPrefix
+    ) {
         self.station = station
         self.prefix = prefix
         self.groups = groups
         self.fanOut = fanOut
+        self.discoveryPrefix = discoveryPrefix
     }
 
     /// Station names that would collide with the rig's own topics.

@@ -70,6 +70,24 @@ import Glibc
         #expect(c.daemon.rig?.fanOut == .all)
     }
 
+    /// Home Assistant discovery: on by default under `homeassistant`, announced on every
+    /// connection (the client's announcements are filled in by the daemon's rig link).
+    @Test func discoveryIsOnByDefault() throws {
+        let c = try Config.parse("[mqtt]\nurl = \"mqtt://x\"\nstation = \"a\"\n", file: "c.toml")
+        #expect(c.daemon.rig?.discoveryPrefix == "homeassistant")
+    }
+
+    @Test func discoveryCanBeMovedOrTurnedOff() throws {
+        let moved = try Config.parse("[mqtt]\nurl = \"mqtt://x\"\nstation = \"a\"\ndiscovery-prefix = \"ha/test\"\n", file: "c.toml")
+        #expect(moved.daemon.rig?.discoveryPrefix == "ha/test")
+        let on = try Config.parse("[mqtt]\nurl = \"mqtt://x\"\nstation = \"a\"\ndiscovery = true\ndiscovery-prefix = \"hass\"\n", file: "c.toml")
+        #expect(on.daemon.rig?.discoveryPrefix == "hass")
+        let off = try Config.parse("[mqtt]\nurl = \"mqtt://x\"\nstation = \"a\"\ndiscovery = false\n", file: "c.toml")
+        let rig = try #require(off.daemon.rig)
+        #expect(rig.discoveryPrefix == nil)
+        #expect(HomeAssistantDiscovery(rig) == nil)
+    }
+
     /// Each bad [mqtt] table and its exact error: file, line, problem.
     static let bad: [(String, String)] = [
         ("[mqtt]\nstation = \"a\"\n", "m.toml:1: [mqtt] needs url = \"mqtt://host:1883\" (or mqtts://host:8883)"),
@@ -106,9 +124,19 @@ import Glibc
         ("[mqtt]\nurl = \"mqtt://x\"\nkeepalive = 1\n", "m.toml:3: mqtt.keepalive must be between 5 and 3600, not 1"),
         (
             "[mqtt]\nurl = \"mqtt://x\"\npassword = \"hunter2\"\n",
-            "m.toml:3: unknown key \"password\" in [mqtt] (known: url, username, password-file, ca-file, station, prefix, groups, fan-out, keepalive, offline-queue)"
+            "m.toml:3: unknown key \"password\" in [mqtt] (known: url, username, password-file, ca-file, station, prefix, groups, fan-out, keepalive, offline-queue, discovery, discovery-prefix)"
         ),
         ("mqtt = \"mqtt://x\"\n", "m.toml:1: mqtt must be a table, not \"mqtt://x\""),
+        ("[mqtt]\nurl = \"mqtt://x\"\ndiscovery = \"no\"\n", "m.toml:3: mqtt.discovery must be true or false, not \"no\""),
+        ("[mqtt]\nurl = \"mqtt://x\"\ndiscovery-prefix = 1\n", "m.toml:3: mqtt.discovery-prefix must be a string, not 1"),
+        (
+            "[mqtt]\nurl = \"mqtt://x\"\ndiscovery-prefix = \"home+assistant\"\n",
+            "m.toml:3: mqtt.discovery-prefix \"home+assistant\" has a level that has '+' (use letters, digits, '-', '_' and '.')"
+        ),
+        (
+            "[mqtt]\nurl = \"mqtt://x\"\ndiscovery = false\ndiscovery-prefix = \"ha\"\n",
+            "m.toml:4: mqtt.discovery-prefix is set but discovery = false (remove one)"
+        ),
     ]
 
     @Test(arguments: bad)

@@ -134,6 +134,30 @@ struct MQTTClientTests {
         await h.stop()
     }
 
+    /// Announcements (Home Assistant discovery) are retained on the broker after every
+    /// connection: a broker restarted without persistence has them again.
+    @Test func announcementsArePublishedOnEveryConnection() async throws {
+        let dir = try temporaryDirectory()
+        let broker = try MosquittoBroker(directory: dir)
+        try broker.start()
+        var settings = Self.settings(try MQTTBroker(url: broker.url))
+        settings.announcements = [
+            MQTTMessage(topic: "ha/button/n/photo/config", text: #"{"a":1}"#, qos: .atLeastOnce, retain: true),
+            MQTTMessage(topic: "ha/binary_sensor/n/status/config", text: #"{"b":2}"#, qos: .atLeastOnce, retain: true),
+        ]
+        let h = try Harness(settings)
+        try await h.start()
+        #expect(h.waitForConnections(1), "\(h.recorder.events.withLock { $0 })\n\(broker.log)")
+        #expect(pollUntil(timeout: .seconds(10)) { (try? broker.retained("ha/binary_sensor/n/status/config")) == #"{"b":2}"# })
+        #expect(try broker.retained("ha/button/n/photo/config") == #"{"a":1}"#)
+        broker.stop()
+        try broker.start()
+        #expect(h.waitForConnections(2, timeout: .seconds(15)), "\(h.recorder.events.withLock { $0 })\n\(broker.log)")
+        #expect(pollUntil(timeout: .seconds(10)) { (try? broker.retained("ha/button/n/photo/config")) == #"{"a":1}"# })
+        #expect(try broker.retained("ha/binary_sensor/n/status/config") == #"{"b":2}"#)
+        await h.stop()
+    }
+
     @Test func theBrokerPublishesTheWillWhenTheConnectionDies() async throws {
         // The will needs a connection that dies without DISCONNECT: a second broker-side
         // view is not enough, so the client's socket is cut by stopping the test's loop

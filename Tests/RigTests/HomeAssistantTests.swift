@@ -1,0 +1,99 @@
+import Foundation
+import MQTT
+import Rig
+import Testing
+
+/// Home Assistant discovery: the exact topics, and each payload read back as JSON.
+@Suite struct HomeAssistantDiscoveryTests {
+    let discovery = HomeAssistantDiscovery(RigSettings(station: "cam-3", prefix: "studio/rig", discoveryPrefix: "ha"))!
+
+    func object(_ m: MQTTMessage) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(m.payload)) as? [String: Any])
+    }
+
+    func message(_ topic: String) throws -> [String: Any] {
+        try object(#require(discovery.messages.first { $0.topic == topic }, "no \(topic)"))
+    }
+
+    @Test func topicsAreRetainedAtQoS1() {
+        let node = "studio_rig_cam-3"
+        #expect(discovery.nodeID == node)
+        #expect(
+            discovery.messages.map(\.topic) == [
+                "ha/binary_sensor/\(node)/status/config",
+                "ha/device_automation/\(node)/primary-click/config",
+                "ha/device_automation/\(node)/primary-long-press/config",
+                "ha/device_automation/\(node)/primary-double-click/config",
+                "ha/device_automation/\(node)/secondary-click/config",
+                "ha/device_automation/\(node)/secondary-long-press/config",
+                "ha/device_automation/\(node)/secondary-double-click/config",
+                "ha/button/\(node)/photo/config",
+                "ha/button/\(node)/video-start/config",
+                "ha/button/\(node)/video-stop/config",
+            ])
+        #expect(discovery.messages.allSatisfy { $0.retain && $0.qos == .atLeastOnce })
+    }
+
+    /// Every config names the same device, so Home Assistant shows one device per station.
+    @Test func everyConfigNamesTheStationsDevice() throws {
+        for m in discovery.messages {
+            let device = try #require(object(m)["device"] as? [String: Any], "\(m.topic)")
+            #expect(device["identifiers"] as? [String] == ["evcapture:studio/rig/cam-3"], "\(m.topic)")
+            #expect(device["name"] as? String == "cam-3")
+            #expect(device["manufacturer"] as? String == "evcapture")
+            #expect((try object(m)["origin"] as? [String: Any])?["name"] as? String == "evcapture")
+        }
+    }
+
+    @Test func statusIsAConnectivitySensorOnTheStatusTopic() throws {
+        let s = try message("ha/binary_sensor/studio_rig_cam-3/status/config")
+        #expect(s["unique_id"] as? String == "evcapture:studio/rig/cam-3:status")
+        #expect(s["state_topic"] as? String == "studio/rig/cam-3/status")
+        #expect(s["payload_on"] as? String == "online")
+        #expect(s["payload_off"] as? String == "offline")
+        #expect(s["device_class"] as? String == "connectivity")
+        #expect(s["availability_topic"] == nil)
+    }
+
+    @Test func thePhotoButtonSendsAPhotoTriggerToTheStation() throws {
+        let b = try message("ha/button/studio_rig_cam-3/photo/config")
+        #expect(b["unique_id"] as? String == "evcapture:studio/rig/cam-3:photo")
+        #expect(b["command_topic"] as? String == "studio/rig/cam-3/trigger")
+        #expect(b["payload_press"] as? String == #"{"command":"photo"}"#)
+        #expect(b["availability_topic"] as? String == "studio/rig/cam-3/status")
+        #expect(b["payload_available"] as? String == "online")
+        #expect(b["payload_not_available"] as? String == "offline")
+        #expect(b["qos"] as? Int == 1)
+        // What the button sends is a trigger message the station takes.
+        let payload = try #require(b["payload_press"] as? String)
+        #expect(try TriggerMessage.parse(Array(payload.utf8)) == TriggerMessage(command: .photo))
+        let start = try message("ha/button/studio_rig_cam-3/video-start/config")
+        #expect(start["payload_press"] as? String == #"{"command":"video-start"}"#)
+        #expect(start["unique_id"] as? String == "evcapture:studio/rig/cam-3:video-start")
+        #expect(try message("ha/button/studio_rig_cam-3/video-stop/config")["payload_press"] as? String == #"{"command":"video-stop"}"#)
+    }
+
+    @Test(arguments: [
+        ("primary-click", "button_short_press", "primary", "primary:click"),
+        ("primary-long-press", "button_long_press", "primary", "primary:long-press"),
+        ("secondary-double-click", "button_double_press", "secondary", "secondary:double-click"),
+        ("secondary-click", "button_short_press", "secondary", "secondary:click"),
+    ])
+    func triggersReadTheCaptureEvents(_ object: String, _ type: String, _ subtype: String, _ payload: String) throws {
+        let t = try message("ha/device_automation/studio_rig_cam-3/\(object)/config")
+        #expect(t["automation_type"] as? String == "trigger")
+        #expect(t["topic"] as? String == "studio/rig/cam-3/event/capture")
+        #expect(t["type"] as? String == type)
+        #expect(t["subtype"] as? String == subtype)
+        #expect(t["payload"] as? String == payload)
+        #expect(t["value_template"] as? String == HomeAssistantDiscovery.gestureTemplate)
+        #expect(t["unique_id"] == nil)
+    }
+
+    @Test func offWhenThereIsNoDiscoveryPrefix() {
+        #expect(HomeAssistantDiscovery(RigSettings(station: "a", discoveryPrefix: nil)) == nil)
+        let d = HomeAssistantDiscovery(RigSettings(station: "cam.1"))
+        #expect(d?.discoveryPrefix == "homeassistant")
+        #expect(d?.messages.first?.topic == "homeassistant/binary_sensor/evcapture_cam_1/status/config")
+    }
+}
