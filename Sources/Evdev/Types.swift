@@ -272,7 +272,5 @@ extension String {
 /// The current CLOCK_MONOTONIC time: the clock evdev devices are switched to, so kernel
 /// event times and deadlines compare directly.
 public func monotonicNow() -> Timestamp {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Timestamp(microseconds: Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000)
+    Timestamp(microseconds: monotonicMicroseconds())
 }

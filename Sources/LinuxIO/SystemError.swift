@@ -112,3 +112,10 @@ public struct FileLineError: Error, Hashable, Sendable, CustomStringConvertible 
     /// `file:line: problem` (`file: problem` when no line applies).
     public var description: String { line > 0 ? "\(file):\(line): \(problem)" : "\(file): \(problem)" }
 }
+
+/// CLOCK_MONOTONIC in microseconds: the clock of evdev events, V4L2 buffers and `IOTimer`.
+public func monotonicMicroseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+}

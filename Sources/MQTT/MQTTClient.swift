@@ -458,12 +458,6 @@ public struct MQTTClientError: Error, Sendable, Hashable, CustomStringConvertibl
 /// runs exactly once).
 private let mosquittoLibrary: Void = { _ = mosquitto_lib_init() }()
 
-private func monotonicMicroseconds() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
-}
-
 extension Duration {
     var microseconds: Int64 {
         let (s, atto) = components

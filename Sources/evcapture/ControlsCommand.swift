@@ -26,9 +26,7 @@ struct ControlsCommand: ParsableCommand {
         let selector: CameraSelector = camera.map { .path($0) } ?? .automatic
         let (report, error) = CameraControlsReport.make(selector)
         if json {
-            var ts = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &ts)
-            print(JSONLines.controlsReport(report, time: Timestamp(seconds: ts.tv_sec, microseconds: ts.tv_nsec / 1000)))
+            print(JSONLines.controlsReport(report, time: monotonicNow()))
         } else if error != nil, camera != nil {
             // A camera the person named and that cannot be used is an error, on stderr.
             var stderr = StandardError()

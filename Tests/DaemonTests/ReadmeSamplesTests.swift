@@ -10,22 +10,7 @@ import ConfigFile
 /// Raspberry Pi with a shutter button and an encoder with a push switch: made here from the
 /// same fixtures and the README's own config, so the README cannot drift from the program.
 @Suite struct ReadmeSamplesTests {
-    static let piConfig = """
-        [devices.shutter]
-        bus = "0019"
-        has = ["KEY_VOLUMEDOWN"]
-        roles = { KEY_VOLUMEDOWN = "primary" }
-
-        [devices.knob-push]
-        bus = "0019"
-        has = ["KEY_ENTER"]
-        roles = { KEY_ENTER = "light-press" }
-
-        [devices.encoder]
-        bus = "0019"
-        has = ["REL_X"]
-        kind = "encoder"
-        """
+    static let piConfig = ReadmeExamples.piConfig
 
     static func devicesText() throws -> String {
         let config = try Config.parse(piConfig, file: "/etc/evcapture/config.toml")

@@ -13,21 +13,8 @@ import Testing
 @Suite(.systemTest, .needsDaemonExecutable, .serialized)
 struct FirstHourSystemTests {
     /// The README's Raspberry Pi config (section "Raspberry Pi"), kept in step with it.
-    static let piConfig = """
-        [devices.shutter]
-        bus = "0019"
-        has = ["KEY_VOLUMEDOWN"]
-        roles = { KEY_VOLUMEDOWN = "primary" }
+    static let piConfig = ReadmeExamples.piConfig + """
 
-        [devices.knob-push]
-        bus = "0019"
-        has = ["KEY_ENTER"]
-        roles = { KEY_ENTER = "light-press" }
-
-        [devices.encoder]
-        bus = "0019"
-        has = ["REL_X"]
-        kind = "encoder"
 
         [devices.remote]
         name = "AB Shutter3"

@@ -1,0 +1,100 @@
+import Capture
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
+import Logging
+import Synchronization
+import Evdev
+import V4L2
+import LinuxIO
+
+/// What a button does beyond reporting its events.
+public struct ActionBinding: Sendable, Hashable {
+    /// The trigger that takes a photo (default: a click); nil for none.
+    public var photoOn: ActionTrigger.Kind?
+    /// A long press records video from the hold threshold until `ended`/`cancelled`.
+    public var videoOnLongPress: Bool
+
+    public init(photoOn: ActionTrigger.Kind? = .click, videoOnLongPress: Bool = true) {
+        self.photoOn = photoOn
+        self.videoOnLongPress = videoOnLongPress
+    }
+    /// Click: photo; long press: video (spec §3, the daemon's default).
+    public static let `default` = ActionBinding()
+    public static let none = ActionBinding(photoOn: nil, videoOnLongPress: false)
+}
+
+/// The shutter sound for headset presses.
+public enum SoundSetting: Sendable, Hashable {
+    case off
+    /// The generated click (``ShutterSound``), written once to `directory`.
+    case builtIn(directory: String)
+    /// The user's own sound file.
+    case file(String)
+}
+
+/// Everything the action runner does.
+public struct ActionsConfiguration: Sendable {
+    /// The camera and the output directory; nil: photo and video report `no-camera` errors.
+    public var capture: CaptureSettings?
+    /// Per action (`primary`, `secondary`); an action missing here does nothing but hooks.
+    public var bindings: [String: ActionBinding]
+
+    /// What `trigger` sets off: `photo`, `video` and the names of the hooks it runs, in
+    /// that order (the runner's rules; a replay reports them as skipped).
+    public func planned(for trigger: ActionTrigger) -> [String] {
+        let binding = bindings[trigger.action] ?? .none
+        var out: [String] = []
+        if let photoOn = binding.photoOn, trigger.kind == photoOn { out.append("photo") }
+        if binding.videoOnLongPress, trigger.kind == .longPress { out.append("video") }
+        for hook in hooks where hook.matches(trigger) { out.append("hook " + hook.name) }
+        return out
+    }
+    public var hooks: [ExecHook]
+    public var sound: SoundSetting
+    public var soundPlayer: SoundPlayer
+    /// Requests waiting per queue (photos, hooks, sounds) before new ones are dropped.
+    public var queueLimit: Int
+    /// Hooks running at the same time.
+    public var maxConcurrentHooks: Int
+
+    public init(
+        capture: CaptureSettings?, bindings: [String: ActionBinding] = ["primary": .default, "secondary": .default],
+        hooks: [ExecHook] = [], sound: SoundSetting = .builtIn(directory: ShutterSound.defaultDirectory()),
+        soundPlayer: SoundPlayer = SoundPlayer(), queueLimit: Int = 8, maxConcurrentHooks: Int = 4
+    ) {
+        self.capture = capture
+        self.bindings = bindings
+        self.hooks = hooks
+        self.sound = sound
+        self.soundPlayer = soundPlayer
+        self.queueLimit = queueLimit
+        self.maxConcurrentHooks = maxConcurrentHooks
+    }
+}
+
+/// What an action did, for the daemon's JSON output and logs.
+public enum ActionOutcome: Sendable {
+    case photoSaved(PhotoResult, press: UInt64)
+    case videoStarted(press: UInt64, trigger: String?)
+    case videoSaved(VideoResult, press: UInt64)
+    case hookFinished(name: String, ChildOutcome, press: UInt64)
+    case soundStarted(file: String, press: UInt64)
+    case failed(ActionError, press: UInt64?)
+    /// Not run, and why (a replay runs no actions).
+    case skipped(String, press: UInt64, reason: String)
+}
+
+/// What a trigger from outside the station (an MQTT trigger message) asks for, whatever the
+/// buttons' bindings say.
+public enum CaptureCommand: String, Sendable, Hashable, CaseIterable {
+    case photo
+    case videoStart = "video-start"
+    case videoStop = "video-stop"
+}
+
+/// Receives capture triggers. `handle` returns at once: it never waits for an action.
+public protocol ActionTriggerSink: Sendable {
+    func handle(_ trigger: ActionTrigger)
+}
