@@ -57,6 +57,10 @@ public actor MQTTClient {
     private var socketReplaced = false
     /// The reason of the last failure reported, so a broker that stays away is reported once.
     private var lastFailure: String?
+    /// OpenSSL's reasons for a failed TLS handshake, as libmosquitto logs them (its return
+    /// code only says "a TLS error occurred"); cleared when an attempt begins. Behind a lock:
+    /// its log callback runs on whichever thread made the libmosquitto call.
+    private nonisolated let tlsErrors = Mutex<[String]>([])
 
     private struct Outbox {
         var messages: [MQTTMessage] = []
@@ -179,6 +183,10 @@ public actor MQTTClient {
             let reason = MQTTClient.describe(rc)  // now, while errno still says why
             MQTTClient.from(obj).assumeIsolated { $0.connectionLost(reason) }
         }
+        mosquitto_log_callback_set(m) { _, obj, level, text in
+            guard level == MOSQ_LOG_ERR, let text, let reason = MQTTClient.openSSLReason(String(cString: text)) else { return }
+            MQTTClient.from(obj).tlsErrors.withLock { $0.append(reason) }
+        }
         mosquitto_message_callback_set(m) { _, obj, message in
             guard let message else { return }
             let topic = String(cString: message.pointee.topic)
@@ -234,6 +242,7 @@ public actor MQTTClient {
         guard let m = mosq, phase != .stopped else { return }
         phase = .connecting
         socketReplaced = true
+        tlsErrors.withLock { $0.removeAll() }
         // The first call stores host, port and keepalive (also when it fails); later
         // attempts reuse them. Both return once the TCP connect is under way (non-blocking;
         // the name lookup is not).
@@ -296,9 +305,15 @@ public actor MQTTClient {
         }
     }
 
-    private func failed(_ reason: String) {
+    private func failed(_ why: String) {
         guard phase != .stopped else { return }
         phase = .waiting
+        var reason = why
+        if let tls = tlsErrors.withLock({ $0.last }) {
+            // Verification failures name what was checked, so the fix is plain.
+            let against = settings.caFile.map { "the CA file \($0)" } ?? "the system's CA store"
+            reason = "TLS handshake failed: \(tls) (the broker's certificate is checked against \(against) and the host name \(settings.broker.host))"
+        }
         let delay = backoff.failed()
         if reason != lastFailure {
             lastFailure = reason
@@ -434,6 +449,14 @@ public actor MQTTClient {
         if rc != MOSQ_ERR_SUCCESS.rawValue {
             logger.info("MQTT publish failed", metadata: ["mqtt.topic": "\(message.topic)", "mqtt.reason": "\(Self.describe(rc))"])
         }
+    }
+
+    /// OpenSSL's reason in a libmosquitto error line: "OpenSSL Error[0]:
+    /// error:0A000086:SSL routines::certificate verify failed" → "certificate verify failed".
+    static func openSSLReason(_ line: String) -> String? {
+        guard line.hasPrefix("OpenSSL Error"), let colon = line.lastIndex(of: ":") else { return nil }
+        let reason = line[line.index(after: colon)...].drop { $0 == " " }
+        return reason.isEmpty ? nil : String(reason)
     }
 
     static func describe(_ rc: Int32) -> String {

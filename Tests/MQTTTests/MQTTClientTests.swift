@@ -1,6 +1,7 @@
 import EvcaptureTesting
 import Foundation
 import LinuxIO
+import Logging
 import MQTT
 import Synchronization
 import Testing
@@ -21,11 +22,11 @@ struct MQTTClientTests {
         let client: MQTTClient
         let recorder = Recorder()
 
-        init(_ settings: MQTTConnectionSettings) throws {
+        init(_ settings: MQTTConnectionSettings, logger: Logger = testLogger) throws {
             loop = try IOLoop()
             let recorder = self.recorder
             client = try MQTTClient(
-                settings: settings, loop: loop, logger: testLogger,
+                settings: settings, loop: loop, logger: logger,
                 onMessage: { topic, payload in
                     recorder.received.withLock { $0.append((topic, String(decoding: payload, as: UTF8.self))) }
                 },

@@ -20,13 +20,18 @@ public final class MosquittoBroker: @unchecked Sendable {
     public let port: Int
     public let directory: String
     public let users: [String: String]
+    /// The TLS listener's port (`tls` given to init), beside the plain one the test's own
+    /// command-line clients use.
+    public let tlsPort: Int?
     private var process: SpawnedChild?
 
-    /// `users`: name → password; none: anonymous clients are allowed.
-    public init(directory: String, users: [String: String] = [:]) throws {
+    /// `users`: name → password; none: anonymous clients are allowed. `tls`: also a TLS
+    /// listener on 127.0.0.1 with this certificate and key.
+    public init(directory: String, users: [String: String] = [:], tls: (certificate: String, key: String)? = nil) throws {
         self.directory = directory
         self.users = users
         port = try Self.freePort()
+        tlsPort = tls == nil ? nil : try Self.freePort()
         var conf = """
             listener \(port) 127.0.0.1
             persistence false
@@ -47,12 +52,19 @@ public final class MosquittoBroker: @unchecked Sendable {
             chmod(file, 0o600)
             conf += "allow_anonymous false\npassword_file \(file)\n"
         }
+        if let tls, let tlsPort {
+            // After the global settings: the lines below a `listener` line are that listener's.
+            conf += "listener \(tlsPort) 127.0.0.1\ncertfile \(tls.certificate)\nkeyfile \(tls.key)\n"
+        }
         try conf.write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
     }
 
     deinit { stop() }
 
     public var url: String { "mqtt://127.0.0.1:\(port)" }
+    /// The TLS listener as `mqtts://host:port`; `host` is the name the client checks the
+    /// certificate against.
+    public func tlsURL(host: String = "localhost") -> String { "mqtts://\(host):\(tlsPort!)" }
     public var log: String { (try? String(contentsOfFile: directory + "/mosquitto.log", encoding: .utf8)) ?? "" }
 
     /// Starts the broker and waits (≤ 10 s) until it accepts connections.
@@ -62,7 +74,7 @@ public final class MosquittoBroker: @unchecked Sendable {
         process = p
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
-            if Self.accepts(port: port) { return }
+            if Self.accepts(port: port), tlsPort.map(Self.accepts(port:)) ?? true { return }
             guard p.isRunning else { break }
             usleep(20_000)
         }

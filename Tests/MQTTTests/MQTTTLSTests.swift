@@ -1,0 +1,146 @@
+import EvcaptureTesting
+import Foundation
+import LinuxIO
+import Logging
+import MQTT
+import Synchronization
+import Testing
+
+/// `mqtts://` against a real mosquitto with a TLS listener, its certificates made by
+/// `openssl` for each test: the right CA connects; a certificate from another CA or for
+/// another host name is refused (verification is on by default) with the reason; the
+/// password from `password-file` never appears in a log line or an event.
+@Suite(
+    .serialized,
+    .enabled(if: MosquittoBroker.skipReason == nil, "needs mosquitto and mosquitto-clients (apt-get install mosquitto mosquitto-clients)"),
+    .enabled(if: TestCertificates.skipReason == nil, "needs openssl (apt-get install openssl)"))
+struct MQTTTLSTests {
+    /// Every log record the client writes, message and metadata as text.
+    final class LogRecords: Sendable {
+        let lines = Mutex<[String]>([])
+        var all: String { lines.withLock { $0.joined(separator: "\n") } }
+    }
+
+    struct RecordingLogHandler: LogHandler {
+        let records: LogRecords
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let all = metadata.merging(event.metadata ?? [:]) { $1 }
+            records.lines.withLock { $0.append("\(event.level) \(event.message) \(all)") }
+        }
+    }
+
+    /// A broker with a TLS listener whose certificate is `server`, a password for "rig",
+    /// and client settings for it over TLS with `caFile`.
+    struct Setup {
+        let broker: MosquittoBroker
+        let settings: MQTTConnectionSettings
+        let password: String
+    }
+
+    static func setup(
+        _ dir: String, serverCA: TestCertificates, serverNames: [String], clientCA: String, host: String = "localhost"
+    ) throws -> Setup {
+        let server = try serverCA.server("server", names: serverNames)
+        // Unlike anything else in the test: any appearance of it in a log line is a leak.
+        let password = "pw-\(UUID().uuidString)"
+        let broker = try MosquittoBroker(directory: dir, users: ["rig": password], tls: server)
+        try "\(password)\n".write(toFile: dir + "/password", atomically: true, encoding: .utf8)
+        var settings = MQTTClientTests.settings(try MQTTBroker(url: broker.tlsURL(host: host)))
+        settings.username = "rig"
+        settings.passwordFile = dir + "/password"
+        settings.caFile = clientCA
+        return Setup(broker: broker, settings: settings, password: password)
+    }
+
+    static func harness(_ settings: MQTTConnectionSettings, _ records: LogRecords) throws -> MQTTClientTests.Harness {
+        try MQTTClientTests.Harness(settings, logger: Logger(label: "tls-test") { _ in RecordingLogHandler(records: records) })
+    }
+
+    @Test func theRightCAConnectsPublishesAndReceivesAndThePasswordIsNeverLogged() async throws {
+        let dir = try temporaryDirectory()
+        let ca = try TestCertificates(directory: dir, name: "rig")
+        let s = try Self.setup(dir, serverCA: ca, serverNames: ["localhost", "127.0.0.1"], clientCA: ca.caFile)
+        try s.broker.start()
+        let watch = try s.broker.subscribe("t/#")  // on the plain listener: the other end
+        let records = LogRecords()
+        let h = try Self.harness(s.settings, records)
+        try await h.start()
+        #expect(h.waitForConnections(1), "\(h.recorder.events.withLock { $0 })\n\(s.broker.log)")
+        // The broker saw a TLS connection from the station.
+        #expect(s.broker.log.contains("test-station"), "\(s.broker.log)")
+        h.client.publish(MQTTMessage(topic: "t/test-station/event/capture", text: "over-tls", qos: .atLeastOnce))
+        #expect(watch.waitFor { t, p in t == "t/test-station/event/capture" && p == "over-tls" } != nil, "\(watch.messages)")
+        try s.broker.publish("t/test-station/trigger", "to-the-station")
+        #expect(pollUntil(timeout: .seconds(10)) { h.recorder.received.withLock { $0.contains { $0.1 == "to-the-station" } } })
+        await h.stop()
+        #expect(watch.waitFor { t, p in t == "t/test-station/status" && p == "offline" } != nil)
+
+        // The connection was logged (so the check below reads real log lines) without the password.
+        #expect(records.all.contains("MQTT connected"), "\(records.all)")
+        #expect(!records.all.contains(s.password), "the password is in the log:\n\(records.all)")
+        #expect(!"\(h.recorder.events.withLock { $0 })".contains(s.password))
+    }
+
+    @Test func aCertificateFromAnotherCAIsRefusedWithTheReason() async throws {
+        let dir = try temporaryDirectory()
+        let ours = try TestCertificates(directory: dir, name: "rig")
+        let theirs = try TestCertificates(directory: dir, name: "other")
+        let s = try Self.setup(dir, serverCA: theirs, serverNames: ["localhost", "127.0.0.1"], clientCA: ours.caFile)
+        try s.broker.start()
+        let records = LogRecords()
+        let h = try Self.harness(s.settings, records)
+        try await h.start()
+        let reason = try #require(await Self.firstFailure(h), "\(h.recorder.events.withLock { $0 })")
+        #expect(
+            reason == "TLS handshake failed: certificate verify failed (the broker's certificate is checked against the CA file \(ours.caFile) and the host name localhost)")
+        // Retried with backoff (0.1 s doubling to 0.4 s: several attempts by now), reported
+        // once, never connected.
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(h.connectedCount == 0)
+        #expect(h.recorder.events.withLock { $0.count } == 1, "\(h.recorder.events.withLock { $0 })")
+        await h.stop()
+        #expect(!records.all.contains(s.password), "the password is in the log:\n\(records.all)")
+        #expect(!reason.contains(s.password))
+    }
+
+    @Test func aCertificateForAnotherHostNameIsRefusedWithTheReason() async throws {
+        let dir = try temporaryDirectory()
+        let ca = try TestCertificates(directory: dir, name: "rig")
+        // Signed by the right CA, but for another host: the station connects to "localhost".
+        let s = try Self.setup(dir, serverCA: ca, serverNames: ["broker.elsewhere.example"], clientCA: ca.caFile)
+        try s.broker.start()
+        let records = LogRecords()
+        let h = try Self.harness(s.settings, records)
+        try await h.start()
+        let reason = try #require(await Self.firstFailure(h), "\(h.recorder.events.withLock { $0 })")
+        #expect(
+            reason == "TLS handshake failed: certificate verify failed (the broker's certificate is checked against the CA file \(ca.caFile) and the host name localhost)")
+        try await Task.sleep(for: .milliseconds(1000))
+        #expect(h.connectedCount == 0)
+        await h.stop()
+        #expect(!records.all.contains(s.password))
+    }
+
+    @Test func aCAFileThatCannotBeReadStopsTheClientBeforeItStarts() throws {
+        var settings = MQTTClientTests.settings(MQTTBroker(host: "localhost", port: 8883, tls: true))
+        settings.caFile = "/nonexistent/evcapture-ca.pem"
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        #expect(throws: MQTTClientError("cannot read the CA file /nonexistent/evcapture-ca.pem: no such file or directory")) {
+            _ = try MQTTClient(settings: settings, loop: loop, logger: testLogger, onMessage: { _, _ in }, onEvent: { _ in })
+        }
+    }
+
+    /// The reason of the first failed connection (≤ 10 s).
+    static func firstFailure(_ h: MQTTClientTests.Harness) async -> String? {
+        guard pollUntil(timeout: .seconds(10), { h.recorder.events.withLock { !$0.isEmpty } }) else { return nil }
+        guard case .connectFailed(let reason, _)? = h.recorder.events.withLock({ $0.first }) else { return nil }
+        return reason
+    }
+}
