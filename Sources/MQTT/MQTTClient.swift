@@ -10,6 +10,9 @@ import Synchronization
 /// An MQTT client (libmosquitto) driven by the daemon's own ``IOLoop``: no thread of its
 /// own (never `mosquitto_loop_start`), no polling.
 ///
+/// - Each connection attempt begins on a short-lived thread (``MosquittoConnectStep``):
+///   libmosquitto resolves the broker's name inside its connect call, and a slow resolver
+///   must not stall the loop's buttons and camera.
 /// - The broker socket is in the loop's epoll set: readable → `mosquitto_loop_read`;
 ///   writable (asked for only while libmosquitto has output queued, `mosquitto_want_write`)
 ///   → `mosquitto_loop_write`. One ``IOTimer`` runs `mosquitto_loop_misc` for keepalive
@@ -41,7 +44,10 @@ public actor MQTTClient {
     private let onMessage: @Sendable (String, [UInt8]) -> Void
     private let onEvent: @Sendable (Event) -> Void
 
-    private enum Phase { case idle, connecting, connected, waiting, stopped }
+    /// `resolving`: a connection step runs on its own thread (``MosquittoConnectStep``) and
+    /// the loop leaves libmosquitto alone; `connecting`: the TCP/TLS connect and the CONNACK
+    /// are awaited on the loop.
+    private enum Phase { case idle, resolving, connecting, connected, waiting, stopped }
     private var phase = Phase.idle
     private var handle: MosquittoHandle?
     private var mosq: OpaquePointer? { handle?.pointer }
@@ -72,6 +78,7 @@ public actor MQTTClient {
     private nonisolated let wakeFD: Int32
     private var wakeToken: IOToken?
     private let password: String?
+    private let connectStep = MosquittoConnectStep()
 
     /// Prepares a client; nothing is connected until ``start()``. Reads the password file
     /// now, so a missing or unreadable one stops the daemon before it starts.
@@ -145,7 +152,7 @@ public actor MQTTClient {
                 handler: { [weak self] _ in
                     var value: UInt64 = 0
                     _ = withUnsafeMutableBytes(of: &value) { read(wakeFD, $0.baseAddress, 8) }
-                    self?.assumeIsolated { $0.flush() }
+                    self?.assumeIsolated { $0.woken() }
                 },
                 onRemove: { close(wakeFD) })
             timer = try IOTimer(loop: loop) { [weak self] in self?.assumeIsolated { $0.timerFired() } }
@@ -156,35 +163,16 @@ public actor MQTTClient {
             throw MQTTClientError("mosquitto_new failed: \(SystemError(errno: errno))")
         }
         handle = MosquittoHandle(pointer: m)
-        try check(mosquitto_int_option(m, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311)), "protocol version")
-        try check(mosquitto_int_option(m, MOSQ_OPT_TCP_NODELAY, 1), "TCP_NODELAY")
-        if let will = settings.will {
-            let rc = will.payload.withUnsafeBytes {
-                mosquitto_will_set(m, will.topic, Int32($0.count), $0.baseAddress, will.qos.rawValue, will.retain)
-            }
-            try check(rc, "last will on \(will.topic)")
-        }
-        if let username = settings.username {
-            try check(mosquitto_username_pw_set(m, username, password), "username")
-        }
-        if settings.broker.tls {
-            // Verified against the CA file, or the system's store; host name checked (insecure = false).
-            if let ca = settings.caFile {
-                try check(mosquitto_tls_set(m, ca, nil, nil, nil, nil), "TLS with CA file \(ca)")
-            } else {
-                try check(mosquitto_int_option(m, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "TLS with the system's CA store")
-            }
-            try check(mosquitto_tls_insecure_set(m, false), "TLS host name verification")
-        }
+        try configureMosquitto(m, settings, password: password)
         mosquitto_connect_callback_set(m) { _, obj, rc in
             MQTTClient.from(obj).assumeIsolated { $0.connackReceived(rc) }
         }
         mosquitto_disconnect_callback_set(m) { _, obj, rc in
-            let reason = MQTTClient.describe(rc)  // now, while errno still says why
+            let reason = describeMosquitto(rc)  // now, while errno still says why
             MQTTClient.from(obj).assumeIsolated { $0.connectionLost(reason) }
         }
         mosquitto_log_callback_set(m) { _, obj, level, text in
-            guard level == MOSQ_LOG_ERR, let text, let reason = MQTTClient.openSSLReason(String(cString: text)) else { return }
+            guard level == MOSQ_LOG_ERR, let text, let reason = openSSLReason(String(cString: text)) else { return }
             MQTTClient.from(obj).tlsErrors.withLock { $0.append(reason) }
         }
         mosquitto_message_callback_set(m) { _, obj, message in
@@ -206,7 +194,14 @@ public actor MQTTClient {
         phase = .stopped
         timer?.cancel()
         timer = nil
+        // Before the eventfd closes (removing its registration closes it): a connection
+        // step still running then never writes to it, and destroys the client itself.
+        let stepRunning = connectStep.abandon()
         if let wakeToken { loop.remove(wakeToken) }
+        if stepRunning {
+            handle = nil
+            return
+        }
         guard let m = mosq else { return }
         if wasConnected {
             flush(force: true)
@@ -230,31 +225,37 @@ public actor MQTTClient {
         Unmanaged<MQTTClient>.fromOpaque(obj!).takeUnretainedValue()
     }
 
-    private func check(_ rc: Int32, _ what: String) throws(MQTTClientError) {
-        guard rc == MOSQ_ERR_SUCCESS.rawValue else {
-            throw MQTTClientError("MQTT \(what): \(Self.describe(rc))")
-        }
-    }
-
     // MARK: Connecting
 
+    /// Starts an attempt: its first step (name lookup, TCP connect, TLS) off the loop.
     private func connect() {
-        guard let m = mosq, phase != .stopped else { return }
-        phase = .connecting
+        guard let handle, phase != .stopped else { return }
+        phase = .resolving
+        unwatch()
         socketReplaced = true
         tlsErrors.withLock { $0.removeAll() }
         // The first call stores host, port and keepalive (also when it fails); later
-        // attempts reuse them. Both return once the TCP connect is under way (non-blocking;
-        // the name lookup is not).
-        let rc: Int32
-        if addressSet {
-            rc = mosquitto_reconnect_async(m)
-        } else {
-            rc = mosquitto_connect_async(m, settings.broker.host, Int32(settings.broker.port), Int32(settings.keepalive))
-            addressSet = rc != MOSQ_ERR_INVAL.rawValue && rc != MOSQ_ERR_NOMEM.rawValue
+        // attempts reuse them.
+        connectStep.start(handle, first: !addressSet, broker: settings.broker, keepalive: settings.keepalive, wake: wakeFD)
+    }
+
+    /// The loop's eventfd: a connection step ended, or messages were queued.
+    private func woken() {
+        if let outcome = connectStep.take() { connectStepEnded(outcome) }
+        flush()
+    }
+
+    /// Back on the loop: watch the socket the step made, and give the rest of the attempt
+    /// (TCP, TLS, CONNACK) `connectTimeout`.
+    private func connectStepEnded(_ outcome: MosquittoConnectStep.Outcome) {
+        guard phase == .resolving else { return }
+        phase = .connecting
+        socketReplaced = true
+        if outcome.first {
+            addressSet = outcome.rc != MOSQ_ERR_INVAL.rawValue && outcome.rc != MOSQ_ERR_NOMEM.rawValue
         }
-        guard rc == MOSQ_ERR_SUCCESS.rawValue || rc == MOSQ_ERR_CONN_PENDING.rawValue else {
-            failed(Self.describe(rc))
+        if let reason = outcome.reason {
+            failed(reason)
             return
         }
         sync()
@@ -276,7 +277,7 @@ public actor MQTTClient {
         lastFailure = nil
         for s in settings.subscriptions {
             let rc = mosquitto_subscribe(m, nil, s.topic, s.qos.rawValue)
-            if rc != MOSQ_ERR_SUCCESS.rawValue { logger.warning("cannot subscribe to \(s.topic): \(Self.describe(rc))") }
+            if rc != MOSQ_ERR_SUCCESS.rawValue { logger.warning("cannot subscribe to \(s.topic): \(describeMosquitto(rc))") }
         }
         if let birth = settings.birth { send(birth, m) }
         for a in settings.announcements { send(a, m) }
@@ -340,7 +341,7 @@ public actor MQTTClient {
             let rc = mosquitto_loop_misc(m)
             if rc != MOSQ_ERR_SUCCESS.rawValue, phase == .connected {
                 // A keepalive that got no answer: libmosquitto closed the socket.
-                connectionLost(Self.describe(rc))
+                connectionLost(describeMosquitto(rc))
             }
             sync()
             if phase == .connected { armKeepalive() }
@@ -351,7 +352,7 @@ public actor MQTTClient {
             if phase == .connecting { failed("no answer within \(settings.connectTimeout)") }
         case .waiting:
             connect()
-        case .idle, .stopped:
+        case .idle, .resolving, .stopped:
             break
         }
     }
@@ -372,7 +373,7 @@ public actor MQTTClient {
         if rc != MOSQ_ERR_SUCCESS.rawValue, phase == .connecting || phase == .connected {
             // libmosquitto reports most losses through its disconnect callback; some
             // (a refused TCP connect seen on write) only through the return code.
-            let reason = Self.describe(rc)
+            let reason = describeMosquitto(rc)
             if mosquitto_socket(m) >= 0 { mosquitto_disconnect(m) }
             connectionLost(reason)
         }
@@ -447,43 +448,7 @@ public actor MQTTClient {
             mosquitto_publish(m, nil, message.topic, Int32($0.count), $0.baseAddress, message.qos.rawValue, message.retain)
         }
         if rc != MOSQ_ERR_SUCCESS.rawValue {
-            logger.info("MQTT publish failed", metadata: ["mqtt.topic": "\(message.topic)", "mqtt.reason": "\(Self.describe(rc))"])
+            logger.info("MQTT publish failed", metadata: ["mqtt.topic": "\(message.topic)", "mqtt.reason": "\(describeMosquitto(rc))"])
         }
-    }
-
-    /// OpenSSL's reason in a libmosquitto error line: "OpenSSL Error[0]:
-    /// error:0A000086:SSL routines::certificate verify failed" → "certificate verify failed".
-    static func openSSLReason(_ line: String) -> String? {
-        guard line.hasPrefix("OpenSSL Error"), let colon = line.lastIndex(of: ":") else { return nil }
-        let reason = line[line.index(after: colon)...].drop { $0 == " " }
-        return reason.isEmpty ? nil : String(reason)
-    }
-
-    static func describe(_ rc: Int32) -> String {
-        if rc == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)).lowercased() }
-        return String(cString: mosquitto_strerror(rc)).lowercased()
-    }
-}
-
-/// The libmosquitto client. Sendable only so that the actor's deinit may destroy it: every
-/// other use is on the loop thread, and a deinit runs when nothing else can reach it.
-private struct MosquittoHandle: @unchecked Sendable {
-    let pointer: OpaquePointer
-}
-
-/// A failure of the MQTT client's set-up (credentials, TLS, descriptors).
-public struct MQTTClientError: Error, Sendable, Hashable, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
-}
-
-/// `mosquitto_lib_init`, once per process (it is not thread-safe; a global's initialiser
-/// runs exactly once).
-private let mosquittoLibrary: Void = { _ = mosquitto_lib_init() }()
-
-extension Duration {
-    var microseconds: Int64 {
-        let (s, atto) = components
-        return s * 1_000_000 + atto / 1_000_000_000_000
     }
 }
