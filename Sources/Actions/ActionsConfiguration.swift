@@ -84,6 +84,9 @@ public enum ActionOutcome: Sendable {
     case failed(ActionError, press: UInt64?)
     /// Not run, and why (a replay runs no actions).
     case skipped(String, press: UInt64, reason: String)
+    /// A trigger message from the rig was taken (its command runs next): the moment a
+    /// station heard the rig, which its photo's line comes only after the frame is saved.
+    case triggerReceived(CaptureCommand, trigger: String, topic: String)
 }
 
 /// What a trigger from outside the station (an MQTT trigger message) asks for, whatever the

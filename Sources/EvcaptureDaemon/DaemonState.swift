@@ -146,6 +146,7 @@ actor DaemonState {
         case .failure(let error):
             emit(.error(ErrorReport("mqtt: \(error)", code: "bad-trigger", time: monotonicNow())))
         case .success(let (command, trigger)):
+            lines.emit(.triggerReceived(command, trigger: trigger.triggerID ?? "", topic: topic), at: monotonicNow())
             actions.perform(command, for: trigger)
         }
     }

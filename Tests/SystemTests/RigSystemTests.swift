@@ -91,8 +91,14 @@ struct RigSystemTests {
         let frameA = try #require(photoA.object.double("frame_time"))
         #expect(abs(frameA - pressTime) <= 0.2, "A's frame \(frameA), the press \(pressTime)")
         for (name, station, scratch) in [("b", stationB, b), ("c", stationC, c)] {
+            // Heard first (an action line of its own, before the frame is saved), then the photo.
+            let heard = try #require(
+                station.waitFor { $0.event == "action" && $0.string("action") == "trigger" }, "no trigger on \(name)\n\(station.transcript)")
+            #expect(heard.object.string("trigger") == trigger && heard.object.string("command") == "photo", "\(heard.object)")
+            #expect(heard.object.string("topic") == "evcapture/all/trigger", "\(heard.object)")
             let photo = try #require(
                 station.waitFor { $0.event == "action" && $0.string("action") == "photo" }, "no photo on \(name)\n\(station.transcript)")
+            #expect(heard.index < photo.index)
             #expect(photo.object.string("trigger") == trigger, "\(name): \(photo.object)")
             #expect(photo.object["press"] == nil, "a remote trigger has no local press: \(photo.object)")
             let offset = try #require(photo.object.double("offset"), "no offset on \(name)'s photo: \(photo.object)")
@@ -136,7 +142,7 @@ struct RigSystemTests {
         let watch2 = try broker.subscribe("evcapture/#")
         #expect(watch2.waitFor(timeout: 30) { t, p in t == "evcapture/b/status" && p == "online" } != nil, "\(watch2.messages)")
         try broker.publish("evcapture/b/trigger", "{\"command\":\"photo\",\"trigger\":\"after-restart\"}")
-        let again = stationB.waitFor { $0.event == "action" && $0.string("trigger") == "after-restart" }
+        let again = stationB.waitFor { $0.event == "action" && $0.string("action") == "photo" && $0.string("trigger") == "after-restart" }
         #expect(again?.object.string("file") == "\(b.output)/after-restart-b.jpg", "\(stationB.transcript)")
 
         // A dies without a word: the broker says so for it (last will).

@@ -108,7 +108,7 @@ struct RigTLSSystemTests {
             waitUntil(timeout: .seconds(20)) { (try? rig.broker.retained("evcapture/s/status")) == "online" },
             "\(daemon.transcript)\n\(rig.broker.log)")
         try rig.broker.publish("evcapture/s/trigger", "{\"command\":\"photo\",\"trigger\":\"over-tls\"}")
-        let photo = daemon.waitFor { $0.event == "action" && $0.string("trigger") == "over-tls" }
+        let photo = daemon.waitFor { $0.event == "action" && $0.string("action") == "photo" && $0.string("trigger") == "over-tls" }
         #expect(photo?.object.string("file") == "\(rig.scratch.output)/over-tls-s.jpg", "\(daemon.transcript)")
         #expect(daemon.objects.filter { $0.event == "error" }.isEmpty, "\(daemon.transcript)")
         Self.expectNoPassword(daemon, rig.password)
