@@ -11,7 +11,7 @@ shutter_rounds=${EVC_BENCH_SHUTTER_ROUNDS:-4}
 status=0
 echo "bench: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU(s), QEMU TCG"
 
-case "${EVC_BENCH_ONLY:-}" in daemon|shutter) ;; *)
+case "${EVC_BENCH_ONLY:-}" in daemon|shutter|rig) ;; *)
 if [ "${EVC_BENCH_ONLY:-}" != knob ]; then
 echo "bench: === input latency: C floor (libevdev + epoll) ==="
 "$EVC_BENCH_DIR/evdev-floor" "$presses" 200 || status=1
@@ -55,14 +55,23 @@ done
 ;; esac
 
 case "${EVC_BENCH_ONLY:-}" in latency|knob) exit $status ;; esac
-if [ "${EVC_BENCH_ONLY:-}" != shutter ]; then
+case "${EVC_BENCH_ONLY:-}" in shutter|rig) ;; *)
 echo "bench: === daemon: start, idle, memory (5 input devices + fake camera) ==="
 python3 "$EVC_BENCH_DIR_SRC/daemon.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" --presses "$daemon_presses" \
     --idle-floor "$EVC_BENCH_IDLE_FLOOR" ${EVC_BENCH_EVCAPTURE_SHARED:+--also "$EVC_BENCH_EVCAPTURE_SHARED"} || status=1
-fi
+;; esac
 
 [ "${EVC_BENCH_ONLY:-}" = daemon ] && exit $status
+if [ "${EVC_BENCH_ONLY:-}" != rig ]; then
 echo "bench: === shutter lag: evcapture (on-action, on-press, always) and triggerhappy + fswebcam, vivid 640x480 ==="
 python3 "$EVC_BENCH_DIR_SRC/shutter.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" \
     --clicks "$shutter_clicks" --rounds "$shutter_rounds" || status=1
+fi
+
+[ "${EVC_BENCH_ONLY:-}" = shutter ] && exit $status
+echo "bench: === many stations: press on a -> trigger on b and c, against mosquitto's publish -> receive; frame spread ==="
+for mode in messaging full; do
+    python3 "$EVC_BENCH_DIR_SRC/rig.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" "$EVC_BENCH_DIR/mqtt-floor" \
+        --mode "$mode" --rounds "${EVC_BENCH_RIG_ROUNDS:-6}" --per-block "${EVC_BENCH_RIG_PER_BLOCK:-10}" || status=1
+done
 exit $status

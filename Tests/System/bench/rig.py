@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""Many stations, one press (issue 18, item 8).
+
+Run in the test VM by Tests/System/bench/guest.sh (EVC_BENCH_ONLY=rig, or as part of every
+run). mosquitto (Debian's, as the rig tests run it) listens on the guest's loopback; three
+evcapture daemons, each on its own vivid instance (320x240, stream = "always": the ring
+runs): station a has fan-out = "all" and the uinput key (uinput-flood 1), b and c ignore
+the key and take a's triggers.
+
+  trigger   press on a -> the trigger heard on b and c: the arrival, on the bench's pipe, of
+            b's and c's `action` line with action "trigger" (a station's line for a trigger
+            message it took, before it acts) - the `time` of a's `ended` capture line (the
+            kernel's CLOCK_MONOTONIC timestamp of the key-up: a click is decided, and fanned
+            out, at the release). It holds a's evdev read, its pipeline and publish, the
+            broker, b's/c's receive and line, and the pipe.
+  floor     mosquitto's own publish -> receive (mqtt-floor: libmosquitto, QoS 1,
+            TCP_NODELAY, like the daemons): one publisher, two subscribers; the arrival of
+            each subscriber's "recv" line on the bench's pipe - CLOCK_MONOTONIC just before
+            mosquitto_publish. Same broker, same boot, the three daemons running meanwhile.
+            Blocks of `--per-block` presses and of as many floor messages alternate for
+            `--rounds` rounds (which comes first alternates too): emulated timings drift.
+  spread    per press: max - min of the three photos' frame_time (one kernel clock in the
+            VM), and each photo's frame_time - a's `began` time (the press).
+
+--mode full (the default): as above, every station takes its photo. --mode messaging: no
+cameras and no photo on a (click = "none"; its press still fans out), so that no JPEG
+encode competes with the trigger's delivery for the guest's one CPU; b and c still act on
+the trigger (their photo fails at once: no camera), and the trigger line is awaited as
+in full. No spread then.
+
+Usage: rig.py EVCAPTURE UINPUT_FLOOD MQTT_FLOOR [--rounds N] [--per-block N] [--mode full|messaging]
+Prints "figure rig ..." lines; exits 1 if something could not be measured.
+"""
+import argparse
+import math
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shutter import Daemon, Keys, log, measure_interval  # noqa: E402
+
+PORT = 18830
+STATIONS = ["a", "b", "c"]
+
+
+def vivid(instance):
+    base = "/sys/class/video4linux"
+    for entry in sorted(os.listdir(base)):
+        try:
+            if open(f"{base}/{entry}/name").read().strip() == f"vivid-00{instance}-vid-cap":
+                return f"/dev/{entry}"
+        except OSError:
+            pass
+    return None
+
+
+def pct(xs, q):
+    """Nearest-rank percentile (q in 0...100)."""
+    s = sorted(xs)
+    return s[max(0, math.ceil(q / 100 * len(s)) - 1)]
+
+
+def fmt(xs):
+    if not xs:
+        return "no samples"
+    ms = [x * 1000 for x in xs]
+    return f"n={len(ms)} p50={pct(ms, 50):.2f} p90={pct(ms, 90):.2f} p99={pct(ms, 99):.2f} max={max(ms):.2f} min={min(ms):.2f} ms"
+
+
+class Lines:
+    """A child's stdout lines with their arrival time (CLOCK_MONOTONIC), read on a thread."""
+
+    def __init__(self, argv):
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.lines = []
+        self.changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for raw in self.proc.stdout:
+            t = time.monotonic()
+            with self.changed:
+                self.lines.append((t, raw.split()))
+                self.changed.notify_all()
+
+    def wait(self, match, timeout=10):
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while True:
+                for t, words in self.lines:
+                    if match(words):
+                        return t, words
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self.changed.wait(left)
+
+    def send(self, text):
+        self.proc.stdin.write(text + "\n")
+        self.proc.stdin.flush()
+
+    def stop(self):
+        self.proc.stdin.close()
+        self.proc.kill()
+        self.proc.wait(10)
+
+
+def config(path, station, node, out, fan_out, ignore_keys):
+    camera = f"""capture-device = "{node}"
+width = 320
+height = 240
+stream = "always"
+""" if node else ""
+    with open(path, "w") as f:
+        f.write(f"""[camera]
+device = "none"
+{camera}[handlers.primary]
+click = "{'photo' if node else 'none'}"
+long-press = "none"
+[sound]
+play = "off"
+[output]
+directory = "{out}"
+photo-name = "{{trigger}}-{station}.jpg"
+[mqtt]
+url = "mqtt://127.0.0.1:{PORT}"
+station = "{station}"
+fan-out = "{fan_out}"
+discovery = false
+""" + ("""[devices.keys]
+name = "evcapture bench keys 0"
+kind = "ignore"
+""" if ignore_keys else ""))
+
+
+def floor_block(pub, subs, n, seq, samples):
+    for _ in range(n):
+        seq += 1
+        pub.send(f"send {seq}")
+        sent = pub.wait(lambda w, s=seq: w[:2] == ["sent", str(s)])
+        if not sent:
+            log(f"  floor: message {seq} not sent")
+            samples["floor-failed"] += 1
+            continue
+        t0 = float(sent[1][2])
+        for name, sub in subs.items():
+            got = sub.wait(lambda w, s=seq: w == ["recv", str(s)])
+            if got:
+                samples["floor"].append(got[0] - t0)
+                samples[f"floor-{name}"].append(got[0] - t0)
+            else:
+                log(f"  floor: {name} did not receive {seq}")
+                samples["floor-failed"] += 1
+        time.sleep(1.0 + random.random() * 0.3)
+    return seq
+
+
+def evcapture_block(keys, daemons, n, seen, samples, photos):
+    a = daemons["a"]
+    for _ in range(n):
+        keys.click(50_000)
+        ended = a.wait_line(lambda o: o.get("event") == "capture" and o.get("phase") == "ended"
+                            and o.get("press") not in seen, 10)
+        if not ended:
+            log("  press: no ended line on a")
+            samples["failed"] += 1
+            continue
+        press = ended[1]["press"]
+        seen.add(press)
+        began = a.wait_line(lambda o: o.get("event") == "capture" and o.get("phase") == "began" and o.get("press") == press, 5)
+        frames = {}
+        if photos:
+            photo_a = a.wait_line(lambda o: o.get("event") == "action" and o.get("action") == "photo" and o.get("press") == press, 15)
+            if not began or not photo_a:
+                log(f"  press {press}: no began or photo line on a")
+                samples["failed"] += 1
+                continue
+            frames["a"] = photo_a[1]["frame_time"]
+        # a's trigger id: "a-<press time in ms>-<press>"
+        ours = lambda t: t.startswith("a-") and t.endswith(f"-{press}")  # noqa: E731
+        for name in ["b", "c"]:
+            d = daemons[name]
+            heard = d.wait_line(lambda o: o.get("action") == "trigger" and ours(o.get("trigger", "")), 10)
+            photo = d.wait_line(lambda o: o.get("action") == "photo" and ours(o.get("trigger", "")), 15) if photos else None
+            if not heard or (photos and not photo):
+                log(f"  press {press}: {name} heard {bool(heard)}, photo {bool(photo)}")
+                samples["failed"] += 1
+                continue
+            latency = heard[0] - ended[1]["time"]
+            samples["trigger"].append(latency)
+            samples[f"trigger-{name}"].append(latency)
+            if photo:
+                frames[name] = photo[1]["frame_time"]
+        if len(frames) == 3:
+            samples["spread"].append(max(frames.values()) - min(frames.values()))
+            for name, ft in frames.items():
+                samples[f"offset-{name}"].append(ft - began[1]["time"])
+        time.sleep(1.0 + random.random() * 0.3)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("evcapture")
+    p.add_argument("flood")
+    p.add_argument("floor")
+    p.add_argument("--rounds", type=int, default=6)
+    p.add_argument("--per-block", type=int, default=10)
+    p.add_argument("--mode", choices=["full", "messaging"], default="full")
+    a = p.parse_args()
+    photos = a.mode == "full"
+    tmp = tempfile.mkdtemp(prefix="evc-rig-")
+    if photos:
+        nodes = {s: vivid(i) for i, s in enumerate(STATIONS)}
+        if None in nodes.values():
+            log(f"figure rig: needs three vivid instances, found {nodes}")
+            return 1
+        iv = measure_interval(nodes["a"], 320, 240)
+        if iv:
+            log(f"figure rig vivid-interval: 320x240 mean {iv[0] * 1000:.2f} ms, median {iv[2] * 1000:.2f}, max {iv[1] * 1000:.2f}")
+    else:
+        nodes = {s: None for s in STATIONS}
+
+    with open(f"{tmp}/mosquitto.conf", "w") as f:
+        f.write(f"listener {PORT} 127.0.0.1\nallow_anonymous true\npersistence false\nuser root\n")
+    broker = subprocess.Popen(["mosquitto", "-c", f"{tmp}/mosquitto.conf"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1)
+    keys = Keys(a.flood)
+    daemons = {}
+    for s in STATIONS:
+        out = f"{tmp}/out-{s}"
+        os.makedirs(out)
+        config(f"{tmp}/{s}.toml", s, nodes[s], out, "all" if s == "a" else "none", s != "a")
+        daemons[s] = Daemon(a.evcapture, f"{tmp}/{s}.toml", tmp, s)
+    for d in daemons.values():
+        d.wait_ready()
+    online = subprocess.run(["mosquitto_sub", "-p", str(PORT), "-t", "evcapture/+/status", "-C", "3", "-W", "20", "-v"],
+                            capture_output=True, text=True)
+    log(f"rig: {online.stdout.strip()!r}")
+    time.sleep(2)  # the rings run
+    subs = {s: Lines([a.floor, "sub", str(PORT), "floor/all/trigger"]) for s in ["b", "c"]}
+    for s in subs.values():
+        s.wait(lambda w: w == ["ready"])
+    pub = Lines([a.floor, "pub", str(PORT), "floor/all/trigger"])
+    pub.wait(lambda w: w == ["ready"])
+
+    samples = {k: [] for k in ["floor", "floor-b", "floor-c", "trigger", "trigger-b", "trigger-c", "spread",
+                               "offset-a", "offset-b", "offset-c"]}
+    samples["failed"] = samples["floor-failed"] = 0
+    seq, seen = 0, set()
+    for r in range(a.rounds):
+        log(f"rig: round {r + 1}/{a.rounds}")
+        if r % 2 == 0:
+            seq = floor_block(pub, subs, a.per_block, seq, samples)
+            evcapture_block(keys, daemons, a.per_block, seen, samples, photos)
+        else:
+            evcapture_block(keys, daemons, a.per_block, seen, samples, photos)
+            seq = floor_block(pub, subs, a.per_block, seq, samples)
+
+    pub.stop()
+    for s in subs.values():
+        s.stop()
+    # (messaging: b's and c's photos fail for want of a camera, as they are meant to)
+    errors = [o for d in daemons.values() for _, o in d.lines if o.get("event") == "error" and o.get("code") != "no-camera"]
+    for d in daemons.values():
+        d.stop()
+    keys.close()
+    broker.terminate()
+    broker.wait(10)
+
+    log(f"figure rig mode {a.mode}")
+    log(f"figure rig floor (mosquitto publish -> receive, b and c): {fmt(samples['floor'])}")
+    log(f"figure rig trigger (a's key-up -> trigger line on b and c): {fmt(samples['trigger'])}")
+    for s in ["b", "c"]:
+        log(f"figure rig floor {s}: {fmt(samples['floor-' + s])}; trigger {s}: {fmt(samples['trigger-' + s])}")
+    if samples["floor"] and samples["trigger"]:
+        ms = lambda xs, q: pct(xs, q) * 1000  # noqa: E731
+        log(f"figure rig added over the floor: p50 {ms(samples['trigger'], 50) - ms(samples['floor'], 50):+.2f} ms, "
+            f"p99 {ms(samples['trigger'], 99) - ms(samples['floor'], 99):+.2f} ms (goal: at most +1 ms at p99)")
+    if not photos:
+        log(f"figure rig failed: presses {samples['failed']}, floor messages {samples['floor-failed']}, error lines {len(errors)}")
+        for e in errors[:5]:
+            log(f"  error: {e}")
+        return 0 if samples["trigger"] and samples["floor"] and not samples["failed"] else 1
+    log(f"figure rig spread (max - min frame_time of a, b, c per press): {fmt(samples['spread'])}")
+    for s in STATIONS:
+        log(f"figure rig offset {s} (frame_time - a's began): {fmt(samples['offset-' + s])}")
+    log(f"figure rig failed: presses {samples['failed']}, floor messages {samples['floor-failed']}, error lines {len(errors)}")
+    for e in errors[:5]:
+        log(f"  error: {e}")
+    return 0 if samples["trigger"] and samples["floor"] and not samples["failed"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
