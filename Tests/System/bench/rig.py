@@ -19,6 +19,10 @@ the key and take a's triggers.
             mosquitto_publish. Same broker, same boot, the three daemons running meanwhile.
             Blocks of `--per-block` presses and of as many floor messages alternate for
             `--rounds` rounds (which comes first alternates too): emulated timings drift.
+  split     where the trigger's time goes: a plain libmosquitto subscriber (mqtt-floor sub)
+            on a's fan-out topic too; key-up -> its "recv" line is a's side (evdev read,
+            pipeline, publish) plus the broker and a floor receive; b's and c's trigger line
+            - that line, for the same message, is their receive side against the floor's.
   spread    per press: max - min of the three photos' frame_time (one kernel clock in the
             VM), and each photo's frame_time - a's `began` time (the press).
 
@@ -160,7 +164,7 @@ def floor_block(pub, subs, n, seq, samples):
     return seq
 
 
-def evcapture_block(keys, daemons, n, seen, samples, photos):
+def evcapture_block(keys, daemons, watch, n, seen, samples, photos):
     a = daemons["a"]
     for _ in range(n):
         keys.click(50_000)
@@ -183,6 +187,10 @@ def evcapture_block(keys, daemons, n, seen, samples, photos):
             frames["a"] = photo_a[1]["frame_time"]
         # a's trigger id: "a-<press time in ms>-<press>"
         ours = lambda t: t.startswith("a-") and t.endswith(f"-{press}")  # noqa: E731
+        seen_at = watch.wait(lambda w: len(w) > 1 and w[0] == "recv" and '"from":"a"' in w[1]
+                             and f'"trigger":"a-' in w[1] and f'-{press}"' in w[1])
+        if seen_at:
+            samples["sent"].append(seen_at[0] - ended[1]["time"])
         for name in ["b", "c"]:
             d = daemons[name]
             heard = d.wait_line(lambda o: o.get("action") == "trigger" and ours(o.get("trigger", "")), 10)
@@ -194,6 +202,8 @@ def evcapture_block(keys, daemons, n, seen, samples, photos):
             latency = heard[0] - ended[1]["time"]
             samples["trigger"].append(latency)
             samples[f"trigger-{name}"].append(latency)
+            if seen_at:
+                samples["receive"].append(heard[0] - seen_at[0])
             if photo:
                 frames[name] = photo[1]["frame_time"]
         if len(frames) == 3:
@@ -247,21 +257,24 @@ def main():
         s.wait(lambda w: w == ["ready"])
     pub = Lines([a.floor, "pub", str(PORT), "floor/all/trigger"])
     pub.wait(lambda w: w == ["ready"])
+    watch = Lines([a.floor, "sub", str(PORT), "evcapture/all/trigger"])
+    watch.wait(lambda w: w == ["ready"])
 
     samples = {k: [] for k in ["floor", "floor-b", "floor-c", "trigger", "trigger-b", "trigger-c", "spread",
-                               "offset-a", "offset-b", "offset-c"]}
+                               "offset-a", "offset-b", "offset-c", "sent", "receive"]}
     samples["failed"] = samples["floor-failed"] = 0
     seq, seen = 0, set()
     for r in range(a.rounds):
         log(f"rig: round {r + 1}/{a.rounds}")
         if r % 2 == 0:
             seq = floor_block(pub, subs, a.per_block, seq, samples)
-            evcapture_block(keys, daemons, a.per_block, seen, samples, photos)
+            evcapture_block(keys, daemons, watch, a.per_block, seen, samples, photos)
         else:
-            evcapture_block(keys, daemons, a.per_block, seen, samples, photos)
+            evcapture_block(keys, daemons, watch, a.per_block, seen, samples, photos)
             seq = floor_block(pub, subs, a.per_block, seq, samples)
 
     pub.stop()
+    watch.stop()
     for s in subs.values():
         s.stop()
     # (messaging: b's and c's photos fail for want of a camera, as they are meant to)
@@ -281,6 +294,8 @@ def main():
         ms = lambda xs, q: pct(xs, q) * 1000  # noqa: E731
         log(f"figure rig added over the floor: p50 {ms(samples['trigger'], 50) - ms(samples['floor'], 50):+.2f} ms, "
             f"p99 {ms(samples['trigger'], 99) - ms(samples['floor'], 99):+.2f} ms (goal: at most +1 ms at p99)")
+    log(f"figure rig split: a's key-up -> a plain subscriber's recv line: {fmt(samples['sent'])}")
+    log(f"figure rig split: b's/c's trigger line - the plain subscriber's recv line (same message): {fmt(samples['receive'])}")
     if not photos:
         log(f"figure rig failed: presses {samples['failed']}, floor messages {samples['floor-failed']}, error lines {len(errors)}")
         for e in errors[:5]:
