@@ -123,6 +123,8 @@ public actor MQTTClient {
 
     /// Queues a message; returns at once. While offline at most `offlineQueueLimit` wait
     /// (the oldest go first); they are sent after the next connection's birth message.
+    /// Called on the loop thread (a station's press fanned out to the rig), it is handed to
+    /// libmosquitto at once, not after the rest of the loop's wake-up.
     public nonisolated func publish(_ message: MQTTMessage) {
         let wake = outbox.withLock { o -> Bool in
             o.messages.append(message)
@@ -132,6 +134,10 @@ public actor MQTTClient {
             }
             defer { o.wakePending = true }
             return !o.wakePending
+        }
+        if loop.isCurrent {
+            assumeIsolated { $0.flush() }
+            return
         }
         if wake {
             var one: UInt64 = 1

@@ -251,3 +251,31 @@ struct MQTTClientTests {
         await h.stop()
     }
 }
+
+extension MQTTClient {
+    /// Publishes from the loop thread and holds it until `arrived` (polled) or 5 s: a
+    /// message sent only when the loop next waits would arrive after the hold.
+    func publishHoldingTheLoop(_ message: MQTTMessage, until arrived: () -> Bool) -> Bool {
+        publish(message)
+        return pollUntil(timeout: .seconds(5)) { arrived() }
+    }
+}
+
+extension MQTTClientTests {
+    /// A station's own press is fanned out from the loop thread: the message leaves in that
+    /// very wake-up, before the loop goes on to the press's other work.
+    @Test func aMessagePublishedOnTheLoopLeavesBeforeTheLoopWaitsAgain() async throws {
+        let dir = try temporaryDirectory()
+        let broker = try MosquittoBroker(directory: dir)
+        try broker.start()
+        let watch = try broker.subscribe("t/#")
+        let h = try Harness(Self.settings(try MQTTBroker(url: broker.url)))
+        try await h.start()
+        #expect(h.waitForConnections(1), "\(h.recorder.events.withLock { $0 })")
+        let arrived = await h.client.publishHoldingTheLoop(MQTTMessage(topic: "t/test-station/all/trigger", text: "now", qos: .atLeastOnce)) {
+            watch.messages.contains { $0.topic == "t/test-station/all/trigger" && $0.payload == "now" }
+        }
+        #expect(arrived, "the message left only after the loop's wake-up: \(watch.messages)")
+        await h.stop()
+    }
+}
