@@ -176,6 +176,7 @@ def evcapture_block(keys, daemons, watch, n, seen, samples, photos):
             continue
         press = ended[1]["press"]
         seen.add(press)
+        samples["ended-line"].append(ended[0] - ended[1]["time"])
         began = a.wait_line(lambda o: o.get("event") == "capture" and o.get("phase") == "began" and o.get("press") == press, 5)
         frames = {}
         if photos:
@@ -261,7 +262,7 @@ def main():
     watch.wait(lambda w: w == ["ready"])
 
     samples = {k: [] for k in ["floor", "floor-b", "floor-c", "trigger", "trigger-b", "trigger-c", "spread",
-                               "offset-a", "offset-b", "offset-c", "sent", "receive"]}
+                               "offset-a", "offset-b", "offset-c", "sent", "receive", "ended-line"]}
     samples["failed"] = samples["floor-failed"] = 0
     seq, seen = 0, set()
     for r in range(a.rounds):
@@ -295,6 +296,7 @@ def main():
         log(f"figure rig added over the floor: p50 {ms(samples['trigger'], 50) - ms(samples['floor'], 50):+.2f} ms, "
             f"p99 {ms(samples['trigger'], 99) - ms(samples['floor'], 99):+.2f} ms (goal: at most +1 ms at p99)")
     log(f"figure rig split: a's key-up -> a plain subscriber's recv line: {fmt(samples['sent'])}")
+    log(f"figure rig split: a's key-up -> a's own ended line on the pipe: {fmt(samples['ended-line'])}")
     log(f"figure rig split: b's/c's trigger line - the plain subscriber's recv line (same message): {fmt(samples['receive'])}")
     if not photos:
         log(f"figure rig failed: presses {samples['failed']}, floor messages {samples['floor-failed']}, error lines {len(errors)}")
