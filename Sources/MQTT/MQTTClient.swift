@@ -7,8 +7,8 @@ import LinuxIO
 import Logging
 import Synchronization
 
-/// An MQTT client (libmosquitto) driven by the daemon's own ``IOLoop``: no thread of its
-/// own (never `mosquitto_loop_start`), no polling.
+/// An MQTT client (libmosquitto) driven by the daemon's own ``IOLoop``: no network thread
+/// (never `mosquitto_loop_start`), no polling.
 ///
 /// - Each connection attempt begins on a short-lived thread (``MosquittoConnectStep``):
 ///   libmosquitto resolves the broker's name inside its connect call, and a slow resolver
@@ -20,23 +20,12 @@ import Synchronization
 ///   and while disconnected fires the next reconnect attempt (backoff) or gives up a
 ///   connection attempt that hangs.
 /// - ``publish(_:)`` may be called from any thread: it queues the message (bounded; the
-///   oldest are dropped while offline) and wakes the loop through an eventfd; the loop
-///   hands queued messages to libmosquitto only while connected, so they survive an outage.
-/// - Every libmosquitto call and callback happens on the loop thread (this actor's
-///   executor): libmosquitto is used single-threaded, as its non-threaded API expects.
+///   oldest are dropped while offline) and wakes the loop through an eventfd (on the loop
+///   thread it hands them over at once); the loop hands queued messages to libmosquitto
+///   only while connected, so they survive an outage.
+/// - Every other libmosquitto call and callback happens on the loop thread (this actor's
+///   executor): libmosquitto is used by one thread at a time, as its non-threaded API expects.
 public actor MQTTClient {
-    /// What the daemon reports about the connection.
-    public enum Event: Sendable, Hashable {
-        /// The broker accepted the connection (the birth message is published, the offline
-        /// queue is being sent); `dropped`: messages lost to the queue limit while offline.
-        case connected(dropped: Int)
-        /// A connection attempt failed (unreachable, TLS, refused by the broker); retried
-        /// after `retry`.
-        case connectFailed(reason: String, retry: Duration)
-        /// An established connection was lost; reconnecting.
-        case disconnected(reason: String)
-    }
-
     public nonisolated let unownedExecutor: UnownedSerialExecutor
     public nonisolated let settings: MQTTConnectionSettings
     private let loop: IOLoop

@@ -5,6 +5,20 @@ import CMosquitto
 import LinuxIO
 import Synchronization
 
+extension MQTTClient {
+    /// What the daemon reports about the connection.
+    public enum Event: Sendable, Hashable {
+        /// The broker accepted the connection (the birth message is published, the offline
+        /// queue is being sent); `dropped`: messages lost to the queue limit while offline.
+        case connected(dropped: Int)
+        /// A connection attempt failed (unreachable, TLS, refused by the broker); retried
+        /// after `retry`.
+        case connectFailed(reason: String, retry: Duration)
+        /// An established connection was lost; reconnecting.
+        case disconnected(reason: String)
+    }
+}
+
 /// One connection attempt's first step — `mosquitto_connect_async` or
 /// `mosquitto_reconnect_async` — on a short-lived thread of its own, so that the daemon's
 /// loop never waits for it: that call resolves the broker's host name (getaddrinfo, which
