@@ -113,10 +113,11 @@ public final class AtomicFile {
                 if left == 0 { throw FileWriteError(errno: ENOSPC, context: "writing \(temporaryPath)") }
                 count = min(count, left)
             }
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw FileWriteError(errno: errno, context: "writing \(temporaryPath)")
+            let n: Int
+            do {
+                n = try retryingEINTR { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, count) } }
+            } catch {
+                throw FileWriteError(errno: error.errno, context: "writing \(temporaryPath)")
             }
             done += n
             size += n

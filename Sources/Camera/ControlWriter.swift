@@ -40,8 +40,7 @@ final class ControlWriter: Sendable {
         batch.reserveCapacity(8)
         while true {
             var value: UInt64 = 0
-            let n = withUnsafeMutableBytes(of: &value) { read(wakeFD, $0.baseAddress, 8) }
-            if n < 0 && errno == EINTR { continue }
+            let n = (try? retryingEINTR { withUnsafeMutableBytes(of: &value) { read(wakeFD, $0.baseAddress, 8) } }) ?? -1
             let (stop, taken) = state.withLock { s -> (Bool, Int) in
                 swap(&s.pending, &batch)
                 return (s.stopped, s.submitted)

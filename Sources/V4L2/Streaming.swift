@@ -5,6 +5,7 @@
 import Glibc
 #endif
 import CLinuxShims
+import LinuxIO
 
 /// Why a stream could not deliver frames.
 public struct StreamingError: Error, CustomStringConvertible, Sendable, Equatable {
@@ -256,7 +257,15 @@ public final class VideoCaptureStream {
             var buf = v4l2_buffer()
             buf.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
             buf.memory = V4L2_MEMORY_MMAP.rawValue
-            if evc_ioctl(fd, EVC_VIDIOC_DQBUF, &buf) == 0 {
+            let dequeued: Bool
+            do {
+                dequeued = try retryingEINTR { evc_ioctl(fd, EVC_VIDIOC_DQBUF, &buf) } == 0
+            } catch where error.errno == EAGAIN {
+                dequeued = false
+            } catch {
+                throw StreamingError.fromErrno(error.errno, "VIDIOC_DQBUF on \(path)")
+            }
+            if dequeued {
                 let index = Int(buf.index)
                 guard index < buffers.count else {
                     throw StreamingError(code: .system, context: "VIDIOC_DQBUF on \(path): buffer index \(index) out of range")
@@ -276,9 +285,6 @@ public final class VideoCaptureStream {
                 if error || used == 0 { continue }
                 return
             }
-            let e = errno
-            if e == EINTR { continue }
-            guard e == EAGAIN else { throw StreamingError.fromErrno(e, "VIDIOC_DQBUF on \(path)") }
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else {
                 throw StreamingError(code: .timedOut, context: "waiting for a frame from \(path) (\(timeout))")
@@ -286,8 +292,8 @@ public final class VideoCaptureStream {
             let (s, atto) = remaining.components
             let ms = Int32(clamping: s * 1000 + atto / 1_000_000_000_000_000 + 1)
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let n = poll(&pfd, 1, ms)
-            if n < 0 && errno != EINTR { throw StreamingError.fromErrno(errno, "poll on \(path)") }
+            let n: Int32
+            do { n = try retryingEINTR { poll(&pfd, 1, ms) } } catch { throw StreamingError.fromErrno(error.errno, "poll on \(path)") }
             if n > 0 && pfd.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 && pfd.revents & Int16(POLLIN) == 0 {
                 // uvcvideo reports an unplugged camera as POLLERR; DQBUF then says ENODEV.
                 var probe = v4l2_capability()
@@ -400,10 +406,6 @@ public final class VideoCaptureStream {
     }
 
     private func ioctlRetrying<T>(_ request: UInt, _ arg: inout T, _ name: String) throws(StreamingError) {
-        while evc_ioctl(fd, request, &arg) != 0 {
-            let e = errno
-            if e == EINTR { continue }
-            throw StreamingError.fromErrno(e, "\(name) on \(path)")
-        }
+        do { _ = try retryingEINTR { evc_ioctl(fd, request, &arg) } } catch { throw StreamingError.fromErrno(error.errno, "\(name) on \(path)") }
     }
 }
