@@ -261,6 +261,23 @@ final class FakeRing: NearestFrameSource {
         await rig.runner.shutdown()
     }
 
+    /// A click refused for a full photo queue (`queue-full`, as before) leaves no prepared file.
+    @Test func aClickRefusedForAFullQueueLeavesNoPart() async throws {
+        let rig = try Rig(ring: FakeRing(times: Self.times, held: true), queueLimit: 2)
+        defer { rig.remove() }
+        rig.send(.began, press: 1, at: Self.began)
+        #expect(await eventually { rig.ring.askedTimes.count == 1 })
+        rig.click(press: 5, at: Self.began)  // two requests of presses not prepared fill the queue
+        rig.click(press: 6, at: Self.began)
+        rig.click(press: 1, at: Self.began + 100_000)
+        #expect(rig.log.failures == [.queueFull(kind: "photo", press: 1)])
+        for _ in 0..<3 { rig.ring.open() }
+        #expect(await eventually { rig.saved.count == 2 && rig.runner.preparations.inFlight == 0 })
+        await rig.runner.shutdown()
+        #expect(rig.parts.isEmpty && rig.photos.count == 2 && rig.saved.allSatisfy { !$0.path.hasSuffix("press1.jpg") })
+        #expect(rig.ring.askedTimes.count == 3, "press 1 not encoded after its refusal: \(rig.ring.askedTimes)")
+    }
+
     /// `photo-frame = "release"` and `stream = "on-action"`: nothing prepared, the photo is
     /// taken at the click as before.
     @Test(arguments: [(CaptureSettings.PhotoMoment.release, StreamMode.always), (.press, .onAction)])
