@@ -251,8 +251,8 @@ public final class ActionRunner: ActionTriggerSink {
     }
 
     /// Whether a press on `binding` has its photo prepared at `began`: its click takes one,
-    /// the photo is the press's frame (not the release's), and the stream is not started
-    /// only once the click is decided (`on-action`, kept as it was to compare).
+    /// the photo is the press's frame (not the release's), and the mode is not `on-action`
+    /// (a stream started only once the click is decided, kept as it was to compare).
     private func preparesPhotos(_ binding: ActionBinding) -> Bool {
         guard binding.photoOn == .click, let settings = configuration.capture, photoFrames != nil else { return false }
         return settings.photoMoment == .press && settings.streamMode != .onAction

@@ -111,9 +111,6 @@ final class PreparedPhotos {
         self.ledger = ledger
     }
 
-    /// Files prepared and not yet committed or removed (tests).
-    var count: Int { prepared.count }
-
     /// Prepares the photo of `press`: the frame nearest `moment`, encoded (or the MJPEG frame
     /// as sent) and cropped to `zoom` exactly as ``Photo/save(_:_:_:)`` does, with EXIF,
     /// written to a hidden `.part` file. A failure is kept for the click to report. Work for
