@@ -140,20 +140,11 @@ public enum Photo {
     /// cropped losslessly around the centre for a digital zoom, with EXIF `DateTimeOriginal`
     /// and sub-seconds of the moment the frame was taken.
     public static func save(_ ring: RingFrame, _ settings: CaptureSettings, _ request: CaptureRequest) throws(ActionError) -> PhotoResult {
-        let jpeg: [UInt8]
-        var width = ring.frame.format.width, height = ring.frame.format.height
-        do {
-            var image = try JPEG.data(from: ring.frame, quality: settings.jpegQuality)
-            if request.zoom > 1 {
-                image = try JPEGCrop.centre(image, factor: request.zoom)
-                if let size = JPEGCrop.size(of: image) { (width, height) = size }
-            }
-            jpeg = try JPEG.withCaptureTime(image, wallSeconds: wallTime(ofMonotonic: ring.time))
-        } catch { throw .jpeg(error) }
-        let path = try write(jpeg, settings, request)
+        let image = try encode(ring, settings, zoom: request.zoom)
+        let path = try write(image.jpeg, settings, request)
         return PhotoResult(
-            path: path, width: width, height: height, bytes: jpeg.count, frameTime: ring.time, sequence: ring.frame.sequence,
-            trigger: request.trigger)
+            path: path, width: image.width, height: image.height, bytes: image.jpeg.count, frameTime: ring.time,
+            sequence: ring.frame.sequence, trigger: request.trigger)
     }
 
     /// The CLOCK_MONOTONIC time in µs of a wall-clock time (seconds since 1970).
