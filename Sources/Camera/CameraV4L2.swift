@@ -14,13 +14,13 @@ import LinuxIO
 /// last set) so the session can put them back after a replug or after another program
 /// reset them. While the camera is absent every call throws `.gone`.
 ///
-/// With ``writeOffThread(onFailure:)`` (the daemon's session does it) ``set(_:to:)`` checks
+/// With ``writeOffThread(onFailure:onRefresh:)`` (the daemon's session does it) ``set(_:to:)`` checks
 /// the value against the control's cached description, remembers it and hands it to a
 /// ``ControlWriter`` thread for the ioctls, returning the value clamped and rounded to the
 /// control's step: the knob path on the input thread never waits for the camera.
 public final class V4L2Camera: CameraBackend {
     public let identity: String
-    /// Set once, before the camera is shared (``writeOffThread(onFailure:)``).
+    /// Set once, before the camera is shared (``writeOffThread(onFailure:onRefresh:)``).
     private let writer = Mutex<ControlWriter?>(nil)
     private let onWriteFailure = Mutex<(@Sendable (CameraError) -> Void)?>(nil)
 
@@ -41,11 +41,28 @@ public final class V4L2Camera: CameraBackend {
     deinit { writer.withLock { $0?.stop() } }
 
     /// From now on ``set(_:to:)`` writes on a thread of its own; a failed write is passed to
-    /// `onFailure` (on that thread).
-    func writeOffThread(onFailure: @escaping @Sendable (CameraError) -> Void) {
+    /// `onFailure` (on that thread). ``requestRefresh()`` reads every control there and
+    /// passes them to `onRefresh`.
+    func writeOffThread(
+        onFailure: @escaping @Sendable (CameraError) -> Void,
+        onRefresh: @escaping @Sendable ([CameraControlInfo]) -> Void = { _ in }
+    ) {
         onWriteFailure.withLock { $0 = onFailure }
-        let w = ControlWriter { [weak self] id, value in self?.write(id, value) }
+        let w = ControlWriter(
+            write: { [weak self] id, value in self?.write(id, value) },
+            refresh: { [weak self] in
+                // Gone meanwhile: the session's replug path refreshes again.
+                if let controls = try? self?.controls() { onRefresh(controls) }
+            })
         writer.withLock { $0 = w }
+    }
+
+    /// Reads every control anew on the writer's thread, after the values queued now, and
+    /// hands them to ``writeOffThread(onFailure:onRefresh:)``'s `onRefresh`: a camera that
+    /// stops answering holds that thread, not the caller's. Requests made while one is
+    /// waiting are served by one read. Without a writer thread, nothing happens.
+    public func requestRefresh() {
+        writer.withLock { $0 }?.requestRefresh()
     }
 
     /// Whether every value handed to the writer thread has been written.

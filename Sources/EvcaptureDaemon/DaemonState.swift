@@ -227,8 +227,8 @@ actor DaemonState {
         switch event {
         case .started(let identity, let device, let resumed):
             guard resumed else { return }
+            // The values the camera holds now follow in a `refreshed` event.
             controlsStage?.cameraAvailable(true, at: now) { emit($0) }
-            controlsStage?.cameraChanged(at: now) { emit($0) }
             if !pipeline.isRunning { startSession(at: now, camera: identity, cameraNode: device) }
         case .stopped(let reason):
             // A code like the capture events' reasons (`session-stopped`), not the readable text.
@@ -239,7 +239,9 @@ actor DaemonState {
             if pipeline.isRunning { stopSession(at: now, reason: code) }
             controlsStage?.cameraAvailable(false, at: now) { emit($0) }
         case .controlChanged, .restored:
-            controlsStage?.cameraChanged(at: now) { emit($0) }
+            break  // a `refreshed` event follows, read off this thread
+        case .refreshed(let controls):
+            controlsStage?.cameraChanged(controls, at: now) { emit($0) }
         case .error(let error):
             emit(.error(ErrorReport("camera: \(error)", time: now)))
         }
