@@ -114,7 +114,7 @@ struct CameraSetup: Sendable {
                         devicePath: $0, outputDirectory: d.outputDirectory ?? DaemonSettings.defaultOutputDirectory(),
                         photoPattern: d.photoName, videoPattern: d.videoName, width: d.width, height: d.height,
                         jpegQuality: d.jpegQuality, streamMode: d.streamMode, photoMoment: d.photoMoment, preRoll: d.preRoll,
-                        ring: d.ring, streamIdleStop: d.streamIdleStop)
+                        ring: d.ring, streamIdleStop: d.streamIdleStop, framesPerSecond: d.framesPerSecond)
                 },
                 bindings: d.bindings, hooks: d.hooks, sound: d.sound),
             logger: logger,
