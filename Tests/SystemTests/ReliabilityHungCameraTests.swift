@@ -135,6 +135,48 @@ struct ReliabilityHungCameraTests {
         try camera.answer()
     }
 
+    /// The emulated exposure bias reads the exposure time when the bias leaves 0 (its base):
+    /// with the camera hung that read is not waited for on the input thread; the value last
+    /// known (here: another program's 400, from its control event) is the base.
+    @Test(.needsFakeCamera, .timeLimit(.minutes(3))) func aHungCameraDoesNotStopTheExposureKnob() throws {
+        let camera = try FakeCamera()
+        let node = try camera.start()
+        defer { try? camera.stop() }
+        let keys = try fixtureDevice("gpio-keys-volume-keys")
+        let knob = try fixtureDevice("rotary-encoder-rel-x")
+        let scratch = try DaemonScratch("hung-camera-exposure")
+        let config = try scratch.write(
+            "c.toml", Self.config.replacingOccurrences(of: "%NODE%", with: node) + "\n[controls]\norder = [\"exposure-bias\"]\n")
+        let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
+        defer { daemon.terminate() }
+        for device in [keys, knob] {
+            try #require(daemon.waitFor(DaemonLines.deviceAdded(device.node)) != nil, "\(daemon.transcript)")
+        }
+        #expect(try run("v4l2-ctl", "-d", node, "--set-ctrl", "auto_exposure=1").succeeded)
+        #expect(camera.waitUntilReceived("auto_exposure", 1, timeout: .seconds(10)), "\(camera.log)")
+
+        try camera.hang()
+        let other = try Self.spawn("v4l2-ctl", "-d", node, "--set-ctrl", "exposure_time_absolute=400")
+        defer { other.waitUntilExit() }
+        try #require(
+            waitUntil(timeout: .seconds(10)) { camera.unanswered.contains("GET_CUR exposure_time_absolute") },
+            "\(camera.log)\n\(daemon.transcript)")
+        let hungAt = ContinuousClock.now
+        let mark = daemon.objects.count
+        try knob.move(.relX, by: 1)  // +1/3 EV: the bias leaves 0, its base is read
+        try keys.click(.volumeDown)
+        let bias = daemon.waitFor(timeout: .seconds(15), from: mark) { $0.event == "control" && $0.string("control") == "exposure-bias" }
+        let biasAfter = ContinuousClock.now - hungAt
+        let ended = daemon.waitFor(timeout: .seconds(15), from: mark, DaemonLines.capture("ended", node: keys.node))
+        let endedAfter = ContinuousClock.now - hungAt
+        print("hung camera: exposure knob reported after \(biasAfter) (raw \(bias?.object.int("raw") ?? -1)), the click ended after \(endedAfter)")
+        #expect(biasAfter < .seconds(2) && endedAfter < .seconds(2), "\(daemon.transcript)")
+        // 400 × 2^(1/3) = 503.97
+        #expect(bias?.object.int("raw") == 504, "\(daemon.transcript)")
+        try camera.answer()
+        #expect(camera.waitUntilReceived("exposure_time_absolute", 504, timeout: .seconds(15)), "\(camera.log)\n\(daemon.transcript)")
+    }
+
     /// Starts a program and returns without waiting for it.
     static func spawn(_ argv: String...) throws -> Process {
         let p = Process()
