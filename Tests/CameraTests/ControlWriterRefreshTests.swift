@@ -6,8 +6,8 @@ import Testing
 import V4L2
 @testable import Camera
 
-/// The writer thread's refresh (issue 14, item 5): reads that follow a change made
-/// elsewhere run there, after the values queued before them, one read per burst.
+/// The writer thread's reads (issue 14, item 5): the refresh after a change made elsewhere
+/// (one per burst) and single values run there, after the values queued before them.
 @Suite struct ControlWriterRefreshTests {
     /// What the writer's thread did, in order.
     final class Log: Sendable {
@@ -44,6 +44,34 @@ import V4L2
         writer.requestRefresh()
         #expect(waitFor { log.all.count == 4 })
         #expect(log.all.last == "refresh")
+    }
+
+    @Test func aReadComesAfterTheValuesQueuedBeforeItAndIsWaitedForABoundedTime() throws {
+        let log = Log()
+        let gate = Mutex(true)
+        let writer = ControlWriter(
+            write: { id, v in
+                while !gate.withLock({ $0 }) { usleep(1000) }
+                log.add("set \(id.rawValue)=\(v)")
+            },
+            read: { id in
+                log.add("read \(id.rawValue)")
+                return 42
+            })
+        defer { writer.stop() }
+        writer.submit(ControlID(1), 10)
+        #expect(writer.read(ControlID(1), timeout: .seconds(5)) == 42)
+        #expect(log.all == ["set 1=10", "read 1"])
+        // The writer held by a camera that does not answer: the read gives up on time.
+        gate.withLock { $0 = false }
+        writer.submit(ControlID(1), 11)
+        let start = ContinuousClock.now
+        #expect(writer.read(ControlID(1), timeout: .milliseconds(100)) == nil)
+        let waited = ContinuousClock.now - start
+        #expect(waited >= .milliseconds(100) && waited < .seconds(2), "\(waited)")
+        gate.withLock { $0 = true }
+        #expect(waitFor { log.all.count == 4 })
+        #expect(log.all == ["set 1=10", "read 1", "set 1=11", "read 1"])
     }
 
     @Test func aSnapshotAnswersFromItsListAndCannotBeSet() throws {
