@@ -94,7 +94,8 @@ public final class ActionRunner: ActionTriggerSink {
                 settings: settings, mode: settings.streamMode, limits: settings.ring, idleStop: settings.streamIdleStop,
                 logger: logger,
                 onError: { error in
-                    logger.info("capture stream failed", metadata: ["error": "\(error)"])
+                    let what = error.code == .frameRateNotAvailable ? "capture stream runs at another rate" : "capture stream failed"
+                    logger.info("\(what)", metadata: ["error": "\(error)"])
                     onOutcome(.failed(.camera(error), press: nil))
                 })
         }

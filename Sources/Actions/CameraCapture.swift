@@ -38,6 +38,8 @@ public struct CaptureSettings: Sendable, Hashable {
     public var ring: RingLimits
     /// `on-press` mode: the stream stops after this long without a press.
     public var streamIdleStop: Duration
+    /// The frame rate to ask the camera for; nil keeps the driver's.
+    public var framesPerSecond: Double?
 
     /// Which moment a click's photo shows.
     public enum PhotoMoment: String, Sendable, Hashable, CaseIterable {
@@ -53,8 +55,9 @@ public struct CaptureSettings: Sendable, Hashable {
         width: Int? = nil, height: Int? = nil, jpegQuality: Int = 90, frameTimeout: Duration = .seconds(3),
         photoWarmupFrames: Int = 2, maximumVideoBytes: Int = 1 << 30, streamMode: StreamMode = .always,
         photoMoment: PhotoMoment = .press, preRoll: Duration = .zero, ring: RingLimits = RingLimits(),
-        streamIdleStop: Duration = .seconds(10)
+        streamIdleStop: Duration = .seconds(10), framesPerSecond: Double? = nil
     ) {
+        self.framesPerSecond = framesPerSecond
         self.streamMode = streamMode
         self.photoMoment = photoMoment
         self.preRoll = preRoll

@@ -14,13 +14,13 @@ import LinuxIO
 /// last set) so the session can put them back after a replug or after another program
 /// reset them. While the camera is absent every call throws `.gone`.
 ///
-/// With ``writeOffThread(onFailure:)`` (the daemon's session does it) ``set(_:to:)`` checks
+/// With ``writeOffThread(onFailure:onRefresh:)`` (the daemon's session does it) ``set(_:to:)`` checks
 /// the value against the control's cached description, remembers it and hands it to a
 /// ``ControlWriter`` thread for the ioctls, returning the value clamped and rounded to the
 /// control's step: the knob path on the input thread never waits for the camera.
 public final class V4L2Camera: CameraBackend {
     public let identity: String
-    /// Set once, before the camera is shared (``writeOffThread(onFailure:)``).
+    /// Set once, before the camera is shared (``writeOffThread(onFailure:onRefresh:)``).
     private let writer = Mutex<ControlWriter?>(nil)
     private let onWriteFailure = Mutex<(@Sendable (CameraError) -> Void)?>(nil)
 
@@ -31,6 +31,9 @@ public final class V4L2Camera: CameraBackend {
         /// The person's values; the order is the order of their last setting.
         var personValues: [(ControlID, Int64)] = []
         var subscribed: Set<ControlID> = []
+        /// The last value known of each control: read, reported by a control event, or set.
+        /// What ``value(of:)`` answers when the camera does not answer in time.
+        var known: [ControlID: Int64] = [:]
     }
     private let state = Mutex(State())
 
@@ -41,11 +44,29 @@ public final class V4L2Camera: CameraBackend {
     deinit { writer.withLock { $0?.stop() } }
 
     /// From now on ``set(_:to:)`` writes on a thread of its own; a failed write is passed to
-    /// `onFailure` (on that thread).
-    func writeOffThread(onFailure: @escaping @Sendable (CameraError) -> Void) {
+    /// `onFailure` (on that thread). ``requestRefresh()`` reads every control there and
+    /// passes them to `onRefresh`.
+    func writeOffThread(
+        onFailure: @escaping @Sendable (CameraError) -> Void,
+        onRefresh: @escaping @Sendable ([CameraControlInfo]) -> Void = { _ in }
+    ) {
         onWriteFailure.withLock { $0 = onFailure }
-        let w = ControlWriter { [weak self] id, value in self?.write(id, value) }
+        let w = ControlWriter(
+            write: { [weak self] id, value in self?.write(id, value) },
+            read: { [weak self] id in self?.readOnWriter(id) },
+            refresh: { [weak self] in
+                // Gone meanwhile: the session's replug path refreshes again.
+                if let controls = try? self?.controls() { onRefresh(controls) }
+            })
         writer.withLock { $0 = w }
+    }
+
+    /// Reads every control anew on the writer's thread, after the values queued now, and
+    /// hands them to ``writeOffThread(onFailure:onRefresh:)``'s `onRefresh`: a camera that
+    /// stops answering holds that thread, not the caller's. Requests made while one is
+    /// waiting are served by one read. Without a writer thread, nothing happens.
+    public func requestRefresh() {
+        writer.withLock { $0 }?.requestRefresh()
     }
 
     /// Whether every value handed to the writer thread has been written.
@@ -116,6 +137,7 @@ public final class V4L2Camera: CameraBackend {
         }
         state.withLock { s in
             for d in descriptions { s.descriptions[d.id] = d }
+            for c in out { s.known[ControlID(c.id.rawValue)] = c.value }
         }
         return out
     }
@@ -177,16 +199,38 @@ public final class V4L2Camera: CameraBackend {
                 s.personValues.append((cid, target))
             }
             if !s.subscribed.contains(cid), (try? device.subscribe(to: cid)) != nil { s.subscribed.insert(cid) }
+            s.known[cid] = target
             writer.submit(cid, target)
             return target
         }
     }
 
+    /// Reads a control's value. With the writer thread (the daemon), the read is made there,
+    /// after the values queued before it, and waited for at most ``readTimeout``: a camera
+    /// that stops answering (uvcvideo: 5 s per transfer) then gets the value last known (read,
+    /// reported by an event, or set), so the caller — the input thread, for the emulated
+    /// exposure bias's base — never waits for it.
     public func value(of id: CameraControlID) throws(CameraError) -> Int64 {
         let cid = ControlID(id.rawValue)
         let (device, label) = state.withLock { s in (s.device, name(cid, in: s)) }
         guard let device else { throw gone(control: label) }
+        if let writer = writer.withLock({ $0 }) {
+            if let v = writer.read(cid, timeout: Self.readTimeout) { return v }
+            if let v = state.withLock({ $0.known[cid] }) { return v }
+            throw CameraError(
+                code: .busy, control: label, device: identity, detail: "the camera did not answer within \(Self.readTimeout)")
+        }
         do { return try device.value(of: cid) } catch { throw cameraError(error, control: label) }
+    }
+
+    /// How long ``value(of:)`` waits for the writer thread's read.
+    public static let readTimeout = Duration.milliseconds(100)
+
+    /// ``value(of:)``'s read, on the writer's thread; remembered as known.
+    private func readOnWriter(_ id: ControlID) -> Int64? {
+        guard let device = state.withLock({ $0.device }), let v = try? device.value(of: id) else { return nil }
+        state.withLock { $0.known[id] = v }
+        return v
     }
 
     // MARK: For the session
@@ -258,6 +302,7 @@ public final class V4L2Camera: CameraBackend {
                 }
                 s.descriptions[event.id] = d
             }
+            if event.changes.contains(.value) { s.known[event.id] = event.value }
             if adoptValue, event.changes.contains(.value),
                 let i = s.personValues.firstIndex(where: { $0.0 == event.id })
             {
