@@ -269,23 +269,33 @@ public final class V4L2Camera: CameraBackend {
 
     /// Sets the person's values again, in the order they were set. A control that is
     /// inactive now (exposure time while auto exposure is back on) is skipped: setting it
-    /// would have no effect. Returns what was applied and what failed.
+    /// would have no effect. With a writer thread the values are handed to it (a camera that
+    /// stops answering holds that thread, never the caller or this camera's lock; a failure
+    /// comes through `onFailure`) and reported as the values asked for; without one they
+    /// are set here, outside the lock. Returns what was applied and what failed.
     func reapply(only ids: Set<ControlID>? = nil) -> [(ControlID, Result<Int64, CameraError>)] {
-        state.withLock { s in
-            guard let device = s.device else { return [] }
-            var results: [(ControlID, Result<Int64, CameraError>)] = []
-            for (id, value) in s.personValues where ids?.contains(id) ?? true {
-                do throws(V4L2Error) {
-                    let held = try device.set(id, to: value)
-                    results.append((id, .success(held)))
-                } catch where error.code == .inactive {
-                    continue
-                } catch {
-                    results.append((id, .failure(cameraError(error, control: name(id, in: s)))))
-                }
+        let (device, values) = state.withLock { s -> (V4L2Device?, [(ControlID, Int64, String)]) in
+            let values = s.personValues.filter { id, _ in
+                (ids?.contains(id) ?? true) && !(s.descriptions[id]?.flags.contains(.inactive) ?? false)
             }
-            return results
+            return (s.device, values.map { ($0.0, $0.1, name($0.0, in: s)) })
         }
+        guard let device else { return [] }
+        if let writer = writer.withLock({ $0 }) {
+            for (id, value, _) in values { writer.submit(id, value) }
+            return values.map { ($0.0, .success($0.1)) }
+        }
+        var results: [(ControlID, Result<Int64, CameraError>)] = []
+        for (id, value, label) in values {
+            do throws(V4L2Error) {
+                results.append((id, .success(try device.set(id, to: value))))
+            } catch where error.code == .inactive {
+                continue
+            } catch {
+                results.append((id, .failure(cameraError(error, control: label))))
+            }
+        }
+        return results
     }
 
     /// Applies a control event to what is known: range and flags, and in follow mode the
