@@ -72,7 +72,7 @@ let package = Package(
         // Re-exports Roles (every user of the core speaks of roles).
         .target(
             name: "Capture",
-            dependencies: ["Roles", "Evdev", "LinuxIO", "CLinuxShims", .product(name: "DequeModule", package: "swift-collections")]),
+            dependencies: ["Roles", "Evdev", "V4L2", "LinuxIO", "CLinuxShims", .product(name: "DequeModule", package: "swift-collections")]),
         // Cameras: V4L2 (and simulated) cameras bound to the controls, discovery, the camera session.
         .target(
             name: "Camera",

@@ -229,7 +229,7 @@ public struct CameraBindings: Sendable, Hashable {
     public init(controls: [ControlDescription]) {
         let byID = Dictionary(controls.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         zoom = byID[.zoomAbsolute]
-        let method = ExposureBiasMethod { id in byID[ControlID(rawValue: id.rawValue)].map { CameraControlInfo($0, value: 0) } }
+        let method = ExposureBiasMethod { id in byID[id].map { CameraControlInfo($0, value: 0) } }
         switch method {
         case .native: exposureBias = byID[.autoExposureBias].map(ExposureBias.native) ?? .unavailable
         case .emulated:

@@ -202,7 +202,7 @@ public final class CameraSession: Sendable {
                 "cannot watch for the camera's return; it will not be followed again",
                 metadata: ["camera.identity": "\(identity)", "error": "\(error)"])
             continuation.yield(
-                .error(CameraError(code: .failed, control: "*", device: identity, detail: "cannot watch udev: \(error)")))
+                .error(CameraError(code: .failed, device: identity, control: "*", context: "cannot watch udev: \(error)")))
             await Self.untilCancelled()
             return .ended
         }
@@ -308,9 +308,7 @@ public final class CameraSession: Sendable {
         camera.apply(event, adoptValue: policy == .follow || gaveWay)
         if gaveWay {
             let name = camera.description(of: event.id)?.name ?? event.id.description
-            let error = CameraError(
-                code: .busy, control: name, device: camera.identity,
-                detail: "another program keeps changing it (\(configuration.restoreLimit.limit) restores within "
+            let error = CameraError(code: .busy, device: camera.identity, control: name, context: "another program keeps changing it (\(configuration.restoreLimit.limit) restores within "
                     + "\(configuration.restoreLimit.window)): keeping its value \(event.value) instead of restoring")
             logger.warning("\(error)")
             continuation.yield(.error(error))
@@ -333,7 +331,7 @@ public final class CameraSession: Sendable {
             let name = camera.description(of: id)?.name ?? id.description
             switch result {
             case .success(let value):
-                continuation.yield(.restored(control: name, id: CameraControlID(id.rawValue), value: value))
+                continuation.yield(.restored(control: name, id: id, value: value))
             case .failure(let error):
                 logger.warning("cannot restore a control", metadata: ["v4l2.control": "\(name)", "error": "\(error)"])
                 continuation.yield(.error(error))

@@ -12,7 +12,7 @@ import LinuxIO
 ///
 /// It remembers the values set through it (the person's values, in the order they were
 /// last set) so the session can put them back after a replug or after another program
-/// reset them. While the camera is absent every call throws `.gone`.
+/// reset them. While the camera is absent every call throws `.deviceRemoved`.
 ///
 /// With ``writeOffThread(onFailure:onRefresh:)`` (the daemon's session does it) ``set(_:to:)`` checks
 /// the value against the control's cached description, remembers it and hands it to a
@@ -137,7 +137,7 @@ public final class V4L2Camera: CameraBackend {
         }
         state.withLock { s in
             for d in descriptions { s.descriptions[d.id] = d }
-            for c in out { s.known[ControlID(c.id.rawValue)] = c.value }
+            for c in out { s.known[c.id] = c.value }
         }
         return out
     }
@@ -145,7 +145,7 @@ public final class V4L2Camera: CameraBackend {
     /// The description last queried or reported by a control event (ranges follow
     /// `V4L2_EVENT_CTRL`); `value` is the control's default, not read from the camera.
     public func cachedControl(_ id: CameraControlID) throws(CameraError) -> CameraControlInfo? {
-        let cid = ControlID(id.rawValue)
+        let cid = id
         return try state.withLock { s throws(CameraError) -> CameraControlInfo? in
             guard s.device != nil else { throw gone(control: name(cid, in: s)) }
             return s.descriptions[cid].map { CameraControlInfo($0, value: $0.defaultValue) }
@@ -156,7 +156,7 @@ public final class V4L2Camera: CameraBackend {
     /// follows it for changes made elsewhere, and returns the value the camera holds.
     @discardableResult
     public func set(_ id: CameraControlID, to value: Int64) throws(CameraError) -> Int64 {
-        let cid = ControlID(id.rawValue)
+        let cid = id
         if let writer = writer.withLock({ $0 }) { return try handOff(cid, value, to: writer) }
         return try state.withLock { s throws(CameraError) -> Int64 in
             guard let device = s.device else { throw gone(control: name(cid, in: s)) }
@@ -211,14 +211,13 @@ public final class V4L2Camera: CameraBackend {
     /// reported by an event, or set), so the caller — the input thread, for the emulated
     /// exposure bias's base — never waits for it.
     public func value(of id: CameraControlID) throws(CameraError) -> Int64 {
-        let cid = ControlID(id.rawValue)
+        let cid = id
         let (device, label) = state.withLock { s in (s.device, name(cid, in: s)) }
         guard let device else { throw gone(control: label) }
         if let writer = writer.withLock({ $0 }) {
             if let v = writer.read(cid, timeout: Self.readTimeout) { return v }
             if let v = state.withLock({ $0.known[cid] }) { return v }
-            throw CameraError(
-                code: .busy, control: label, device: identity, detail: "the camera did not answer within \(Self.readTimeout)")
+            throw CameraError(code: .busy, device: identity, control: label, context: "the camera did not answer within \(Self.readTimeout)")
         }
         do { return try device.value(of: cid) } catch { throw cameraError(error, control: label) }
     }
@@ -329,7 +328,7 @@ public final class V4L2Camera: CameraBackend {
     }
 
     private func gone(control: String) -> CameraError {
-        CameraError(code: .gone, control: control, device: identity, detail: "the camera is not connected")
+        CameraError(code: .deviceRemoved, device: identity, control: control, context: "the camera is not connected")
     }
 
     private func name(_ id: ControlID, in s: State) -> String {
@@ -337,22 +336,11 @@ public final class V4L2Camera: CameraBackend {
     }
 }
 
-/// A V4L2 error as the controls see it.
+/// A V4L2 error naming the control it is about.
 func cameraError(_ error: V4L2Error, control: String) -> CameraError {
-    let code: CameraError.Code
-    switch error.code {
-    case .noSuchControl: code = .noSuchControl
-    case .readOnly: code = .readOnly
-    case .inactive: code = .inactive
-    case .busy: code = .busy
-    case .outOfRange, .invalidValue: code = .outOfRange
-    case .deviceRemoved, .noSuchDevice: code = .gone
-    default: code = .failed
-    }
-    var detail = error.context
-    if let e = error.errno { detail += (detail.isEmpty ? "" : ": ") + "errno \(e)" }
-    if code == .failed { detail = "\(error.code): " + detail }
-    return CameraError(code: code, control: error.control ?? control, device: error.device, detail: detail)
+    var error = error
+    if error.control == nil { error.control = control }
+    return error
 }
 
 extension CameraControlInfo {
@@ -368,7 +356,7 @@ extension CameraControlInfo {
             default: .other
             }
         self.init(
-            id: CameraControlID(d.id.rawValue), name: d.name, kind: kind, minimum: d.minimum, maximum: d.maximum,
+            id: d.id, name: d.name, kind: kind, minimum: d.minimum, maximum: d.maximum,
             step: Int64(clamping: d.step), defaultValue: d.defaultValue, value: value,
             menu: Dictionary(d.menu.map { ($0.index, $0.name) }, uniquingKeysWith: { a, _ in a }),
             isInactive: d.flags.contains(.inactive), isReadOnly: d.flags.contains(.readOnly))

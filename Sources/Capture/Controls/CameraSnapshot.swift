@@ -16,12 +16,12 @@ public final class CameraSnapshot: CameraBackend {
 
     /// A snapshot cannot be set: it is what was read, not the camera.
     public func set(_ id: CameraControlID, to value: Int64) throws(CameraError) -> Int64 {
-        throw CameraError(code: .failed, control: name(id), device: identity, detail: "a snapshot of the camera's controls cannot be set")
+        throw CameraError(code: .failed, device: identity, control: name(id), context: "a snapshot of the camera's controls cannot be set")
     }
 
     public func value(of id: CameraControlID) throws(CameraError) -> Int64 {
         guard let c = list.first(where: { $0.id == id }) else {
-            throw CameraError(code: .noSuchControl, control: name(id), device: identity, detail: "not in the snapshot")
+            throw CameraError(code: .noSuchControl, device: identity, control: name(id), context: "not in the snapshot")
         }
         return c.value
     }

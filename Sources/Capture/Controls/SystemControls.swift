@@ -43,7 +43,7 @@ extension Control {
     /// The system zoom slider for `camera`'s `zoom_absolute` (name `"zoom"`, format `%.1f×`).
     public static func systemZoomSlider(camera: any CameraBackend, action: ControlAction? = nil) throws(CameraError) -> Control {
         guard let info = try camera.controls().first(where: { $0.id == .zoomAbsolute }) else {
-            throw CameraError(code: .noSuchControl, control: "zoom_absolute", device: camera.identity)
+            throw CameraError(code: .noSuchControl, device: camera.identity, control: "zoom_absolute", context: "")
         }
         let map = ZoomMapping(info)
         return Control(
@@ -114,9 +114,7 @@ public enum ExposureBiasMethod: Sendable, Hashable {
     }
 
     static func unavailableError(_ camera: any CameraBackend) -> CameraError {
-        CameraError(
-            code: .noSuchControl, control: "auto_exposure_bias", device: camera.identity,
-            detail: "neither auto_exposure_bias nor exposure_time_absolute with a manual auto_exposure")
+        CameraError(code: .noSuchControl, device: camera.identity, control: "auto_exposure_bias", context: "neither auto_exposure_bias nor exposure_time_absolute with a manual auto_exposure")
     }
 }
 
@@ -141,7 +139,7 @@ public struct ExposureBiasDriver: Sendable, Hashable {
             let best = bias.menu.compactMap { (i, text) in Int64(text).map { (i, $0) } }
                 .min { Swift.abs($0.1 - target) < Swift.abs($1.1 - target) || (Swift.abs($0.1 - target) == Swift.abs($1.1 - target) && $0.0 < $1.0) }
             guard let (index, _) = best else {
-                throw CameraError(code: .failed, control: bias.name, device: camera.identity, detail: "empty menu")
+                throw CameraError(code: .failed, device: camera.identity, control: bias.name, context: "empty menu")
             }
             return try camera.set(.autoExposureBias, to: index)
         case .unavailable: throw ExposureBiasMethod.unavailableError(camera)
