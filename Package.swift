@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .library(
             name: "EvcaptureKit",
-            targets: ["Capture", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig"]),
+            targets: ["Capture", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
         // Swift Concurrency's global and main executors on the main thread, without libdispatch.
         .library(name: "ConcurrencyRuntime", targets: ["ConcurrencyRuntime"]),
@@ -66,10 +66,13 @@ let package = Package(
         .target(
             name: "V4L2",
             dependencies: ["CLinuxShims", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
-        // The pure core: roles, press lifecycle, gestures, controls, the pipeline; typed events, no I/O, no clock.
+        // Roles: what each device's codes do (capabilities, udev, config), and device pairing. Pure.
+        .target(name: "Roles", dependencies: ["Evdev"]),
+        // The pure core: press lifecycle, gestures, controls, the pipeline; typed events, no I/O, no clock.
+        // Re-exports Roles (every user of the core speaks of roles).
         .target(
             name: "Capture",
-            dependencies: ["Evdev", "LinuxIO", "CLinuxShims", .product(name: "DequeModule", package: "swift-collections")]),
+            dependencies: ["Roles", "Evdev", "V4L2", "LinuxIO", "CLinuxShims", .product(name: "DequeModule", package: "swift-collections")]),
         // Cameras: V4L2 (and simulated) cameras bound to the controls, discovery, the camera session.
         .target(
             name: "Camera",
@@ -115,10 +118,11 @@ let package = Package(
             path: "Examples/CaptureApp"),
         // For tests: a manual clock, fixture paths, scenario helpers.
         .target(
-            name: "EvcaptureTesting", dependencies: ["Capture", "Evdev", .product(name: "Logging", package: "swift-log")],
+            name: "EvcaptureTesting", dependencies: ["Capture", "Roles", "Evdev", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support"),
 
         .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO"]),
+        .testTarget(name: "RolesTests", dependencies: ["Roles", "Evdev", "EvcaptureTesting"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev", "EvcaptureTesting"]),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "Evdev", "V4L2", "EvcaptureTesting"]),

@@ -46,6 +46,7 @@ public enum ActionError: Error, CustomStringConvertible, Sendable, Equatable {
             case .permissionDenied: "camera-permission"
             case .noBandwidth: "camera-bandwidth"
             case .noUsableFormat: "camera-format"
+            case .frameRateNotAvailable: "camera-fps"
             default: "camera"
             }
         case .jpeg: "jpeg"

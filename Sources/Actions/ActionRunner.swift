@@ -16,8 +16,10 @@ import LinuxIO
 /// delay or drop a press. Each kind of action has its own queue and worker:
 ///
 /// - photos: one at a time, in order; each request gets its own file, also when it arrives
-///   while the previous one is still being written. While a video records, a photo is the
-///   recording's latest frame (the camera streams to one reader only).
+///   while the previous one is still being written. A press on a button whose click takes
+///   a photo has its photo prepared from `began` (the frame nearest the press, encoded and
+///   written to a hidden `.part` file; ``PreparedPhotos``): the click commits it under its
+///   final name, anything else removes it.
 /// - video: one recording at a time (one camera); it starts on the long press and stops on
 ///   that press's `ended`/`cancelled`. Stop requests are never dropped.
 /// - hooks: up to `maxConcurrentHooks` at once, each bounded by its timeout.
@@ -45,7 +47,14 @@ public final class ActionRunner: ActionTriggerSink {
         return started.triggerID == id
     }
 
-    private let photos: AsyncStream<ActionTrigger>.Continuation
+    private let photos: AsyncStream<PhotoCommand>.Continuation
+    /// Photo requests (clicks, trigger messages) queued and not yet taken by the worker: at
+    /// most `queueLimit`, as for the other queues.
+    private let pendingPhotos = Atomic<Int>(0)
+    /// Presses whose photo is being prepared (at most `queueLimit`).
+    let preparations: PhotoPreparations
+    /// Where photos' frames come from: the ring (`frames`), or a fake in tests.
+    private let photoFrames: (any NearestFrameSource)?
     private let videos: AsyncStream<VideoCommand>.Continuation
     private let hooks: AsyncStream<(ExecHook, ActionTrigger)>.Continuation
     private let sounds: AsyncStream<ActionTrigger>.Continuation
@@ -65,24 +74,38 @@ public final class ActionRunner: ActionTriggerSink {
     private let workers: Mutex<[Task<Void, Never>]>
     private let executors: [ThreadExecutor]
 
-    public init(
+    public convenience init(
         configuration: ActionsConfiguration, logger: Logger,
         onOutcome: @escaping @Sendable (ActionOutcome) -> Void
+    ) {
+        self.init(configuration: configuration, logger: logger, onOutcome: onOutcome, photoFrames: nil)
+    }
+
+    /// `photoFrames`: where photos' frames come from instead of the capture stream (tests).
+    init(
+        configuration: ActionsConfiguration, logger: Logger,
+        onOutcome: @escaping @Sendable (ActionOutcome) -> Void, photoFrames: (any NearestFrameSource)?
     ) {
         self.configuration = configuration
         self.logger = logger
         self.onOutcome = onOutcome
-        frames = configuration.capture.map { settings in
+        let frames = configuration.capture.map { settings in
             FrameSource(
                 settings: settings, mode: settings.streamMode, limits: settings.ring, idleStop: settings.streamIdleStop,
                 logger: logger,
                 onError: { error in
-                    logger.info("capture stream failed", metadata: ["error": "\(error)"])
+                    let what = error.code == .frameRateNotAvailable ? "capture stream runs at another rate" : "capture stream failed"
+                    logger.info("\(what)", metadata: ["error": "\(error)"])
                     onOutcome(.failed(.camera(error), press: nil))
                 })
         }
+        self.frames = frames
+        self.photoFrames = photoFrames ?? frames
         let limit = max(1, configuration.queueLimit)
-        let (photoStream, photoIn) = AsyncStream.makeStream(of: ActionTrigger.self, bufferingPolicy: .bufferingOldest(limit))
+        preparations = PhotoPreparations(limit: limit)
+        // Bounded by construction: at most `limit` photo requests (pendingPhotos), and per
+        // press in `preparations` one prepare and one discard.
+        let (photoStream, photoIn) = AsyncStream.makeStream(of: PhotoCommand.self, bufferingPolicy: .bufferingOldest(3 * limit + 1))
         // Bounded by construction (see videoPresses); the buffer is never the limit.
         let (videoStream, videoIn) = AsyncStream.makeStream(of: VideoCommand.self, bufferingPolicy: .bufferingOldest(2 * limit + 2))
         let (hookStream, hookIn) = AsyncStream.makeStream(of: (ExecHook, ActionTrigger).self, bufferingPolicy: .bufferingOldest(limit))
@@ -98,7 +121,7 @@ public final class ActionRunner: ActionTriggerSink {
         let executors = (0..<4).map { _ in ThreadExecutor() }
         self.executors = executors
         let tasks = [
-            Task(executorPreference: executors[0]) { [self] in for await t in photoStream { await takePhoto(t) } },
+            Task(executorPreference: executors[0]) { [self] in await runPhotos(photoStream) },
             Task(executorPreference: executors[1]) { [self] in await runVideo(videoStream) },
             Task(executorPreference: executors[2]) { [self] in await runHooks(hookStream) },
             Task(executorPreference: executors[3]) { [self] in for await t in soundStream { playSound(t) } },
@@ -141,6 +164,10 @@ public final class ActionRunner: ActionTriggerSink {
             if binding.photoOn != nil || binding.videoOnLongPress, configuration.capture?.streamMode == .onPress {
                 frames?.start()
             }
+            // ... and its photo, should the press be a click, is prepared from now on.
+            if let moment = trigger.eventTime, preparesPhotos(binding), preparations.begin(trigger.press) {
+                queuePhotoCommand(.prepare(press: trigger.press, moment: moment))
+            }
         case .ended, .cancelled:
             trigger.pressTime = pressTimes.withLock { $0.removeValue(forKey: trigger.press) }
         default:
@@ -148,7 +175,13 @@ public final class ActionRunner: ActionTriggerSink {
         }
         if let photoOn = binding.photoOn, trigger.kind == photoOn {
             capturing = true
-            enqueue(photos, trigger, kind: "photo", press: trigger.press)
+            queuePhoto(trigger)
+        }
+        // Not a click (after the click's own trigger, which claimed it): the prepared photo goes.
+        if trigger.kind == .longPress || trigger.kind == .ended || trigger.kind == .cancelled,
+            preparations.discard(trigger.press)
+        {
+            queuePhotoCommand(.discard(press: trigger.press))
         }
         if binding.videoOnLongPress {
             switch trigger.kind {
@@ -181,7 +214,7 @@ public final class ActionRunner: ActionTriggerSink {
     public func perform(_ command: CaptureCommand, for trigger: ActionTrigger) {
         switch command {
         case .photo:
-            enqueue(photos, trigger, kind: "photo", press: trigger.press)
+            queuePhoto(trigger)
         case .videoStart:
             if pendingVideoStarts.add(1, ordering: .relaxed).newValue > configuration.queueLimit {
                 pendingVideoStarts.subtract(1, ordering: .relaxed)
@@ -218,6 +251,33 @@ public final class ActionRunner: ActionTriggerSink {
         }
     }
 
+    /// Whether a press on `binding` has its photo prepared at `began`: its click takes one,
+    /// the photo is the press's frame (not the release's), and the mode is not `on-action`
+    /// (a stream started only once the click is decided, kept as it was to compare).
+    private func preparesPhotos(_ binding: ActionBinding) -> Bool {
+        guard binding.photoOn == .click, let settings = configuration.capture, photoFrames != nil else { return false }
+        return settings.photoMoment == .press && settings.streamMode != .onAction
+    }
+
+    /// Queues a photo request (a click, a trigger message), or reports `queue-full` when
+    /// `queueLimit` requests are waiting.
+    private func queuePhoto(_ trigger: ActionTrigger) {
+        if pendingPhotos.add(1, ordering: .relaxed).newValue > max(1, configuration.queueLimit) {
+            pendingPhotos.subtract(1, ordering: .relaxed)
+            logger.info("action queue full, request dropped", metadata: ["action.kind": "photo", "press": "\(trigger.press)"])
+            onOutcome(.failed(.queueFull(kind: "photo", press: trigger.press), press: trigger.press))
+            if preparations.discard(trigger.press) { queuePhotoCommand(.discard(press: trigger.press)) }
+            return
+        }
+        queuePhotoCommand(.take(trigger, prepared: preparations.claim(trigger.press)))
+    }
+
+    private func queuePhotoCommand(_ command: PhotoCommand) {
+        if case .dropped = photos.yield(command) {
+            logger.error("photo command dropped: queue full (a bug: it is bounded by the requests and presses accepted)")
+        }
+    }
+
     private func enqueue<T: Sendable>(_ queue: AsyncStream<T>.Continuation, _ item: T, kind: String, press: UInt64) {
         if case .dropped = queue.yield(item) {
             logger.info("action queue full, request dropped", metadata: ["action.kind": "\(kind)", "press": "\(press)"])
@@ -233,8 +293,26 @@ public final class ActionRunner: ActionTriggerSink {
 
     // MARK: - Workers
 
-    private func takePhoto(_ trigger: ActionTrigger) async {
-        guard let settings = configuration.capture, let frames else {
+    private func runPhotos(_ commands: AsyncStream<PhotoCommand>) async {
+        let prepared = configuration.capture.flatMap { settings in
+            photoFrames.map { PreparedPhotos(frames: $0, settings: settings, ledger: preparations) }
+        }
+        for await command in commands {
+            switch command {
+            case .prepare(let press, let moment):
+                prepared?.prepare(press: press, moment: moment, zoom: digitalZoom.withLock { $0 })
+            case .take(let trigger, let wasPrepared):
+                pendingPhotos.subtract(1, ordering: .relaxed)
+                await takePhoto(trigger, prepared: wasPrepared ? prepared : nil)
+            case .discard(let press):
+                prepared?.discard(press: press)
+            }
+        }
+        prepared?.discardAll()
+    }
+
+    private func takePhoto(_ trigger: ActionTrigger, prepared: PreparedPhotos?) async {
+        guard let settings = configuration.capture, let frames = photoFrames else {
             onOutcome(.failed(.noCamera, press: trigger.press))
             return
         }
@@ -248,16 +326,16 @@ public final class ActionRunner: ActionTriggerSink {
         let moment = (settings.photoMoment == .press ? trigger.pressTime : nil)
             ?? trigger.pressWallTime.map(Photo.monotonicTime(ofWall:)) ?? trigger.eventTime ?? monotonicNow().microseconds
         // Blocking camera and file work runs right here: this worker has a thread of its
-        // own (see init), so it never occupies the cooperative pool.
-        let result = Result { () throws(ActionError) -> PhotoResult in
+        // own (see init), so it never occupies the cooperative pool. A photo prepared since
+        // the press is only committed; otherwise it is taken now.
+        let result = prepared?.commit(press: trigger.press, moment: moment, request: request) ?? Result { () throws(ActionError) -> PhotoResult in
             let ring: RingFrame
             do throws(StreamingError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch { throw .camera(error) }
-            var photo = try Photo.save(ring, settings, request)
-            photo.pressOffset = trigger.pressWallTime == nil ? nil : ring.time - moment
-            return photo
+            return try Photo.save(ring, settings, request)
         }
         switch result {
-        case .success(let photo):
+        case .success(var photo):
+            photo.pressOffset = trigger.pressWallTime == nil ? nil : photo.frameTime.map { $0 - moment }
             logger.info("photo saved", metadata: ["file.path": "\(photo.path)", "press": "\(trigger.press)"])
             onOutcome(.photoSaved(photo, press: trigger.press))
             fileWritten(.photo, photo.path, frameTime: photo.frameTime, for: trigger)

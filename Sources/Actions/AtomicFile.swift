@@ -31,7 +31,8 @@ public struct FileWriteError: Error, CustomStringConvertible, Sendable, Equatabl
 /// `photo.jpg`, works for any number of files). One instance belongs to one thread.
 public final class AtomicFile {
     public let directory: String
-    public let finalName: String
+    /// The name ``commit()`` gives the file; ``commit(as:)`` sets it when it is known only then.
+    public private(set) var finalName: String
     /// The temporary file's path while writing.
     public let temporaryPath: String
     private(set) var fd: Int32
@@ -113,10 +114,11 @@ public final class AtomicFile {
                 if left == 0 { throw FileWriteError(errno: ENOSPC, context: "writing \(temporaryPath)") }
                 count = min(count, left)
             }
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw FileWriteError(errno: errno, context: "writing \(temporaryPath)")
+            let n: Int
+            do {
+                n = try retryingEINTR { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, count) } }
+            } catch {
+                throw FileWriteError(errno: error.errno, context: "writing \(temporaryPath)")
             }
             done += n
             size += n
@@ -177,6 +179,14 @@ public final class AtomicFile {
                 throw FileWriteError(errno: e, context: "renaming \(temporaryPath) to \(target)")
             }
         }
+    }
+
+    /// Commits under `name` (a file written before its name was known: a photo prepared at
+    /// the press, named when the click is decided).
+    public func commit(as name: String) throws(FileWriteError) -> String {
+        precondition(!name.contains("/" as Character), "file names come from FileNamePattern, which rejects '/'")
+        finalName = name
+        return try commit()
     }
 
     /// The highest N of the files named `stem-N ext` in `directory` (0 when none).

@@ -38,6 +38,8 @@ public struct CaptureSettings: Sendable, Hashable {
     public var ring: RingLimits
     /// `on-press` mode: the stream stops after this long without a press.
     public var streamIdleStop: Duration
+    /// The frame rate to ask the camera for; nil keeps the driver's.
+    public var framesPerSecond: Double?
 
     /// Which moment a click's photo shows.
     public enum PhotoMoment: String, Sendable, Hashable, CaseIterable {
@@ -53,8 +55,9 @@ public struct CaptureSettings: Sendable, Hashable {
         width: Int? = nil, height: Int? = nil, jpegQuality: Int = 90, frameTimeout: Duration = .seconds(3),
         photoWarmupFrames: Int = 2, maximumVideoBytes: Int = 1 << 30, streamMode: StreamMode = .always,
         photoMoment: PhotoMoment = .press, preRoll: Duration = .zero, ring: RingLimits = RingLimits(),
-        streamIdleStop: Duration = .seconds(10)
+        streamIdleStop: Duration = .seconds(10), framesPerSecond: Double? = nil
     ) {
+        self.framesPerSecond = framesPerSecond
         self.streamMode = streamMode
         self.photoMoment = photoMoment
         self.preRoll = preRoll
@@ -140,20 +143,11 @@ public enum Photo {
     /// cropped losslessly around the centre for a digital zoom, with EXIF `DateTimeOriginal`
     /// and sub-seconds of the moment the frame was taken.
     public static func save(_ ring: RingFrame, _ settings: CaptureSettings, _ request: CaptureRequest) throws(ActionError) -> PhotoResult {
-        let jpeg: [UInt8]
-        var width = ring.frame.format.width, height = ring.frame.format.height
-        do {
-            var image = try JPEG.data(from: ring.frame, quality: settings.jpegQuality)
-            if request.zoom > 1 {
-                image = try JPEGCrop.centre(image, factor: request.zoom)
-                if let size = JPEGCrop.size(of: image) { (width, height) = size }
-            }
-            jpeg = try JPEG.withCaptureTime(image, wallSeconds: wallTime(ofMonotonic: ring.time))
-        } catch { throw .jpeg(error) }
-        let path = try write(jpeg, settings, request)
+        let image = try encode(ring, settings, zoom: request.zoom)
+        let path = try write(image.jpeg, settings, request)
         return PhotoResult(
-            path: path, width: width, height: height, bytes: jpeg.count, frameTime: ring.time, sequence: ring.frame.sequence,
-            trigger: request.trigger)
+            path: path, width: image.width, height: image.height, bytes: image.jpeg.count, frameTime: ring.time,
+            sequence: ring.frame.sequence, trigger: request.trigger)
     }
 
     /// The CLOCK_MONOTONIC time in µs of a wall-clock time (seconds since 1970).

@@ -146,17 +146,19 @@ struct ChildProcess {
             var buffer = [UInt8](repeating: 0, count: 4096)
             var reads = 0
             while pipeOpen && reads < 16 {
-                let n = buffer.withUnsafeMutableBytes { read(outputFD, $0.baseAddress, $0.count) }
+                let n: Int
+                do {
+                    n = try retryingEINTR { buffer.withUnsafeMutableBytes { read(outputFD, $0.baseAddress, $0.count) } }
+                } catch {
+                    if error.errno != EAGAIN { pipeOpen = false }
+                    return
+                }
                 if n > 0 {
                     reads += 1
                     if kept.count < 65536 { kept.append(contentsOf: buffer[0..<min(n, 65536 - kept.count)]) }
                     take(buffer[0..<n])
-                } else if n == 0 {
-                    pipeOpen = false
                 } else {
-                    if errno == EINTR { continue }
-                    if errno != EAGAIN { pipeOpen = false }
-                    return
+                    pipeOpen = false
                 }
             }
         }

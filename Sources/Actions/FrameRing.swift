@@ -274,12 +274,20 @@ public final class FrameSource: Sendable {
         var failure: StreamingError?
         let stream: VideoCaptureStream
         do {
-            stream = try VideoCaptureStream(path: settings.devicePath, width: settings.width, height: settings.height)
+            stream = try VideoCaptureStream(
+                path: settings.devicePath, width: settings.width, height: settings.height, framesPerSecond: settings.framesPerSecond)
             try stream.start()
         } catch {
             return error
         }
         let format = stream.format
+        if let wanted = settings.framesPerSecond, format.framesPerSecond.map({ abs($0 - wanted) > wanted / 200 }) ?? true {
+            // Streaming on at the driver's rate; said once per start.
+            let got = format.framesPerSecond.map { "gives \(Self.rate($0)) fps at this size" } ?? "does not say its rate"
+            onError(StreamingError(
+                code: .frameRateNotAvailable,
+                context: "capture stream of \(settings.devicePath) at \(format.width)×\(format.height): asked for \(Self.rate(wanted)) fps, the driver \(got)"))
+        }
         let slots = limits.slots(frameBytes: max(format.bytesPerLine * format.height, 1), fps: format.framesPerSecond)
         state.withLock { s in
             s.format = format
@@ -352,6 +360,11 @@ public final class FrameSource: Sendable {
     }
 
     // MARK: - Helpers
+
+    /// A rate as written: 25, 7.5, 29.97.
+    static func rate(_ fps: Double) -> String {
+        fps == fps.rounded() ? "\(Int(fps))" : "\((fps * 1000).rounded() / 1000)"
+    }
 
     private func copy(_ s: State, _ i: Int) -> RingFrame {
         let slot = s.slots[i]

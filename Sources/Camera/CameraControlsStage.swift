@@ -89,6 +89,13 @@ public final class CameraControlsStage: ControlsStage {
         report(session.cameraChanged(camera, at: now), emit)
     }
 
+    /// As ``cameraChanged(at:_:)``, from `controls` read elsewhere (the camera's writer
+    /// thread): nothing here asks the camera, so a camera that stops answering cannot hold
+    /// the caller.
+    public func cameraChanged(_ controls: [CameraControlInfo], at now: Timestamp, _ emit: (PipelineEvent) -> Void) {
+        report(session.cameraChanged(CameraSnapshot(identity: camera.identity, controls: controls), at: now), emit)
+    }
+
     /// The camera went away (false) or came back (true): its controls are disabled (listed,
     /// not changeable) or enabled again.
     public func cameraAvailable(_ available: Bool, at now: Timestamp, _ emit: (PipelineEvent) -> Void) {

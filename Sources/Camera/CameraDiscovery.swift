@@ -229,14 +229,12 @@ public struct CameraBindings: Sendable, Hashable {
     public init(controls: [ControlDescription]) {
         let byID = Dictionary(controls.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         zoom = byID[.zoomAbsolute]
-        if let bias = byID[.autoExposureBias] {
-            exposureBias = .native(bias)
-        } else if let auto = byID[.exposureAuto], let time = byID[.exposureAbsolute],
-            auto.menu.isEmpty || auto.menu.contains(where: { $0.index == 1 })
-        {
-            exposureBias = .emulated(auto: auto, time: time)
-        } else {
-            exposureBias = .unavailable
+        let method = ExposureBiasMethod { id in byID[id].map { CameraControlInfo($0, value: 0) } }
+        switch method {
+        case .native: exposureBias = byID[.autoExposureBias].map(ExposureBias.native) ?? .unavailable
+        case .emulated:
+            exposureBias = .emulated(auto: byID[.exposureAuto]!, time: byID[.exposureAbsolute]!)
+        case .unavailable: exposureBias = .unavailable
         }
     }
 

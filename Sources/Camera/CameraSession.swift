@@ -74,8 +74,14 @@ public final class CameraSession: Sendable {
         /// The camera went away or the session ended: controls are disabled, presses in
         /// flight are cancelled with reason "session stopped".
         case stopped(StopReason)
-        /// Another program (or the driver) changed a control the session follows.
+        /// Another program (or the driver) changed a control the session follows. The
+        /// controls as read after it follow in a `refreshed` event.
         case controlChanged(ControlUpdate)
+        /// Every control with its value, read on the camera's writer thread after a change
+        /// made elsewhere, a restore or a replug (one read for a burst of them): what the
+        /// controls follow. Reading there, a camera that stops answering (uvcvideo: 5 s per
+        /// USB request) holds that thread, never the consumer's.
+        case refreshed([CameraControlInfo])
         /// The person's value was set again: after a replug, or (policy `restore`) after
         /// another program changed it.
         case restored(control: String, id: CameraControlID, value: Int64)
@@ -135,10 +141,12 @@ public final class CameraSession: Sendable {
             State(
                 opened: opened, bindings: bindings, busAndCard: opened.busAndCard,
                 restores: RestoreBudget(limit: configuration.restoreLimit.limit, window: configuration.restoreLimit.window)))
-        camera.writeOffThread { [continuation, logger] error in
-            logger.warning("cannot set a control", metadata: ["error": "\(error)"])
-            continuation.yield(.error(error))
-        }
+        camera.writeOffThread(
+            onFailure: { [continuation, logger] error in
+                logger.warning("cannot set a control", metadata: ["error": "\(error)"])
+                continuation.yield(.error(error))
+            },
+            onRefresh: { [continuation] controls in continuation.yield(.refreshed(controls)) })
     }
 
     /// Which V4L2 controls the system sliders drive (refreshed at every (re)connection).
@@ -194,7 +202,7 @@ public final class CameraSession: Sendable {
                 "cannot watch for the camera's return; it will not be followed again",
                 metadata: ["camera.identity": "\(identity)", "error": "\(error)"])
             continuation.yield(
-                .error(CameraError(code: .failed, control: "*", device: identity, detail: "cannot watch udev: \(error)")))
+                .error(CameraError(code: .failed, device: identity, control: "*", context: "cannot watch udev: \(error)")))
             await Self.untilCancelled()
             return .ended
         }
@@ -264,7 +272,10 @@ public final class CameraSession: Sendable {
             "camera started",
             metadata: ["device.path": "\(opened.device.path)", "camera.identity": "\(opened.identity)", "resumed": "\(resumed)"])
         continuation.yield(.started(identity: opened.identity, device: opened.device.path, resumed: resumed))
-        if resumed { reapply(nil) }
+        if resumed {
+            reapply(nil)
+            camera.requestRefresh()
+        }
 
         for await notification in notifications {
             switch notification {
@@ -297,9 +308,7 @@ public final class CameraSession: Sendable {
         camera.apply(event, adoptValue: policy == .follow || gaveWay)
         if gaveWay {
             let name = camera.description(of: event.id)?.name ?? event.id.description
-            let error = CameraError(
-                code: .busy, control: name, device: camera.identity,
-                detail: "another program keeps changing it (\(configuration.restoreLimit.limit) restores within "
+            let error = CameraError(code: .busy, device: camera.identity, control: name, context: "another program keeps changing it (\(configuration.restoreLimit.limit) restores within "
                     + "\(configuration.restoreLimit.window)): keeping its value \(event.value) instead of restoring")
             logger.warning("\(error)")
             continuation.yield(.error(error))
@@ -314,6 +323,7 @@ public final class CameraSession: Sendable {
             continuation.yield(.controlChanged(ControlUpdate(control: info, changes: event.changes)))
         }
         if restore { reapply([event.id]) }
+        camera.requestRefresh()
     }
 
     private func reapply(_ ids: Set<ControlID>?) {
@@ -321,7 +331,7 @@ public final class CameraSession: Sendable {
             let name = camera.description(of: id)?.name ?? id.description
             switch result {
             case .success(let value):
-                continuation.yield(.restored(control: name, id: CameraControlID(id.rawValue), value: value))
+                continuation.yield(.restored(control: name, id: id, value: value))
             case .failure(let error):
                 logger.warning("cannot restore a control", metadata: ["v4l2.control": "\(name)", "error": "\(error)"])
                 continuation.yield(.error(error))

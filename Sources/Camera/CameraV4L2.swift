@@ -12,15 +12,15 @@ import LinuxIO
 ///
 /// It remembers the values set through it (the person's values, in the order they were
 /// last set) so the session can put them back after a replug or after another program
-/// reset them. While the camera is absent every call throws `.gone`.
+/// reset them. While the camera is absent every call throws `.deviceRemoved`.
 ///
-/// With ``writeOffThread(onFailure:)`` (the daemon's session does it) ``set(_:to:)`` checks
+/// With ``writeOffThread(onFailure:onRefresh:)`` (the daemon's session does it) ``set(_:to:)`` checks
 /// the value against the control's cached description, remembers it and hands it to a
 /// ``ControlWriter`` thread for the ioctls, returning the value clamped and rounded to the
 /// control's step: the knob path on the input thread never waits for the camera.
 public final class V4L2Camera: CameraBackend {
     public let identity: String
-    /// Set once, before the camera is shared (``writeOffThread(onFailure:)``).
+    /// Set once, before the camera is shared (``writeOffThread(onFailure:onRefresh:)``).
     private let writer = Mutex<ControlWriter?>(nil)
     private let onWriteFailure = Mutex<(@Sendable (CameraError) -> Void)?>(nil)
 
@@ -31,6 +31,9 @@ public final class V4L2Camera: CameraBackend {
         /// The person's values; the order is the order of their last setting.
         var personValues: [(ControlID, Int64)] = []
         var subscribed: Set<ControlID> = []
+        /// The last value known of each control: read, reported by a control event, or set.
+        /// What ``value(of:)`` answers when the camera does not answer in time.
+        var known: [ControlID: Int64] = [:]
     }
     private let state = Mutex(State())
 
@@ -41,11 +44,29 @@ public final class V4L2Camera: CameraBackend {
     deinit { writer.withLock { $0?.stop() } }
 
     /// From now on ``set(_:to:)`` writes on a thread of its own; a failed write is passed to
-    /// `onFailure` (on that thread).
-    func writeOffThread(onFailure: @escaping @Sendable (CameraError) -> Void) {
+    /// `onFailure` (on that thread). ``requestRefresh()`` reads every control there and
+    /// passes them to `onRefresh`.
+    func writeOffThread(
+        onFailure: @escaping @Sendable (CameraError) -> Void,
+        onRefresh: @escaping @Sendable ([CameraControlInfo]) -> Void = { _ in }
+    ) {
         onWriteFailure.withLock { $0 = onFailure }
-        let w = ControlWriter { [weak self] id, value in self?.write(id, value) }
+        let w = ControlWriter(
+            write: { [weak self] id, value in self?.write(id, value) },
+            read: { [weak self] id in self?.readOnWriter(id) },
+            refresh: { [weak self] in
+                // Gone meanwhile: the session's replug path refreshes again.
+                if let controls = try? self?.controls() { onRefresh(controls) }
+            })
         writer.withLock { $0 = w }
+    }
+
+    /// Reads every control anew on the writer's thread, after the values queued now, and
+    /// hands them to ``writeOffThread(onFailure:onRefresh:)``'s `onRefresh`: a camera that
+    /// stops answering holds that thread, not the caller's. Requests made while one is
+    /// waiting are served by one read. Without a writer thread, nothing happens.
+    public func requestRefresh() {
+        writer.withLock { $0 }?.requestRefresh()
     }
 
     /// Whether every value handed to the writer thread has been written.
@@ -116,6 +137,7 @@ public final class V4L2Camera: CameraBackend {
         }
         state.withLock { s in
             for d in descriptions { s.descriptions[d.id] = d }
+            for c in out { s.known[c.id] = c.value }
         }
         return out
     }
@@ -123,7 +145,7 @@ public final class V4L2Camera: CameraBackend {
     /// The description last queried or reported by a control event (ranges follow
     /// `V4L2_EVENT_CTRL`); `value` is the control's default, not read from the camera.
     public func cachedControl(_ id: CameraControlID) throws(CameraError) -> CameraControlInfo? {
-        let cid = ControlID(id.rawValue)
+        let cid = id
         return try state.withLock { s throws(CameraError) -> CameraControlInfo? in
             guard s.device != nil else { throw gone(control: name(cid, in: s)) }
             return s.descriptions[cid].map { CameraControlInfo($0, value: $0.defaultValue) }
@@ -134,7 +156,7 @@ public final class V4L2Camera: CameraBackend {
     /// follows it for changes made elsewhere, and returns the value the camera holds.
     @discardableResult
     public func set(_ id: CameraControlID, to value: Int64) throws(CameraError) -> Int64 {
-        let cid = ControlID(id.rawValue)
+        let cid = id
         if let writer = writer.withLock({ $0 }) { return try handOff(cid, value, to: writer) }
         return try state.withLock { s throws(CameraError) -> Int64 in
             guard let device = s.device else { throw gone(control: name(cid, in: s)) }
@@ -177,16 +199,37 @@ public final class V4L2Camera: CameraBackend {
                 s.personValues.append((cid, target))
             }
             if !s.subscribed.contains(cid), (try? device.subscribe(to: cid)) != nil { s.subscribed.insert(cid) }
+            s.known[cid] = target
             writer.submit(cid, target)
             return target
         }
     }
 
+    /// Reads a control's value. With the writer thread (the daemon), the read is made there,
+    /// after the values queued before it, and waited for at most ``readTimeout``: a camera
+    /// that stops answering (uvcvideo: 5 s per transfer) then gets the value last known (read,
+    /// reported by an event, or set), so the caller — the input thread, for the emulated
+    /// exposure bias's base — never waits for it.
     public func value(of id: CameraControlID) throws(CameraError) -> Int64 {
-        let cid = ControlID(id.rawValue)
+        let cid = id
         let (device, label) = state.withLock { s in (s.device, name(cid, in: s)) }
         guard let device else { throw gone(control: label) }
+        if let writer = writer.withLock({ $0 }) {
+            if let v = writer.read(cid, timeout: Self.readTimeout) { return v }
+            if let v = state.withLock({ $0.known[cid] }) { return v }
+            throw CameraError(code: .busy, device: identity, control: label, context: "the camera did not answer within \(Self.readTimeout)")
+        }
         do { return try device.value(of: cid) } catch { throw cameraError(error, control: label) }
+    }
+
+    /// How long ``value(of:)`` waits for the writer thread's read.
+    public static let readTimeout = Duration.milliseconds(100)
+
+    /// ``value(of:)``'s read, on the writer's thread; remembered as known.
+    private func readOnWriter(_ id: ControlID) -> Int64? {
+        guard let device = state.withLock({ $0.device }), let v = try? device.value(of: id) else { return nil }
+        state.withLock { $0.known[id] = v }
+        return v
     }
 
     // MARK: For the session
@@ -225,23 +268,33 @@ public final class V4L2Camera: CameraBackend {
 
     /// Sets the person's values again, in the order they were set. A control that is
     /// inactive now (exposure time while auto exposure is back on) is skipped: setting it
-    /// would have no effect. Returns what was applied and what failed.
+    /// would have no effect. With a writer thread the values are handed to it (a camera that
+    /// stops answering holds that thread, never the caller or this camera's lock; a failure
+    /// comes through `onFailure`) and reported as the values asked for; without one they
+    /// are set here, outside the lock. Returns what was applied and what failed.
     func reapply(only ids: Set<ControlID>? = nil) -> [(ControlID, Result<Int64, CameraError>)] {
-        state.withLock { s in
-            guard let device = s.device else { return [] }
-            var results: [(ControlID, Result<Int64, CameraError>)] = []
-            for (id, value) in s.personValues where ids?.contains(id) ?? true {
-                do throws(V4L2Error) {
-                    let held = try device.set(id, to: value)
-                    results.append((id, .success(held)))
-                } catch where error.code == .inactive {
-                    continue
-                } catch {
-                    results.append((id, .failure(cameraError(error, control: name(id, in: s)))))
-                }
+        let (device, values) = state.withLock { s -> (V4L2Device?, [(ControlID, Int64, String)]) in
+            let values = s.personValues.filter { id, _ in
+                (ids?.contains(id) ?? true) && !(s.descriptions[id]?.flags.contains(.inactive) ?? false)
             }
-            return results
+            return (s.device, values.map { ($0.0, $0.1, name($0.0, in: s)) })
         }
+        guard let device else { return [] }
+        if let writer = writer.withLock({ $0 }) {
+            for (id, value, _) in values { writer.submit(id, value) }
+            return values.map { ($0.0, .success($0.1)) }
+        }
+        var results: [(ControlID, Result<Int64, CameraError>)] = []
+        for (id, value, label) in values {
+            do throws(V4L2Error) {
+                results.append((id, .success(try device.set(id, to: value))))
+            } catch where error.code == .inactive {
+                continue
+            } catch {
+                results.append((id, .failure(cameraError(error, control: label))))
+            }
+        }
+        return results
     }
 
     /// Applies a control event to what is known: range and flags, and in follow mode the
@@ -258,6 +311,7 @@ public final class V4L2Camera: CameraBackend {
                 }
                 s.descriptions[event.id] = d
             }
+            if event.changes.contains(.value) { s.known[event.id] = event.value }
             if adoptValue, event.changes.contains(.value),
                 let i = s.personValues.firstIndex(where: { $0.0 == event.id })
             {
@@ -274,7 +328,7 @@ public final class V4L2Camera: CameraBackend {
     }
 
     private func gone(control: String) -> CameraError {
-        CameraError(code: .gone, control: control, device: identity, detail: "the camera is not connected")
+        CameraError(code: .deviceRemoved, device: identity, control: control, context: "the camera is not connected")
     }
 
     private func name(_ id: ControlID, in s: State) -> String {
@@ -282,22 +336,11 @@ public final class V4L2Camera: CameraBackend {
     }
 }
 
-/// A V4L2 error as the controls see it.
+/// A V4L2 error naming the control it is about.
 func cameraError(_ error: V4L2Error, control: String) -> CameraError {
-    let code: CameraError.Code
-    switch error.code {
-    case .noSuchControl: code = .noSuchControl
-    case .readOnly: code = .readOnly
-    case .inactive: code = .inactive
-    case .busy: code = .busy
-    case .outOfRange, .invalidValue: code = .outOfRange
-    case .deviceRemoved, .noSuchDevice: code = .gone
-    default: code = .failed
-    }
-    var detail = error.context
-    if let e = error.errno { detail += (detail.isEmpty ? "" : ": ") + "errno \(e)" }
-    if code == .failed { detail = "\(error.code): " + detail }
-    return CameraError(code: code, control: error.control ?? control, device: error.device, detail: detail)
+    var error = error
+    if error.control == nil { error.control = control }
+    return error
 }
 
 extension CameraControlInfo {
@@ -313,7 +356,7 @@ extension CameraControlInfo {
             default: .other
             }
         self.init(
-            id: CameraControlID(d.id.rawValue), name: d.name, kind: kind, minimum: d.minimum, maximum: d.maximum,
+            id: d.id, name: d.name, kind: kind, minimum: d.minimum, maximum: d.maximum,
             step: Int64(clamping: d.step), defaultValue: d.defaultValue, value: value,
             menu: Dictionary(d.menu.map { ($0.index, $0.name) }, uniquingKeysWith: { a, _ in a }),
             isInactive: d.flags.contains(.inactive), isReadOnly: d.flags.contains(.readOnly))

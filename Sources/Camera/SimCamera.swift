@@ -39,7 +39,7 @@ public final class SimCamera: CameraBackend {
 
     public func value(of id: CameraControlID) throws(CameraError) -> Int64 {
         guard let v = state.withLock({ list in list.first { $0.id == id }?.value }) else {
-            throw CameraError(code: .noSuchControl, control: id.description, device: identity)
+            throw CameraError(code: .noSuchControl, device: identity, control: id.description, context: "")
         }
         return v
     }
@@ -48,16 +48,15 @@ public final class SimCamera: CameraBackend {
     public func set(_ id: CameraControlID, to value: Int64) throws(CameraError) -> Int64 {
         let result: Result<Int64, CameraError> = state.withLock { list in
             guard let i = list.firstIndex(where: { $0.id == id }) else {
-                return .failure(CameraError(code: .noSuchControl, control: id.description, device: identity))
+                return .failure(CameraError(code: .noSuchControl, device: identity, control: id.description, context: ""))
             }
             let info = list[i]
-            if info.isReadOnly { return .failure(CameraError(code: .readOnly, control: info.name, device: identity)) }
+            if info.isReadOnly { return .failure(CameraError(code: .readOnly, device: identity, control: info.name, context: "")) }
             let held: Int64
             if info.kind == .menu {
                 guard info.menu[value] != nil else {
-                    return .failure(CameraError(
-                        code: .outOfRange, control: info.name, device: identity,
-                        detail: "\(value) is not a menu index (\(info.menu.keys.sorted().map(String.init).joined(separator: ", ")))"))
+                    let indices = info.menu.keys.sorted().map(String.init).joined(separator: ", ")
+                    return .failure(CameraError(code: .outOfRange, device: identity, control: info.name, context: "\(value) is not a menu index (\(indices))"))
                 }
                 held = value
             } else {

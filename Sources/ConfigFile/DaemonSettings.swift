@@ -19,6 +19,8 @@ public struct DaemonSettings: Sendable {
     public var followExternalChanges = false
     public var width: Int?
     public var height: Int?
+    /// The frame rate to ask the capture device for (`[camera] fps`); nil keeps the driver's.
+    public var framesPerSecond: Double?
     public var jpegQuality = 90
     /// When the capture stream runs, which moment a photo shows, pre-roll and the ring (spec §7).
     public var streamMode = StreamMode.always

@@ -62,7 +62,7 @@ extension ConfigReader {
                 camera, path: p,
                 allowed: [
                     "device", "capture-device", "external-changes", "width", "height", "stream", "photo-frame", "pre-roll",
-                    "ring-seconds", "ring-memory", "idle-stop",
+                    "ring-seconds", "ring-memory", "idle-stop", "fps",
                 ])
             if let m = try oneOf(camera, "stream", path: p, StreamMode.allCases.map(\.rawValue)) { d.streamMode = StreamMode(rawValue: m)! }
             if let m = try oneOf(camera, "photo-frame", path: p, CaptureSettings.PhotoMoment.allCases.map(\.rawValue)) {
@@ -89,6 +89,13 @@ extension ConfigReader {
             }
             d.width = try int(camera, "width", path: p, in: 16...8192)
             d.height = try int(camera, "height", path: p, in: 16...8192)
+            if let v = camera["fps"] {
+                // Whole or fractional (7.5, 29.97): what `v4l2-ctl --list-formats-ext` lists.
+                guard let fps = v.int.map(Double.init) ?? v.double, (1...240).contains(fps) else {
+                    throw error(p + ["fps"], "camera.fps must be a number of frames per second between 1 and 240, not \(shown(v))")
+                }
+                d.framesPerSecond = fps
+            }
         }
         if let output = try self.table(table, "output", path: []) {
             let p = ["output"]

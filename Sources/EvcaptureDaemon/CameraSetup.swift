@@ -62,6 +62,34 @@ struct CameraSetup: Sendable {
         }
     }
 
+    /// Follows a separate capture device (`[camera] capture-device`) coming back: `added`
+    /// runs for every udev `video4linux` addition of its node, so a capture stream that an
+    /// unplug ended starts again by itself. Nil without one: the controls camera's return
+    /// restarts the session, and the stream with it.
+    func watchCaptureDevice(added: @escaping @Sendable () async -> Void) -> Task<Void, Never>? {
+        guard let configured = config.daemon.captureDevice else { return nil }
+        let (loop, logger) = (self.loop, self.logger)
+        return Task {
+            let monitor: UdevVideoMonitor
+            let events: AsyncStream<UdevVideoEvent>
+            do {
+                (monitor, events) = try UdevVideoMonitor.start(on: loop)
+            } catch {
+                logger.warning("cannot follow the capture device's hotplug: \(error)")
+                return
+            }
+            defer { monitor.stop() }
+            for await event in events {
+                guard case .added(let device) = event else { continue }
+                // A `/dev/v4l/by-id/…` link is made again before udev announces the node.
+                let target = realpath(configured, nil).map { p in defer { free(p) }; return String(cString: p) }
+                guard device.node == configured || device.node == target else { continue }
+                logger.info("capture device is back", metadata: ["v4l2.device": "\(configured)"])
+                await added()
+            }
+        }
+    }
+
     func controlsStage(for session: CameraSession) -> CameraControlsStage {
         let stateFile = ControlStateFile()
         let remembered = (try? stateFile?.load()) ?? nil
@@ -86,7 +114,7 @@ struct CameraSetup: Sendable {
                         devicePath: $0, outputDirectory: d.outputDirectory ?? DaemonSettings.defaultOutputDirectory(),
                         photoPattern: d.photoName, videoPattern: d.videoName, width: d.width, height: d.height,
                         jpegQuality: d.jpegQuality, streamMode: d.streamMode, photoMoment: d.photoMoment, preRoll: d.preRoll,
-                        ring: d.ring, streamIdleStop: d.streamIdleStop)
+                        ring: d.ring, streamIdleStop: d.streamIdleStop, framesPerSecond: d.framesPerSecond)
                 },
                 bindings: d.bindings, hooks: d.hooks, sound: d.sound),
             logger: logger,

@@ -43,6 +43,8 @@ actor DaemonState {
     /// The camera session's events, and the wait for a camera when there is none.
     var cameraTask: Task<Void, Never>?
     var cameraWatch: Task<Void, Never>?
+    /// Follows a separate capture device's return (its stream restarts).
+    var captureWatch: Task<Void, Never>?
     /// The controls bound to the camera, when there is one (also held by the pipeline).
     var controlsStage: CameraControlsStage?
     /// The rig (`[mqtt]`), when configured.
@@ -83,6 +85,7 @@ actor DaemonState {
         } else if cameras.config.daemon.camera != nil {
             cameraWatch = cameras.waitForCamera { [weak self] session in await self?.cameraFound(session) }
         }
+        captureWatch = cameras.watchCaptureDevice { [weak self] in await self?.captureDeviceAdded() }
         scheduleDeadline()
     }
 
@@ -228,8 +231,8 @@ actor DaemonState {
         switch event {
         case .started(let identity, let device, let resumed):
             guard resumed else { return }
+            // The values the camera holds now follow in a `refreshed` event.
             controlsStage?.cameraAvailable(true, at: now) { emit($0) }
-            controlsStage?.cameraChanged(at: now) { emit($0) }
             if !pipeline.isRunning { startSession(at: now, camera: identity, cameraNode: device) }
         case .stopped(let reason):
             // A code like the capture events' reasons (`session-stopped`), not the readable text.
@@ -240,7 +243,9 @@ actor DaemonState {
             if pipeline.isRunning { stopSession(at: now, reason: code) }
             controlsStage?.cameraAvailable(false, at: now) { emit($0) }
         case .controlChanged, .restored:
-            controlsStage?.cameraChanged(at: now) { emit($0) }
+            break  // a `refreshed` event follows, read off this thread
+        case .refreshed(let controls):
+            controlsStage?.cameraChanged(controls, at: now) { emit($0) }
         case .error(let error):
             emit(.error(ErrorReport("camera: \(error)", time: now)))
         }
@@ -267,6 +272,12 @@ actor DaemonState {
         }
     }
 
+    /// The capture device is back after an unplug: its stream starts again when the
+    /// session runs (``ActionRunner/sessionChanged(running:)``; a no-op when it runs still).
+    func captureDeviceAdded() {
+        actions.sessionChanged(running: pipeline.isRunning)
+    }
+
     func tick() {
         pipeline.fireDeadlines(through: monotonicNow()) { emit($0) }
     }
@@ -287,6 +298,7 @@ actor DaemonState {
         timer = nil
         cameraTask?.cancel()
         cameraWatch?.cancel()
+        captureWatch?.cancel()
         if pipeline.isRunning { stopSession(at: now, reason: "shutdown") }
         for node in devices.keys.sorted() { remove(node, at: now) }
         return actions

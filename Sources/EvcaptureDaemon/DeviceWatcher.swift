@@ -75,7 +75,7 @@ public final class DeviceWatcher: Sendable {
     /// Starts watching. Devices present now come first as `.added` (or `.failed`), then
     /// `.enumerated`, then hotplug events.
     /// Ending the stream stops the watcher (open devices already handed out stay open).
-    public func events() throws(UdevError) -> AsyncStream<Event> {
+    public func events() throws(SystemError) -> AsyncStream<Event> {
         let (monitor, udevEvents) = try UdevInputMonitor.start(on: loop, source: source)
         if source == .kernel || monitor.source == .kernel {
             logger.info("udevd is not running: following the kernel's events; roles come from capabilities only")

@@ -25,13 +25,6 @@ public struct IOToken: Hashable, Sendable {
     fileprivate let id: UInt64
 }
 
-/// An error from a system call, with what was being done.
-public struct IOLoopError: Error, CustomStringConvertible, Sendable {
-    public let errno: Int32
-    public let context: String
-    public var description: String { "\(context): \(String(cString: strerror(errno)))" }
-}
-
 /// One thread waiting in `epoll_wait` on every file descriptor the daemon watches, plus an
 /// eventfd that wakes it for commands and for ``stop()``.
 ///
@@ -74,14 +67,14 @@ public final class IOLoop: Sendable {
     /// shows it here, whatever else the process does (tests, diagnostics).
     public var wakeupCount: Int { wakeups.load(ordering: .relaxed) }
 
-    public init() throws(IOLoopError) {
+    public init() throws(SystemError) {
         let ep = epoll_create1(Int32(EPOLL_CLOEXEC))
-        guard ep >= 0 else { throw IOLoopError(errno: errno, context: "epoll_create1") }
+        guard ep >= 0 else { throw SystemError(errno: errno, context: "epoll_create1") }
         let ev = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
         guard ev >= 0 else {
             let e = errno
             close(ep)
-            throw IOLoopError(errno: e, context: "eventfd")
+            throw SystemError(errno: e, context: "eventfd")
         }
         epfd = ep
         wakefd = ev
@@ -91,7 +84,7 @@ public final class IOLoop: Sendable {
         guard epoll_ctl(epfd, EPOLL_CTL_ADD, wakefd, &event) == 0 else {
             let e = errno
             close(ep); close(ev)
-            throw IOLoopError(errno: e, context: "epoll_ctl(ADD eventfd)")
+            throw SystemError(errno: e, context: "epoll_ctl(ADD eventfd)")
         }
         let box = Unmanaged.passRetained(self)
         var tid = pthread_t()
@@ -103,7 +96,7 @@ public final class IOLoop: Sendable {
         guard rc == 0 else {
             box.release()
             close(ep); close(ev)
-            throw IOLoopError(errno: rc, context: "pthread_create")
+            throw SystemError(errno: rc, context: "pthread_create")
         }
         thread.withLock { $0 = tid }
     }
@@ -124,7 +117,7 @@ public final class IOLoop: Sendable {
         fd: Int32, interest: Readiness = .readable,
         handler: @escaping @Sendable (Readiness) -> Void,
         onRemove: @escaping @Sendable () -> Void = {}
-    ) throws(IOLoopError) -> IOToken {
+    ) throws(SystemError) -> IOToken {
         let id: UInt64 = state.withLock { s in
             defer { s.nextID += 1 }
             s.entries[s.nextID] = Entry(fd: fd, handler: handler, onRemove: onRemove)
@@ -136,20 +129,20 @@ public final class IOLoop: Sendable {
         if epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event) != 0 {
             let e = errno
             _ = state.withLock { $0.entries.removeValue(forKey: id) }
-            throw IOLoopError(errno: e, context: "epoll_ctl(ADD fd \(fd))")
+            throw SystemError(errno: e, context: "epoll_ctl(ADD fd \(fd))")
         }
         return IOToken(id: id)
     }
 
     /// Changes what a registration waits for (e.g. adds `.writable` while output is queued
     /// on a socket, and drops it once written, so a writable socket does not wake the loop).
-    public func setInterest(_ token: IOToken, _ interest: Readiness) throws(IOLoopError) {
+    public func setInterest(_ token: IOToken, _ interest: Readiness) throws(SystemError) {
         guard let fd = state.withLock({ $0.entries[token.id]?.fd }) else { return }
         var event = epoll_event()
         event.events = interest.rawValue
         event.data.u64 = token.id
         if epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &event) != 0 {
-            throw IOLoopError(errno: errno, context: "epoll_ctl(MOD fd \(fd))")
+            throw SystemError(errno: errno, context: "epoll_ctl(MOD fd \(fd))")
         }
     }
 
@@ -201,12 +194,9 @@ public final class IOLoop: Sendable {
         var jobs: [UnownedJob] = []
         jobs.reserveCapacity(16)
         while true {
-            let n = events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, 64, -1) }
+            guard let n = try? retryingEINTR({ events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, 64, -1) } })
+            else { break }
             wakeups.add(1, ordering: .relaxed)
-            if n < 0 {
-                if errno == EINTR { continue }
-                break
-            }
             for i in 0..<Int(n) {
                 let id = events[i].data.u64
                 if id == 0 {
@@ -256,9 +246,9 @@ public final class IOTimer: Sendable {
     private let loop: IOLoop
 
     /// Creates a disarmed timer whose `handler` runs on `loop`'s thread when it fires.
-    public init(loop: IOLoop, handler: @escaping @Sendable () -> Void) throws(IOLoopError) {
+    public init(loop: IOLoop, handler: @escaping @Sendable () -> Void) throws(SystemError) {
         let fd = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
-        guard fd >= 0 else { throw IOLoopError(errno: errno, context: "timerfd_create") }
+        guard fd >= 0 else { throw SystemError(errno: errno, context: "timerfd_create") }
         do {
             token = try loop.register(
                 fd: fd,

@@ -2,11 +2,24 @@
 import Glibc
 #endif
 
-/// A failed system call: its errno. Callers wrap it in their error with context (what and where).
+/// A failed system call: its errno, and what was being done (`epoll_ctl(ADD fd 7)`, `opening
+/// the udev netlink monitor for input`). The bare helpers below throw it without context;
+/// callers that know more add it with ``doing(_:)`` or wrap it in their own error. errno 0: a
+/// library call that failed without setting one (libudev's constructors).
 public struct SystemError: Error, Hashable, Sendable, CustomStringConvertible {
     public var errno: Int32
-    public init(errno: Int32) { self.errno = errno }
-    public var description: String { String(cString: strerror(errno)).lowercased() }
+    public var context: String
+    public init(errno: Int32, context: String = "") {
+        self.errno = errno
+        self.context = context
+    }
+    /// The same errno, saying what was being done.
+    public func doing(_ context: String) -> SystemError { SystemError(errno: errno, context: context) }
+    public var description: String {
+        let reason = String(cString: strerror(errno)).lowercased()
+        if context.isEmpty { return reason }
+        return errno == 0 ? context : "\(context): \(reason)"
+    }
 }
 
 /// Runs a system call, retrying while it fails with EINTR; any other failure throws its

@@ -27,12 +27,13 @@ public enum MonitorClient {
         var pending = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 16384)
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n == 0 { break }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw SocketServerError(code: .system, errno: errno, context: "reading from \(socketPath)")
+            let n: Int
+            do {
+                n = try retryingEINTR { buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+            } catch {
+                throw SocketServerError(code: .system, errno: error.errno, context: "reading from \(socketPath)")
             }
+            if n == 0 { break }
             pending.append(contentsOf: buffer[0..<n])
             var start = 0
             while let nl = pending[start...].firstIndex(of: 10) {

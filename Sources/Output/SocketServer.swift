@@ -101,7 +101,7 @@ public final class SocketServer: Sendable {
 
         // Level-triggered: a connection left in the backlog wakes the loop again, so
         // acceptAll leaves none there (see there).
-        do throws(IOLoopError) {
+        do throws(SystemError) {
             let token = try loop.register(
                 fd: listenFD, interest: .readable,
                 handler: { [weak self] _ in self?.acceptAll(listenFD) },
@@ -129,10 +129,7 @@ public final class SocketServer: Sendable {
             let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o660)
             guard fd >= 0 else { throw SocketServerError(code: .system, errno: errno, context: "opening \(lockPath)") }
             var e: Int32 = 0
-            while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-                e = errno
-                if e != EINTR { break }
-            }
+            do { _ = try retryingEINTR { flock(fd, LOCK_EX | LOCK_NB) } } catch { e = error.errno }
             if e != 0 {
                 close(fd)
                 if e == EWOULDBLOCK {
@@ -238,10 +235,12 @@ public final class SocketServer: Sendable {
     /// listening socket does not wake the loop again for them.
     private func acceptAll(_ listenFD: Int32) {
         while true {
-            let fd = evc_accept_nonblock_cloexec(listenFD)
-            if fd < 0 {
-                let e = errno
-                if e == EINTR || e == ECONNABORTED { continue }
+            let fd: Int32
+            do {
+                fd = try retryingEINTR { evc_accept_nonblock_cloexec(listenFD) }
+            } catch {
+                let e = error.errno
+                if e == ECONNABORTED { continue }
                 if e == EMFILE || e == ENFILE {
                     // Out of descriptors: free the reserve, take the connection and close it.
                     let reserve = state.withLock { s in defer { s.reserveFD = -1 }; return s.reserveFD }
@@ -324,12 +323,14 @@ public final class SocketServer: Sendable {
             // One read, bounded: the socket is one-way, so data means a confused or hostile
             // client, and reading it in a loop is what a flood would make us do.
             var scratch = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-            let n = withUnsafeMutableBytes(of: &scratch) { recv(fd, $0.baseAddress, min($0.count, Self.readLimit), Int32(MSG_DONTWAIT)) }
-            if n > 0 {
-                sent = n
-                gone = true
-            } else if n < 0 && errno != EAGAIN && errno != EINTR {
-                gone = true
+            do {
+                let n = try retryingEINTR { withUnsafeMutableBytes(of: &scratch) { recv(fd, $0.baseAddress, min($0.count, Self.readLimit), Int32(MSG_DONTWAIT)) } }
+                if n > 0 {
+                    sent = n
+                    gone = true
+                }
+            } catch {
+                gone = error.errno != EAGAIN
             }
         }
         let token = state.withLock { s -> IOToken? in
@@ -354,16 +355,17 @@ public final class SocketServer: Sendable {
     /// Sends what it can without blocking; false when the client is gone.
     private static func flush(_ fd: Int32, _ client: inout Client) -> Bool {
         while client.queued > 0 {
-            let n = client.pending.withUnsafeBytes { p in
-                send(fd, p.baseAddress! + client.sent, client.queued, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
-            }
-            if n > 0 {
+            do {
+                let n = try retryingEINTR {
+                    client.pending.withUnsafeBytes { p in
+                        send(fd, p.baseAddress! + client.sent, client.queued, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                    }
+                }
+                guard n > 0 else { return false }
                 client.sent += n
-            } else if n < 0 && errno == EINTR {
-                continue
-            } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+            } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
                 break
-            } else {
+            } catch {
                 return false
             }
         }
@@ -443,9 +445,11 @@ public final class SocketServer: Sendable {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return errno }
         defer { close(fd) }
-        while true {
-            if withAddress(path, { Glibc.connect(fd, $0, $1) }) == 0 { return 0 }
-            if errno != EINTR { return errno }
+        do {
+            _ = try retryingEINTR { withAddress(path, { Glibc.connect(fd, $0, $1) }) }
+            return 0
+        } catch {
+            return error.errno
         }
     }
 }

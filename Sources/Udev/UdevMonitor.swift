@@ -5,20 +5,6 @@ import CLibudev
 import LinuxIO
 import Synchronization
 
-/// A failed libudev call, with what was being done.
-public struct UdevError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var errno: Int32?
-    public var context: String
-    public init(errno: Int32?, context: String) {
-        self.errno = errno
-        self.context = context
-    }
-    public var description: String {
-        guard let errno, errno != 0 else { return context }
-        return "\(context): \(String(cString: strerror(errno)).lowercased())"
-    }
-}
-
 /// What udev (or the kernel) says about one device node: the raw material of a
 /// ``UdevDeviceKind``.
 public struct UdevRecord: Hashable, Sendable {
@@ -140,13 +126,13 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
     /// `receiveBufferSize`: the socket's buffer (tests make it small to overflow it).
     public static func start(
         on loop: IOLoop, source: UdevEventSource = .automatic, receiveBufferSize: Int32 = defaultReceiveBufferSize
-    ) throws(UdevError) -> (UdevMonitor, AsyncStream<UdevEvent<Device>>) {
+    ) throws(SystemError) -> (UdevMonitor, AsyncStream<UdevEvent<Device>>) {
         let subsystem = Device.subsystem
-        guard let udev = udev_new() else { throw UdevError(errno: errno, context: "udev_new") }
+        guard let udev = udev_new() else { throw SystemError(errno: errno, context: "udev_new") }
         guard let monitor = udev_monitor_new_from_netlink(udev, source.rawValue) else {
             let e = errno
             udev_unref(udev)
-            throw UdevError(errno: e, context: "opening the \(source.rawValue) netlink monitor for \(subsystem)")
+            throw SystemError(errno: e, context: "opening the \(source.rawValue) netlink monitor for \(subsystem)")
         }
         var rc = udev_monitor_filter_add_match_subsystem_devtype(monitor, subsystem, nil)
         // Best effort: a smaller buffer only makes the ENOBUFS path below likelier.
@@ -155,7 +141,7 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
         guard rc >= 0 else {
             udev_monitor_unref(monitor)
             udev_unref(udev)
-            throw UdevError(errno: -rc, context: "starting the \(source.rawValue) netlink monitor for \(subsystem)")
+            throw SystemError(errno: -rc, context: "starting the \(source.rawValue) netlink monitor for \(subsystem)")
         }
         let fd = udev_monitor_get_fd(monitor)
         let watcher = UdevMonitor(handles: Handles(udev: udev, monitor: monitor), source: source)
@@ -164,7 +150,7 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
         // Monitor first (above), then enumerate.
         let existing: [Device]
         do {
-            existing = try watcher.state.withLock { s throws(UdevError) in
+            existing = try watcher.state.withLock { s throws(SystemError) in
                 let list = try enumerate(s.handles.udev!)
                 s.known = Dictionary(list.map { ($0.syspath, $0) }, uniquingKeysWith: { first, _ in first })
                 return list
@@ -194,7 +180,7 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
                 })
         } catch {
             watcher.stop()
-            throw UdevError(errno: error.errno, context: "watching the udev monitor for \(subsystem)")
+            throw error.doing("watching the udev monitor for \(subsystem)")
         }
         watcher.state.withLock { $0.registration = (loop, token) }
         continuation.onTermination = { [weak watcher] _ in watcher?.stop() }
@@ -284,19 +270,19 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
     }
 
     /// The nodes present now (no monitor): for one-shot listings.
-    public static func enumerateNow() throws(UdevError) -> [Device] {
-        guard let udev = udev_new() else { throw UdevError(errno: errno, context: "udev_new") }
+    public static func enumerateNow() throws(SystemError) -> [Device] {
+        guard let udev = udev_new() else { throw SystemError(errno: errno, context: "udev_new") }
         defer { udev_unref(udev) }
         return try enumerate(udev)
     }
 
-    private static func enumerate(_ udev: OpaquePointer) throws(UdevError) -> [Device] {
-        guard let en = udev_enumerate_new(udev) else { throw UdevError(errno: errno, context: "udev_enumerate_new") }
+    private static func enumerate(_ udev: OpaquePointer) throws(SystemError) -> [Device] {
+        guard let en = udev_enumerate_new(udev) else { throw SystemError(errno: errno, context: "udev_enumerate_new") }
         defer { udev_enumerate_unref(en) }
         _ = udev_enumerate_add_match_subsystem(en, Device.subsystem)
         _ = udev_enumerate_add_match_sysname(en, Device.sysnamePrefix + "*")
         let rc = udev_enumerate_scan_devices(en)
-        guard rc >= 0 else { throw UdevError(errno: -rc, context: "enumerating \(Device.subsystem) devices") }
+        guard rc >= 0 else { throw SystemError(errno: -rc, context: "enumerating \(Device.subsystem) devices") }
         var result: [(Int, Device)] = []
         var entry = udev_enumerate_get_list_entry(en)
         while let e = entry {

@@ -5,6 +5,7 @@
 import Glibc
 #endif
 import CLinuxShims
+import LinuxIO
 
 /// Why a stream could not deliver frames.
 public struct StreamingError: Error, CustomStringConvertible, Sendable, Equatable {
@@ -26,6 +27,9 @@ public struct StreamingError: Error, CustomStringConvertible, Sendable, Equatabl
         /// `VIDIOC_STREAMON` failed with `ENOSPC` (or `ENOMEM`): on USB cameras, the bus has no
         /// isochronous bandwidth left for this format and size (uvcvideo).
         public static let noBandwidth = Code(name: "not enough USB bandwidth")
+        /// The stream runs, but not at the rate asked for (`[camera] fps`): the driver chose
+        /// its nearest, or cannot set one.
+        public static let frameRateNotAvailable = Code(name: "frame rate not available")
         /// Any other system call failure (see `errno`).
         public static let system = Code(name: "system error")
         public var description: String { name }
@@ -73,6 +77,8 @@ public struct StreamingError: Error, CustomStringConvertible, Sendable, Equatabl
                 + "or install udev-rules/70-evcapture.rules"
         case .noUsableFormat:
             "evcapture takes MJPEG, JPEG or YUYV; v4l2-ctl --list-formats-ext -d DEVICE lists what the camera offers"
+        case .frameRateNotAvailable:
+            "v4l2-ctl --list-formats-ext -d DEVICE lists the frame rates of each size; [camera] fps takes one of them, or leave it out"
         case .notACaptureDevice:
             "a camera often has several /dev/video nodes and only one of them captures: v4l2-ctl --list-devices shows them; set [camera] capture-device"
         default:
@@ -192,15 +198,18 @@ public final class VideoCaptureStream {
     private var buffers: [(pointer: UnsafeMutableRawPointer, length: Int)] = []
     private var streaming = false
 
-    /// Opens `path`, picks MJPEG (else JPEG, else YUYV), asks for `width`×`height` when given
-    /// (the driver may choose the nearest size), maps `bufferCount` buffers and queues them.
-    public init(path: String, width: Int? = nil, height: Int? = nil, bufferCount: Int = 4) throws(StreamingError) {
+    /// Opens `path`, picks MJPEG (else JPEG, else YUYV), asks for `width`×`height` and
+    /// `framesPerSecond` when given (the driver may choose the nearest; ``format`` says what
+    /// it chose), maps `bufferCount` buffers and queues them.
+    public init(
+        path: String, width: Int? = nil, height: Int? = nil, framesPerSecond: Double? = nil, bufferCount: Int = 4
+    ) throws(StreamingError) {
         self.path = path
         let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw StreamingError.fromErrno(errno, "opening \(path)") }
         let negotiated: StreamFormat
         do {
-            negotiated = try Self.negotiate(fd: fd, path: path, width: width, height: height)
+            negotiated = try Self.negotiate(fd: fd, path: path, width: width, height: height, framesPerSecond: framesPerSecond)
         } catch {
             close(fd)
             throw error
@@ -256,7 +265,15 @@ public final class VideoCaptureStream {
             var buf = v4l2_buffer()
             buf.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
             buf.memory = V4L2_MEMORY_MMAP.rawValue
-            if evc_ioctl(fd, EVC_VIDIOC_DQBUF, &buf) == 0 {
+            let dequeued: Bool
+            do {
+                dequeued = try retryingEINTR { evc_ioctl(fd, EVC_VIDIOC_DQBUF, &buf) } == 0
+            } catch where error.errno == EAGAIN {
+                dequeued = false
+            } catch {
+                throw StreamingError.fromErrno(error.errno, "VIDIOC_DQBUF on \(path)")
+            }
+            if dequeued {
                 let index = Int(buf.index)
                 guard index < buffers.count else {
                     throw StreamingError(code: .system, context: "VIDIOC_DQBUF on \(path): buffer index \(index) out of range")
@@ -276,9 +293,6 @@ public final class VideoCaptureStream {
                 if error || used == 0 { continue }
                 return
             }
-            let e = errno
-            if e == EINTR { continue }
-            guard e == EAGAIN else { throw StreamingError.fromErrno(e, "VIDIOC_DQBUF on \(path)") }
             let remaining = deadline - ContinuousClock.now
             guard remaining > .zero else {
                 throw StreamingError(code: .timedOut, context: "waiting for a frame from \(path) (\(timeout))")
@@ -286,8 +300,8 @@ public final class VideoCaptureStream {
             let (s, atto) = remaining.components
             let ms = Int32(clamping: s * 1000 + atto / 1_000_000_000_000_000 + 1)
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let n = poll(&pfd, 1, ms)
-            if n < 0 && errno != EINTR { throw StreamingError.fromErrno(errno, "poll on \(path)") }
+            let n: Int32
+            do { n = try retryingEINTR { poll(&pfd, 1, ms) } } catch { throw StreamingError.fromErrno(error.errno, "poll on \(path)") }
             if n > 0 && pfd.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 && pfd.revents & Int16(POLLIN) == 0 {
                 // uvcvideo reports an unplugged camera as POLLERR; DQBUF then says ENODEV.
                 var probe = v4l2_capability()
@@ -301,7 +315,9 @@ public final class VideoCaptureStream {
 
     // MARK: - Set-up and teardown
 
-    private static func negotiate(fd: Int32, path: String, width: Int?, height: Int?) throws(StreamingError) -> StreamFormat {
+    private static func negotiate(
+        fd: Int32, path: String, width: Int?, height: Int?, framesPerSecond: Double?
+    ) throws(StreamingError) -> StreamFormat {
         var cap = v4l2_capability()
         if evc_ioctl(fd, EVC_VIDIOC_QUERYCAP, &cap) != 0 {
             let e = errno
@@ -345,13 +361,8 @@ public final class VideoCaptureStream {
             throw StreamingError(code: .noUsableFormat, context: "\(path) switched to \(got) instead of \(chosen)")
         }
 
-        var parm = v4l2_streamparm()
-        parm.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-        var fps: Double?
-        if evc_ioctl(fd, EVC_VIDIOC_G_PARM, &parm) == 0 {
-            let tpf = parm.parm.capture.timeperframe
-            if tpf.numerator > 0 && tpf.denominator > 0 { fps = Double(tpf.denominator) / Double(tpf.numerator) }
-        }
+        // After the size: the rates a driver offers depend on it.
+        let fps = try frameRate(fd: fd, path: path, asking: framesPerSecond)
         let stride = got == .yuyv ? max(Int(pix.bytesperline), Int(pix.width) * 2) : Int(pix.bytesperline)
         return StreamFormat(
             width: Int(pix.width), height: Int(pix.height), pixelFormat: got, bytesPerLine: stride, framesPerSecond: fps)
@@ -400,10 +411,6 @@ public final class VideoCaptureStream {
     }
 
     private func ioctlRetrying<T>(_ request: UInt, _ arg: inout T, _ name: String) throws(StreamingError) {
-        while evc_ioctl(fd, request, &arg) != 0 {
-            let e = errno
-            if e == EINTR { continue }
-            throw StreamingError.fromErrno(e, "\(name) on \(path)")
-        }
+        do { _ = try retryingEINTR { evc_ioctl(fd, request, &arg) } } catch { throw StreamingError.fromErrno(error.errno, "\(name) on \(path)") }
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 
 #if canImport(Glibc)
 import Glibc
+import LinuxIO
 import EvcaptureDaemon
 import Camera
 import Actions
@@ -43,13 +44,7 @@ struct MonitorCommand: ParsableCommand {
 
     /// Unbuffered, so each update shows at once.
     static func write(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return }
-            bytes = bytes.dropFirst(n)
-        }
+        try? writeAll(fd, text)  // a closed terminal ends the monitor's output, nothing else
     }
 
     static func terminalWidth() -> Int {

@@ -62,15 +62,8 @@ enum ShutdownSignals {
         }
         func run() {
             var byte: UInt8 = 0
-            while true {
-                let n = read(fd, &byte, 1)
-                if n == 1 {
-                    action(Int32(byte))
-                } else if n < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return
-                }
+            while (try? retryingEINTR { read(fd, &byte, 1) }) == 1 {
+                action(Int32(byte))
             }
         }
     }

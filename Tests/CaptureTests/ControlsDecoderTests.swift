@@ -123,3 +123,13 @@ func frame(_ t: Double, _ events: (EventCode, Int32)...) -> [InputEvent] {
         }
     }
 }
+
+@Suite struct PairedDecoderTests {
+    @Test func theDecoderSeesThePairedPress() throws {
+        let paired = PairedKnob.profiles([(try PairedKnob.encoder(), "e5"), (PairedKnob.pushSwitch(), "e6")])
+        var decoder = SliderDecoder(profile: paired[1])
+        #expect(decoder.hasLightPress && !decoder.isSliderCapable)
+        #expect(decoder.decode(frame(0, (.mute, 1))) == [.lightPress])
+    }
+
+}

@@ -61,6 +61,31 @@ import Testing
         #expect(throws: CameraError.self) { try Control.systemExposureBiasSlider(camera: cam) }
     }
 
+    /// One decision for the slider and the driver: native with `auto_exposure_bias`, emulated
+    /// only when `auto_exposure` offers manual mode (index 1) and there is an exposure time.
+    @Test func exposureBiasMethodIsDecidedOnce() throws {
+        func info(_ id: CameraControlID, menu: [Int64: String] = [:]) -> CameraControlInfo {
+            CameraControlInfo(id: id, name: "\(id)", kind: menu.isEmpty ? .integer : .menu, minimum: 0, maximum: 3, defaultValue: 0, value: 0, menu: menu)
+        }
+        let bias = info(.autoExposureBias, menu: [0: "-1000", 1: "0", 2: "1000"])
+        let time = info(.exposureAbsolute)
+        let manual = info(.exposureAuto, menu: [0: "Auto Mode", 1: "Manual Mode", 3: "Aperture Priority Mode"])
+        let apertureOnly = info(.exposureAuto, menu: [0: "Auto Mode", 3: "Aperture Priority Mode"])
+        func method(_ list: [CameraControlInfo]) -> ExposureBiasMethod { ExposureBiasMethod { id in list.first { $0.id == id } } }
+        #expect(method([bias, manual, time]) == .native(bias))  // native wins over emulation
+        #expect(method([manual, time]) == .emulated(auto: manual, time: time))
+        #expect(method([apertureOnly, time]) == .unavailable)  // no manual mode to emulate with
+        #expect(method([manual]) == .unavailable)
+        #expect(method([time]) == .unavailable)
+        // The slider and the driver follow the decision: no slider without manual mode, and the
+        // driver refuses rather than setting a mode the camera does not have.
+        let cam = FakeCamera(controls: [apertureOnly, time])
+        #expect(throws: CameraError.self) { try Control.systemExposureBiasSlider(camera: cam) }
+        var driver = ExposureBiasDriver()
+        #expect(throws: CameraError.self) { try driver.apply(1, camera: cam) }
+        #expect(try cam.value(of: .exposureAuto) == 0)
+    }
+
     @Test func cameraErrorsAreReported() throws {
         let cam = FakeCamera.uvc()
         let s = ControlsSession()

@@ -29,7 +29,7 @@ final class FakeCamera: CameraBackend {
     func controls() throws(CameraError) -> [CameraControlInfo] { state.withLock { $0 } }
     func value(of id: CameraControlID) throws(CameraError) -> Int64 {
         guard let v = state.withLock({ $0.first { $0.id == id }?.value }) else {
-            throw CameraError(code: .noSuchControl, control: id.description, device: identity)
+            throw CameraError(code: .noSuchControl, device: identity, control: id.description, context: "")
         }
         return v
     }
@@ -41,7 +41,7 @@ final class FakeCamera: CameraBackend {
             list[i].value = min(max(value, c.minimum), c.maximum)
             return list[i].value
         }
-        guard let r else { throw CameraError(code: .noSuchControl, control: id.description, device: identity) }
+        guard let r else { throw CameraError(code: .noSuchControl, device: identity, control: id.description, context: "") }
         return r
     }
 

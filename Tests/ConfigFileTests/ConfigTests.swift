@@ -66,7 +66,7 @@ import Camera
         ),
         (
             "# top\n\n[camera]\nx = 1\n",
-            "bad.toml:4: unknown key \"x\" in [camera] (known: device, capture-device, external-changes, width, height, stream, photo-frame, pre-roll, ring-seconds, ring-memory, idle-stop)"
+            "bad.toml:4: unknown key \"x\" in [camera] (known: device, capture-device, external-changes, width, height, stream, photo-frame, pre-roll, ring-seconds, ring-memory, idle-stop, fps)"
         ),
         ("[camera]\nexternal-changes = \"ignore\"\n", "bad.toml:2: camera.external-changes must be \"follow\" or \"restore\", not \"ignore\""),
         ("[output]\njpeg-quality = 101\n", "bad.toml:2: output.jpeg-quality must be between 1 and 100, not 101"),
@@ -80,6 +80,13 @@ import Camera
         ("[camera]\nring-memory = 3\n", "bad.toml:2: camera.ring-memory must be between 4 and 4096, not 3"),
         ("[camera]\nring-memory = 4097\n", "bad.toml:2: camera.ring-memory must be between 4 and 4096, not 4097"),
         ("[camera]\nidle-stop = 0\n", "bad.toml:2: camera.idle-stop must be more than 0 and at most 3600 seconds, not 0"),
+        // [camera] fps: 1…240, whole or fractional, a number.
+        ("[camera]\nfps = 0.99\n", "bad.toml:2: camera.fps must be a number of frames per second between 1 and 240, not 0.99"),
+        ("[camera]\nfps = 0\n", "bad.toml:2: camera.fps must be a number of frames per second between 1 and 240, not 0"),
+        ("[camera]\nwidth = 640\n\nfps = 241\n", "bad.toml:4: camera.fps must be a number of frames per second between 1 and 240, not 241"),
+        ("[camera]\nfps = -25\n", "bad.toml:2: camera.fps must be a number of frames per second between 1 and 240, not -25"),
+        ("[camera]\nfps = \"25\"\n", "bad.toml:2: camera.fps must be a number of frames per second between 1 and 240, not \"25\""),
+        ("[camera]\nfps = nan\n", "bad.toml:2: camera.fps must be a number of frames per second between 1 and 240, not nan"),
         ("[handlers.primary]\nclick = \"video\"\n", "bad.toml:2: handlers.primary.click must be one of \"photo\", \"none\", not \"video\""),
         (
             "\n[[hooks]]\nargv = \"touch /tmp/x\"\n",
@@ -210,6 +217,14 @@ import Camera
         #expect(try Config.parse("", file: "t.toml").daemon.session == SessionPolicy())
         let s = try Config.parse("[session]\nmode = \"launch\"\nlaunch-button = \"KEY_VOLUMEUP\"\nidle-stop = 3600\n", file: "t.toml").daemon.session
         #expect(s == SessionPolicy(mode: .launch, launchButton: .volumeUp, idleStop: .seconds(3600)))
+    }
+
+    @Test func fpsIsAskedForOnlyWhenGivenAndTakesBothEndsOfItsRange() throws {
+        #expect(try Config.parse("", file: "t.toml").daemon.framesPerSecond == nil)  // the driver's rate
+        #expect(try Config.parse("[camera]\nfps = 1\n", file: "t.toml").daemon.framesPerSecond == 1)
+        #expect(try Config.parse("[camera]\nfps = 240\n", file: "t.toml").daemon.framesPerSecond == 240)
+        #expect(try Config.parse("[camera]\nfps = 7.5\n", file: "t.toml").daemon.framesPerSecond == 7.5)
+        #expect(try Config.parse("[camera]\r\nfps = 29.97\r\n", file: "t.toml").daemon.framesPerSecond == 29.97)
     }
 
     @Test func theCaptureStreamDefaultsToTheRunningRingAndThePress() throws {

@@ -304,7 +304,7 @@ struct CameraUVCTests {
             try session.camera.set(.zoomAbsolute, to: 400)
             Issue.record("set succeeded on a removed camera")
         } catch {
-            #expect(error.code == .gone)
+            #expect(error.code == .deviceRemoved)
         }
 
         let replugged = try camera.start()

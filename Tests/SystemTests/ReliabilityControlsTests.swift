@@ -15,9 +15,9 @@ import V4L2
 /// driver and the fake USB camera: a set on the session's camera returns without waiting
 /// for USB, and the camera gets the latest value.
 ///
-/// (Freezing the fake camera's program does not stall a control write: GadgetFS takes a
-/// SET_CUR's data stage in the kernel, so uvcvideo's 5 s timeout cannot be provoked that
-/// way; what is measured is that no set waits for the transfer at all.)
+/// (A hung camera cannot stall a SET_CUR here: GadgetFS takes its data stage in the
+/// kernel. What is measured is that no set waits for the transfer at all; the hung camera,
+/// whose GETs wait for uvcvideo's 5 s timeout, is ReliabilityHungCameraTests.)
 @Suite(.systemTest, .serialized)
 struct ReliabilityControlsTests {
     static let logger = Logger(label: "evcapture.tests.controls")

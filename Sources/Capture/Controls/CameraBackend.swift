@@ -1,24 +1,9 @@
 import CLinuxShims
+import V4L2
 
-/// A camera control id: the V4L2 control id (`V4L2_CID_*`), used by the simulated camera too.
-public struct CameraControlID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
-    public init(_ rawValue: UInt32) { self.rawValue = rawValue }
-
-    /// `V4L2_CID_BRIGHTNESS`
-    public static let brightness = CameraControlID(UInt32(V4L2_CID_BRIGHTNESS))
-    /// `V4L2_CID_EXPOSURE_AUTO` (menu: 0 auto, 1 manual, 2 shutter priority, 3 aperture priority)
-    public static let exposureAuto = CameraControlID(UInt32(V4L2_CID_EXPOSURE_AUTO))
-    /// `V4L2_CID_EXPOSURE_ABSOLUTE` (100 µs units)
-    public static let exposureAbsolute = CameraControlID(UInt32(V4L2_CID_EXPOSURE_ABSOLUTE))
-    /// `V4L2_CID_ZOOM_ABSOLUTE`
-    public static let zoomAbsolute = CameraControlID(UInt32(V4L2_CID_ZOOM_ABSOLUTE))
-    /// `V4L2_CID_AUTO_EXPOSURE_BIAS` (integer menu, in 0.001 EV units)
-    public static let autoExposureBias = CameraControlID(UInt32(V4L2_CID_AUTO_EXPOSURE_BIAS))
-
-    public var description: String { "0x" + String(rawValue, radix: 16) }
-}
+/// A camera control id: V4L2's (`V4L2_CID_*`, from the kernel headers), used by the
+/// simulated camera too.
+public typealias CameraControlID = ControlID
 
 /// One control as a camera reports it (V4L2's `VIDIOC_QUERY_EXT_CTRL` plus the current value).
 public struct CameraControlInfo: Sendable, Hashable {
@@ -57,31 +42,9 @@ public struct CameraControlInfo: Sendable, Hashable {
     }
 }
 
-/// Why a camera refused a value.
-public struct CameraError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Code: String, Sendable, Hashable {
-        case noSuchControl = "no such control"
-        case readOnly = "read-only"
-        case inactive
-        case busy
-        case outOfRange = "out of range"
-        case gone = "camera gone"
-        case failed
-    }
-    public var code: Code
-    public var control: String
-    public var device: String
-    public var detail: String
-    public init(code: Code, control: String, device: String, detail: String = "") {
-        self.code = code
-        self.control = control
-        self.device = device
-        self.detail = detail
-    }
-    public var description: String {
-        "\(device): control \(control): \(code.rawValue)" + (detail.isEmpty ? "" : " (\(detail))")
-    }
-}
+/// Why a camera refused a value: V4L2's error (code, errno, device, control, what was being
+/// done), which the simulated camera throws too.
+public typealias CameraError = V4L2Error
 
 /// A camera the controls drive: the V4L2 session on a real device, or the simulator used by
 /// `evcapture replay --camera sim`. Calls are synchronous and fast (one ioctl each).

@@ -202,7 +202,7 @@ public final class ControlsSession {
                 return nil
             case .systemZoom(let camera):
                 guard let info = try camera.cachedControl(.zoomAbsolute) else {
-                    throw CameraError(code: .noSuchControl, control: "zoom_absolute", device: camera.identity)
+                    throw CameraError(code: .noSuchControl, device: camera.identity, control: "zoom_absolute", context: "")
                 }
                 let map = ZoomMapping(info)
                 let raw = try camera.set(.zoomAbsolute, to: map.raw(factor: control.value))

@@ -43,7 +43,7 @@ extension Control {
     /// The system zoom slider for `camera`'s `zoom_absolute` (name `"zoom"`, format `%.1f×`).
     public static func systemZoomSlider(camera: any CameraBackend, action: ControlAction? = nil) throws(CameraError) -> Control {
         guard let info = try camera.controls().first(where: { $0.id == .zoomAbsolute }) else {
-            throw CameraError(code: .noSuchControl, control: "zoom_absolute", device: camera.identity)
+            throw CameraError(code: .noSuchControl, device: camera.identity, control: "zoom_absolute", context: "")
         }
         let map = ZoomMapping(info)
         return Control(
@@ -69,14 +69,10 @@ extension Control {
     public static func systemExposureBiasSlider(camera: any CameraBackend, action: ControlAction? = nil) throws(CameraError) -> Control {
         let list = try camera.controls()
         let value: Double
-        if let bias = list.first(where: { $0.id == .autoExposureBias }) {
-            value = ExposureBiasDriver.ev(ofMenuIndex: bias.value, in: bias) ?? 0
-        } else if list.contains(where: { $0.id == .exposureAbsolute }), list.contains(where: { $0.id == .exposureAuto }) {
-            value = 0
-        } else {
-            throw CameraError(
-                code: .noSuchControl, control: "auto_exposure_bias", device: camera.identity,
-                detail: "neither auto_exposure_bias nor exposure_time_absolute with auto_exposure")
+        switch ExposureBiasMethod(lookup: { id in list.first { $0.id == id } }) {
+        case .native(let bias): value = ExposureBiasDriver.ev(ofMenuIndex: bias.value, in: bias) ?? 0
+        case .emulated: value = 0
+        case .unavailable: throw ExposureBiasMethod.unavailableError(camera)
         }
         return Control(
             name: "exposure-bias", title: "Exposure", symbolName: "plusminus.circle",
@@ -91,6 +87,34 @@ extension Control {
         if let zoom = try? systemZoomSlider(camera: camera) { list.append(zoom) }
         if let bias = try? systemExposureBiasSlider(camera: camera) { list.append(bias) }
         return list
+    }
+}
+
+/// How a camera's exposure bias is driven: the one place that decides it, for the slider, the
+/// driver and the camera's bindings.
+public enum ExposureBiasMethod: Sendable, Hashable {
+    /// `auto_exposure_bias` (an integer menu in 0.001 EV).
+    case native(CameraControlInfo)
+    /// No bias control: manual mode on `auto_exposure` (it must offer the manual entry, 1)
+    /// and base × 2^EV on `exposure_time_absolute`.
+    case emulated(auto: CameraControlInfo, time: CameraControlInfo)
+    case unavailable
+
+    /// Decides from the controls `lookup` finds by id.
+    public init<E: Error>(lookup: (CameraControlID) throws(E) -> CameraControlInfo?) throws(E) {
+        if let bias = try lookup(.autoExposureBias) {
+            self = .native(bias)
+        } else if let auto = try lookup(.exposureAuto), let time = try lookup(.exposureAbsolute),
+            auto.menu.isEmpty || auto.menu[1] != nil
+        {
+            self = .emulated(auto: auto, time: time)
+        } else {
+            self = .unavailable
+        }
+    }
+
+    static func unavailableError(_ camera: any CameraBackend) -> CameraError {
+        CameraError(code: .noSuchControl, device: camera.identity, control: "auto_exposure_bias", context: "neither auto_exposure_bias nor exposure_time_absolute with a manual auto_exposure")
     }
 }
 
@@ -109,14 +133,17 @@ public struct ExposureBiasDriver: Sendable, Hashable {
 
     /// Applies `ev`; returns the raw value the camera holds (menu index, or exposure time).
     public mutating func apply(_ ev: Double, camera: any CameraBackend) throws(CameraError) -> Int64 {
-        if let bias = try camera.cachedControl(.autoExposureBias) {
+        switch try ExposureBiasMethod(lookup: { id throws(CameraError) in try camera.cachedControl(id) }) {
+        case .native(let bias):
             let target = Int64((ev * 1000).rounded())
             let best = bias.menu.compactMap { (i, text) in Int64(text).map { (i, $0) } }
                 .min { Swift.abs($0.1 - target) < Swift.abs($1.1 - target) || (Swift.abs($0.1 - target) == Swift.abs($1.1 - target) && $0.0 < $1.0) }
             guard let (index, _) = best else {
-                throw CameraError(code: .failed, control: bias.name, device: camera.identity, detail: "empty menu")
+                throw CameraError(code: .failed, device: camera.identity, control: bias.name, context: "empty menu")
             }
             return try camera.set(.autoExposureBias, to: index)
+        case .unavailable: throw ExposureBiasMethod.unavailableError(camera)
+        case .emulated: break
         }
         if ev == 0 {
             guard let b = base else { return try camera.value(of: .exposureAbsolute) }

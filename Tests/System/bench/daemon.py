@@ -83,13 +83,13 @@ def status_kb(pid, key):
 class Daemon:
     """evcapture run --json with NOTIFY_SOCKET; counts began/ended lines as they come."""
 
-    def __init__(self, exe, config, tmp, n):
+    def __init__(self, exe, config, tmp, n, extra_env=None):
         self.sock_path = f"{tmp}/notify-{n}"
         if os.path.exists(self.sock_path):
             os.unlink(self.sock_path)
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.notify.bind(self.sock_path)
-        env = dict(os.environ, NOTIFY_SOCKET=self.sock_path, HOME=tmp, XDG_STATE_HOME=f"{tmp}/state")
+        env = dict(os.environ, NOTIFY_SOCKET=self.sock_path, HOME=tmp, XDG_STATE_HOME=f"{tmp}/state", **(extra_env or {}))
         self.started = time.monotonic()
         self.proc = subprocess.Popen([exe, "run", "--json", "--config", config, "--log-level", "warning"],
                                      stdout=subprocess.PIPE, stderr=open(f"{tmp}/daemon-{n}.err", "w"), env=env)
@@ -290,6 +290,32 @@ directory = "{tmp}/out"
 
     status = daemon.stop()
     log(f"daemon exit status {status}")
+
+    # The start-up pages released once ready (the default) against kept
+    # (EVCAPTURE_KEEP_STARTUP_PAGES=1), alternating blocks in this boot: steady VmRSS after
+    # READY, then after 200 clicks and 10 dial steps have gone through the daemon.
+    kept, released = [], []
+    for n in range(6):
+        keep = n % 2 == 0
+        d = Daemon(a.evcapture, config, tmp, 200 + n, {"EVCAPTURE_KEEP_STARTUP_PAGES": "1"} if keep else None)
+        d.wait_ready()
+        time.sleep(3)
+        ready_kb = status_kb(d.proc.pid, "VmRSS")
+        b0 = d.began
+        for _ in range(25):
+            flood.stdin.write("press 8 0 0\n")
+            flood.stdin.flush()
+            flood.stdout.readline()
+        flood.stdin.write("dial 10 2000\n")
+        flood.stdin.flush()
+        flood.stdout.readline()
+        d.wait_began(b0 + 200, 10)
+        time.sleep(1)
+        (kept if keep else released).append((ready_kb, status_kb(d.proc.pid, "VmRSS"), status_kb(d.proc.pid, "RssFile")))
+        d.stop()
+    for name, rows in (("kept (EVCAPTURE_KEEP_STARTUP_PAGES=1)", kept), ("released (default)", released)):
+        log(f"figure rss-startup-pages {name}: VmRSS kB at READY+3 s → after 200 clicks and 10 dial steps (of it file-backed): "
+            + ", ".join(f"{r} → {a_} ({f})" for r, a_, f in rows))
     if a.also:
         times, rss = [], []
         for n in range(3):

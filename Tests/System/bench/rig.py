@@ -48,7 +48,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from shutter import Daemon, Keys, log, measure_interval  # noqa: E402
+from shutter import Daemon, Keys, log  # noqa: E402
+from vivid import measure_interval  # noqa: E402
 
 PORT = 18830
 STATIONS = ["a", "b", "c"]

@@ -15,8 +15,8 @@ every run). vivid (640x480 YUYV) is the capture camera; a uinput gpio-keys-like 
             default 5 fps, which neither evcapture nor fswebcam changes), and triggerhappy
             (thd) running fswebcam on the key. Per click: shutter lag =
             the photo's frame_time - the press's began time (evcapture), press -> photo on
-            disk = the file's mtime - the press (CLOCK_MONOTONIC before the key-down write;
-            the mtime is converted from CLOCK_REALTIME), and for evcapture press -> the
+            disk = the file's ctime (evcapture's rename, fswebcam's last write; mtime beside
+            it) - CLOCK_MONOTONIC before the key-down write, and for evcapture press -> the
             action line read from its stdout
   cost      RSS and CPU (utime+stime over 10 s) of the daemon with the ring running
             (stream = "always") and with the stream off (stream = "on-press", no press),
@@ -24,7 +24,10 @@ every run). vivid (640x480 YUYV) is the capture camera; a uinput gpio-keys-like 
   idle      stream = "always" with no photo/video action (click = long-press = "none"):
             context switches of every thread over 10 s, and whether a stream thread exists
 
-Usage: shutter.py EVCAPTURE UINPUT_FLOOD [--clicks N] [--rounds N]
+With --baseline EVCAPTURE2 a sixth contender, "baseline:always": another build (say, main's
+before a change) in the same boot.
+
+Usage: shutter.py EVCAPTURE UINPUT_FLOOD [--clicks N] [--rounds N] [--baseline EVCAPTURE2]
 Prints "figure shutter ..." lines; exits 1 if something could not be measured.
 """
 import argparse
@@ -42,21 +45,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from daemon import cpu_seconds, status_kb, threads  # noqa: E402
+from vivid import measure_interval, measure_interval_at, parse_fps, set_rate, vivid_node  # noqa: E402
 
 
 def log(*a):
     print(*a, flush=True)
-
-
-def vivid_node():
-    base = "/sys/class/video4linux"
-    for entry in sorted(os.listdir(base)):
-        try:
-            if open(f"{base}/{entry}/name").read().strip() == "vivid-000-vid-cap":
-                return f"/dev/{entry}"
-        except OSError:
-            pass
-    return None
 
 
 def realtime_minus_monotonic():
@@ -191,46 +184,17 @@ directory = "{out}"
 """)
 
 
-def measure_interval(node, width, height, frames=60):
-    """Mean and max frame interval (s) of vivid by the driver's own timestamps."""
-    r = subprocess.run(["v4l2-ctl", "-d", node, f"--set-fmt-video=width={width},height={height},pixelformat=YUYV",
-                        "--stream-mmap", f"--stream-count={frames}", "--verbose"],
-                       capture_output=True, text=True, timeout=60)
-    ts = [float(x) for x in re.findall(r"ts: (\d+\.\d+)", r.stdout + r.stderr)]
-    deltas = [b - a for a, b in zip(ts, ts[1:])][5:]  # the first frames of a stream come irregularly
-    if not deltas:
-        return None
-    return statistics.mean(deltas), max(deltas), statistics.median(deltas)
-
-
-def measure_interval_at(node, fps):
-    set_rate(node, fps)
-    iv = measure_interval(node, 640, 480)
-    set_rate(node, 5)
-    return iv
-
-
-def parse_fps(node):
-    r = subprocess.run(["v4l2-ctl", "-d", node, "--get-parm"], capture_output=True, text=True)
-    m = re.search(r"Frames per second: ([\d.]+)", r.stdout)
-    return m.group(1) if m else "?"
-
-
-def set_rate(node, fps):
-    """vivid keeps its frame interval across opens; neither evcapture nor fswebcam sets one."""
-    subprocess.run(["v4l2-ctl", "-d", node, "--set-fmt-video=width=640,height=480,pixelformat=YUYV",
-                    f"--set-parm={fps}"], capture_output=True)
-
-
 def evcapture_block(a, keys, node, contender, clicks, tmp, block, results, rt_off):
     out = f"{tmp}/out-{block}"
     os.makedirs(out, exist_ok=True)
-    mode, _, fast = contender.partition("@")
+    # "baseline:MODE": another build (--baseline, e.g. before a change) in the same boot
+    exe = a.baseline if contender.startswith("baseline:") else a.evcapture
+    mode, _, fast = contender.removeprefix("baseline:").partition("@")
     config = f"{tmp}/shutter-{mode}.toml"
     write_config(config, node, out, mode, idle_stop=0.5 if mode == "on-press" else None)
     if fast:
         set_rate(node, int(fast.removesuffix("fps")))
-    d = Daemon(a.evcapture, config, tmp, block)
+    d = Daemon(exe, config, tmp, block)
     d.wait_ready()
     time.sleep(3)  # session started; in "always" mode the ring is running
     r = results[contender]
@@ -255,7 +219,9 @@ def evcapture_block(a, keys, node, contender, clicks, tmp, block, results, rt_of
         arrival, line = photo
         r["lag"].append(line["frame_time"] - t_began)
         r["line"].append(arrival - down)
-        r["disk"].append(os.stat(line["file"]).st_mtime - rt_off - down)
+        st = os.stat(line["file"])  # the ctime is the rename: a photo prepared at began is written earlier
+        r["disk"].append(st.st_ctime - rt_off - down)
+        r["written"].append(st.st_mtime - rt_off - down)
         r["began-write"].append(t_began - down)
         # random phase against the camera's frames; >= 1.3 s so "on-press" idles out
         # (idle-stop 0.5 s, then the camera is closed) before the next click
@@ -304,7 +270,9 @@ def thd_block(keys, node, clicks, tmp, block, results, rt_off, frame_s):
                 break
             last = (st.st_size, st.st_mtime_ns)
             time.sleep(0.05)
-        r["disk"].append(os.stat(path).st_mtime - rt_off - down)
+        st = os.stat(path)
+        r["disk"].append(st.st_ctime - rt_off - down)
+        r["written"].append(st.st_mtime - rt_off - down)
         time.sleep(random.uniform(1.3, 1.8))
     r["clicks"] += clicks
     thd.send_signal(signal.SIGTERM)
@@ -338,6 +306,7 @@ def main():
     p.add_argument("--clicks", type=int, default=20, help="clicks per contender (in --rounds blocks)")
     p.add_argument("--rounds", type=int, default=4)
     p.add_argument("--idle", type=float, default=10.0)
+    p.add_argument("--baseline", help="another evcapture build: a sixth contender, baseline:always")
     a = p.parse_args()
     tmp = os.environ.get("TMPDIR", "/tmp") + "/evc-shutter"
     os.makedirs(tmp, exist_ok=True)
@@ -354,11 +323,11 @@ def main():
                            capture_output=True, text=True)
         log(f"vivid intervals {size}: " + " ".join(re.findall(r"\(([\d.]+ fps)\)", r.stdout)))
 
-    results = {m: {"lag": [], "line": [], "disk": [], "began-write": [], "failed": 0, "clicks": 0, "starts": 0}
-               for m in ("on-action", "on-press", "always", "always@25fps", "triggerhappy")}
+    contenders = ["on-action", "on-press", "always", "always@25fps", "triggerhappy"] + (["baseline:always"] if a.baseline else [])
+    results = {m: {"lag": [], "line": [], "disk": [], "written": [], "began-write": [], "failed": 0, "clicks": 0, "starts": 0}
+               for m in contenders}
     intervals = []
     per_block = max(1, a.clicks // a.rounds)
-    contenders = ["on-action", "on-press", "always", "always@25fps", "triggerhappy"]
     block = 0
     for rnd in range(a.rounds):
         iv = measure_interval(node, 640, 480)
@@ -399,12 +368,14 @@ def main():
                 iv = measure_interval_at(node, 25)
                 if iv:
                     log(f"  vivid 640x480 at 25 fps: interval mean {iv[0] * 1000:.2f} ms; |lag| max = {max(abs(x) for x in r['lag']) / iv[0]:.2f} of it")
-        log(f"figure shutter {m} press -> photo on disk (mtime): {fmt_ms(r['disk'])}; failed {r['failed']}")
+        log(f"figure shutter {m} press -> photo on disk under its final name (ctime): {fmt_ms(r['disk'])}; failed {r['failed']}")
+        log(f"  press -> its bytes written (mtime): {fmt_ms(r['written'])}")
     thd = results["triggerhappy"]["disk"]
-    ring = results["always"]["disk"]
-    if thd and ring:
-        log(f"figure shutter ratio: triggerhappy / always, press -> photo on disk, medians: "
-            f"{statistics.median(thd) / statistics.median(ring):.1f}x (goal >= 5x)")
+    for m in ("always", "always@25fps", "baseline:always"):
+        ring = results.get(m, {}).get("disk")
+        if thd and ring:
+            log(f"figure shutter ratio: triggerhappy / {m}, press -> photo on disk, medians: "
+                f"{statistics.median(thd) / statistics.median(ring):.1f}x (goal >= 5x)")
 
     # the ring's cost: memory and CPU, ring running vs stream off, two frame sizes, interleaved
     costs = {}

@@ -114,22 +114,30 @@ t_udev_hotplug() {
   grep -q "\"node\":\"$dial\".*\"REL_DIAL\":\"slider\"" "$work/socket.log" || die "the daemon did not give the dial's REL_DIAL the slider role"
 }
 
-# The issue's goal is 12 MB (12288 kB); today's static build does not meet it (README,
-# "Installing as a service"), so this guards against growth beyond today's figure until it
-# does: EVC_RSS_LIMIT_KB. Measured 15.2 MB before the capture ring, libexif and libmosquitto
-# came in, 17.5 MB after (almost all of it the binary's code paged in: RssFile 15.6 MB).
-rss_limit_kb=${EVC_RSS_LIMIT_KB:-18432}
+# The goal: 12 MB (12288 kB) resident with five input devices and a camera, in steady
+# state. The daemon releases its start-up code once ready (StartupPages; about 10 MB of
+# code and loader tables), so what is resident is what it runs afterwards: measured after
+# presses and a dial turn have gone through the pipeline, the controls and the camera.
+# EVC_RSS_LIMIT_KB overrides the limit.
+rss_limit_kb=${EVC_RSS_LIMIT_KB:-12288}
 t_memory() {
   # five input devices (t_udev_hotplug) and the camera, default config (the ring tries the
   # fake camera, which cannot stream: one error line, no frames kept)
   [ -n "$camera" ] || die "no camera"
   grep -q '"event":"session","state":"started"\|"camera-added"' "$work/socket.log" || sleep 2
   sleep 2
+  dial=$(cat "$work/node-griffin-powermate") keys=$(cat "$work/node-gpio-keys-volume-keys")
+  for _ in 1 2 3; do
+    evemu-event "$dial" --type EV_REL --code REL_DIAL --value 1 --sync; sleep 0.2
+  done
+  expect_line 20 '"event":"control"'
+  key "$keys" KEY_VOLUMEUP 1; sleep 0.1; key "$keys" KEY_VOLUMEUP 0
+  expect_line 20 '"phase":"ended"'
+  sleep 2
   rss=$(awk '/^VmRSS/{print $2}' "/proc/$(main_pid)/status")
-  say "  resident memory of evcapture: $rss kB ($(awk '/^(RssAnon|RssFile)/{printf "%s %s kB ", $1, $2}' "/proc/$(main_pid)/status"))"
+  say "  resident memory of evcapture after presses and a dial turn: $rss kB ($(awk '/^(RssAnon|RssFile)/{printf "%s %s kB ", $1, $2}' "/proc/$(main_pid)/status"))"
   echo "{\"rss_kb\":$rss}" >/out/memory.json
-  [ "$rss" -le 12288 ] || say "  (above the 12 MB goal)"
-  [ "$rss" -le "$rss_limit_kb" ] || die "VmRSS $rss kB > $rss_limit_kb kB"
+  [ "$rss" -le "$rss_limit_kb" ] || die "VmRSS $rss kB > $rss_limit_kb kB (the 12 MB goal)"
 }
 
 t_photo() {

@@ -25,15 +25,24 @@
 // SIGTERM or SIGINT closes the gadget: the USB device disconnects, uvcvideo removes the
 // node, and the program exits 0. Start it again to "replug" the camera.
 //
+// SIGUSR1 makes the camera stop answering (a webcam whose firmware hangs): every GET on
+// the control interface is left without its data stage, so the host waits for uvcvideo's
+// control timeout (5 s); a SET_CUR completes at the host anyway (GadgetFS takes its data
+// stage in the kernel, see ignore_out_data) and is ignored. Each one is printed as
+//   fakeuvc: hung: GET_CUR exposure_time_absolute at 12.345678   (CLOCK_MONOTONIC seconds)
+// SIGUSR2 makes it answer again ("fakeuvc: answering at ..." once it does).
+//
 // usage: fakeuvc [-v] [GADGETFS_DEVICE]   (default /dev/gadget/dummy_udc)
 //   -v  log every control request to stderr
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <linux/usb/ch9.h>
@@ -124,18 +133,24 @@ struct control {
     uint8_t entity, selector, size;
     int is_signed;
     int32_t min, max, res, def, cur;
+    uint8_t info; // GET_INFO: capabilities (UVC_CONTROL_CAP_*)
     // for AE mode: wire value (UVC bitmap) -> printed value (V4L2 menu index)
     int32_t (*printable)(int32_t wire);
 };
 
 static int32_t ae_mode_as_menu(int32_t wire) { return wire == 1 ? 1 : wire == 2 ? 0 : 100 + wire; }
 
+#define GET_SET (UVC_CONTROL_CAP_GET | UVC_CONTROL_CAP_SET)
+
 static struct control controls[] = {
     // AE mode: GET_RES is the bitmap of supported modes (1 manual | 2 auto), GET_DEF 2 auto
-    {"auto_exposure", CAMERA_TERMINAL, UVC_CT_AE_MODE_CONTROL, 1, 0, 0, 0, 0x03, 0x02, 0x02, ae_mode_as_menu},
-    {"exposure_time_absolute", CAMERA_TERMINAL, UVC_CT_EXPOSURE_TIME_ABSOLUTE_CONTROL, 4, 0, 3, 2047, 1, 250, 250, NULL},
-    {"zoom_absolute", CAMERA_TERMINAL, UVC_CT_ZOOM_ABSOLUTE_CONTROL, 2, 0, 100, 500, 1, 100, 100, NULL},
-    {"brightness", PROCESSING_UNIT, UVC_PU_BRIGHTNESS_CONTROL, 2, 1, -64, 64, 1, 0, 0, NULL},
+    // Exposure time says "auto-update" (it changes by itself under auto exposure, as on
+    // real webcams): uvcvideo then never caches its value, and each read is a USB GET_CUR.
+    {"auto_exposure", CAMERA_TERMINAL, UVC_CT_AE_MODE_CONTROL, 1, 0, 0, 0, 0x03, 0x02, 0x02, GET_SET, ae_mode_as_menu},
+    {"exposure_time_absolute", CAMERA_TERMINAL, UVC_CT_EXPOSURE_TIME_ABSOLUTE_CONTROL, 4, 0, 3, 2047, 1, 250, 250,
+     GET_SET | UVC_CONTROL_CAP_AUTOUPDATE, NULL},
+    {"zoom_absolute", CAMERA_TERMINAL, UVC_CT_ZOOM_ABSOLUTE_CONTROL, 2, 0, 100, 500, 1, 100, 100, GET_SET, NULL},
+    {"brightness", PROCESSING_UNIT, UVC_PU_BRIGHTNESS_CONTROL, 2, 1, -64, 64, 1, 0, 0, GET_SET, NULL},
 };
 #define CONTROL_COUNT (sizeof controls / sizeof controls[0])
 
@@ -147,6 +162,8 @@ static uint8_t last_error; // VC_REQUEST_ERROR_CODE_CONTROL
 
 static int verbose;
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t hung; // SIGUSR1 sets, SIGUSR2 clears
+static int hung_reported;
 
 static void store_le(uint8_t *out, int size, int32_t value) {
     for (int i = 0; i < size; i++) out[i] = (uint8_t)((uint32_t)value >> (8 * i));
@@ -270,7 +287,7 @@ static void control_request(int fd, const struct usb_ctrlrequest *setup, struct 
         return;
     }
     case UVC_GET_INFO:
-        data[0] = UVC_CONTROL_CAP_GET | UVC_CONTROL_CAP_SET;
+        data[0] = c->info;
         reply(fd, setup, data, 1);
         return;
     case UVC_GET_LEN:
@@ -291,11 +308,69 @@ static void control_request(int fd, const struct usb_ctrlrequest *setup, struct 
     reply(fd, setup, data, c->size);
 }
 
+// CLOCK_MONOTONIC seconds: the clock of the daemon's JSON `time`.
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+// Hung: an IN request is left without its data stage, so the host's control transfer
+// waits (uvcvideo: 5 s, then ETIMEDOUT). Any read or write on ep0 now would answer it
+// (a read stalls it), so the camera only polls: until the host has sent its next SETUP
+// (GadgetFS reports the one left behind as POLLHUP) or the camera is told to answer again
+// (SIGUSR2; the main loop's next read then stalls the waiting request).
+static void await_abandon(int fd) {
+    while (hung && !stop_requested) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, 1000);
+        if (r > 0 && (p.revents & POLLHUP)) return;
+        if (r < 0 && errno != EINTR) return;
+    }
+}
+
+// Hung: an OUT request's data stage was completed by GadgetFS in the kernel before this
+// program saw the SETUP, so the host's SET_CUR has already succeeded; the camera ignores
+// the value, as a hung camera would.
+static void ignore_out_data(int fd, const struct usb_ctrlrequest *setup) {
+    uint8_t data[64];
+    if (setup->wLength) {
+        ssize_t r = read(fd, data, setup->wLength < sizeof data ? setup->wLength : sizeof data);
+        (void)r;
+    }
+}
+
+static const char *request_name(uint8_t request) {
+    switch (request) {
+    case UVC_SET_CUR: return "SET_CUR";
+    case UVC_GET_CUR: return "GET_CUR";
+    case UVC_GET_MIN: return "GET_MIN";
+    case UVC_GET_MAX: return "GET_MAX";
+    case UVC_GET_RES: return "GET_RES";
+    case UVC_GET_DEF: return "GET_DEF";
+    case UVC_GET_INFO: return "GET_INFO";
+    case UVC_GET_LEN: return "GET_LEN";
+    default: return "request";
+    }
+}
+
+static const char *control_name(unsigned entity, unsigned selector) {
+    for (size_t i = 0; i < CONTROL_COUNT; i++)
+        if (controls[i].entity == entity && controls[i].selector == selector) return controls[i].name;
+    return entity == 0 && selector == UVC_VC_REQUEST_ERROR_CODE_CONTROL ? "request_error_code" : "unknown";
+}
+
 static void class_request(int fd, const struct usb_ctrlrequest *setup) {
     unsigned interface = setup->wIndex & 0xff, entity = setup->wIndex >> 8, selector = setup->wValue >> 8;
     if (verbose)
         fprintf(stderr, "fakeuvc: request 0x%02x interface %u entity %u selector %u length %u\n",
                 setup->bRequest, interface, entity, selector, setup->wLength);
+    if (hung && interface == CONTROL_INTERFACE) {
+        printf("fakeuvc: hung: %s %s at %.6f\n", request_name(setup->bRequest), control_name(entity, selector), now());
+        if (setup->bRequestType & USB_DIR_IN) await_abandon(fd);
+        else ignore_out_data(fd, setup);
+        return;
+    }
     if (interface == STREAMING_INTERFACE && entity == 0 &&
         (selector == UVC_VS_PROBE_CONTROL || selector == UVC_VS_COMMIT_CONTROL)) {
         probe_commit_request(fd, setup);
@@ -321,8 +396,9 @@ static void class_request(int fd, const struct usb_ctrlrequest *setup) {
 }
 
 static void on_signal(int signo) {
-    (void)signo;
-    stop_requested = 1;
+    if (signo == SIGUSR1) hung = 1;
+    else if (signo == SIGUSR2) hung = 0;
+    else stop_requested = 1;
 }
 
 int main(int argc, char **argv) {
@@ -343,11 +419,15 @@ int main(int argc, char **argv) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGUSR2, &sa, NULL);
     // a parent may have started us with these blocked (the mask is inherited)
     sigset_t stop_signals;
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGTERM);
     sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGUSR1);
+    sigaddset(&stop_signals, SIGUSR2);
     sigprocmask(SIG_UNBLOCK, &stop_signals, NULL);
 
     // GadgetFS completes an OUT request's data stage before this program reads it; if
@@ -381,6 +461,10 @@ int main(int argc, char **argv) {
     printf("fakeuvc: plugged in as %04x:%04x \"%s\"\n", VENDOR_ID, PRODUCT_ID, strings[STR_PRODUCT]);
 
     while (!stop_requested) {
+        if (hung != hung_reported) {
+            hung_reported = hung;
+            printf("fakeuvc: %s at %.6f\n", hung ? "not answering" : "answering", now());
+        }
         struct usb_gadgetfs_event events[5];
         ssize_t n = read(fd, events, sizeof events);
         if (n < 0) {

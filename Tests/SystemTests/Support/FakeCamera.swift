@@ -95,6 +95,39 @@ final class FakeCamera {
     /// Whether the camera program is running.
     var isRunning: Bool { process?.isRunning == true }
 
+    /// Makes the camera stop answering (SIGUSR1): control requests get neither data nor
+    /// status, so a GET waits for uvcvideo's 5 s timeout. A SET_CUR still completes at the
+    /// host (GadgetFS takes its data stage in the kernel) but the camera ignores it, logged
+    /// as `fakeuvc: hung: SET_CUR zoom_absolute`. Returns once the camera says so.
+    func hang(timeout: Duration = .seconds(5)) throws {
+        try signal(SIGUSR1, until: "fakeuvc: not answering", timeout: timeout)
+    }
+
+    /// Makes a hung camera answer again (SIGUSR2); returns once the camera says so.
+    func answer(timeout: Duration = .seconds(5)) throws {
+        try signal(SIGUSR2, until: "fakeuvc: answering", timeout: timeout)
+    }
+
+    /// Requests the hung camera left without an answer, as `GET_CUR exposure_time_absolute`.
+    var unanswered: [String] { unansweredAt.map(\.request) }
+
+    /// As ``unanswered``, with when each came (CLOCK_MONOTONIC seconds, the daemon's clock).
+    var unansweredAt: [(request: String, time: Double)] {
+        log.split(separator: "\n").compactMap { line in
+            guard line.hasPrefix("fakeuvc: hung: "), let at = line.range(of: " at ", options: .backwards) else { return nil }
+            return (String(line[line.index(line.startIndex, offsetBy: 15)..<at.lowerBound]), Double(line[at.upperBound...]) ?? 0)
+        }
+    }
+
+    private func signal(_ signo: Int32, until line: String, timeout: Duration) throws {
+        guard let process, process.isRunning else { throw FakeCameraError("the fake camera is not running") }
+        let before = log.components(separatedBy: line).count
+        kill(process.processIdentifier, signo)
+        guard waitUntil(timeout: timeout, { log.components(separatedBy: line).count > before }) else {
+            throw FakeCameraError("the fake camera did not say \"\(line)\" within \(timeout)\n\(log)")
+        }
+    }
+
     /// Every SET_CUR the camera received since the last `start()`, in order, as
     /// (V4L2 control name, value). `auto_exposure` values are V4L2 menu indexes (0 auto, 1 manual).
     func received() -> [(control: String, value: Int)] {

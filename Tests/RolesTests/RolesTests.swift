@@ -1,7 +1,7 @@
 import EvcaptureTesting
 import Testing
 import Evdev
-@testable import Capture
+@testable import Roles
 
 private func fixture(_ name: String) throws -> DeviceDescription {
     var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)

@@ -4,7 +4,7 @@ import Glibc
 #endif
 import Testing
 import Evdev
-@testable import Capture
+@testable import Roles
 
 /// Syntax sanity of `udev-rules/*.rules`: every line is a comment, blank, or comma-separated
 /// `KEY[{attr}]OP"value"` items udev knows; GOTOs have labels; every EVCAPTURE_ROLE value is

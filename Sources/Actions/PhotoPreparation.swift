@@ -1,0 +1,211 @@
+import Capture
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+import V4L2
+import LinuxIO
+
+// A click's photo prepared at `began` (spec §7: `began` is the moment to prepare, `ended`
+// the moment a click is decided). The photo is the ring frame nearest the press either way;
+// preparing it at the press only moves the work — waiting for that frame, the JPEG encode
+// with EXIF, writing it to a hidden `.part` file — into the hold, so at the click only the
+// commit is left (fsync, rename under the final name, directory fsync).
+
+/// Where a photo's frame comes from: the capture stream's ring (``FrameSource``), or a fake
+/// in tests.
+public protocol NearestFrameSource: Sendable {
+    /// The frame nearest `time` (monotonic µs), waiting at most `timeout`.
+    func frame(nearest time: Int64, timeout: Duration) throws(StreamingError) -> RingFrame
+}
+
+extension FrameSource: NearestFrameSource {}
+
+/// What the photo worker is asked to do, in the order the presses happened.
+enum PhotoCommand: Sendable {
+    /// A press began on a button whose click takes a photo: prepare the photo of the frame
+    /// nearest `moment` (the press's kernel time, monotonic µs).
+    case prepare(press: UInt64, moment: Int64)
+    /// A photo was decided (a click, a trigger message); `prepared`: its press was being
+    /// prepared and the prepared file is to be committed.
+    case take(ActionTrigger, prepared: Bool)
+    /// The press became something else (a long press, a double click, cancelled, released
+    /// without a click): its prepared file is removed.
+    case discard(press: UInt64)
+}
+
+/// Which presses have a photo being prepared and what was decided for them. Shared by the
+/// input side (``ActionRunner/handle(_:)``, which decides) and the photo worker (which
+/// prepares, commits and discards): a press enters at `began` and leaves when the worker
+/// has committed or discarded its file, so at most `limit` photos are prepared at once and
+/// each press has at most one.
+final class PhotoPreparations: Sendable {
+    enum Fate: Sendable, Equatable {
+        /// Being prepared; nothing decided yet.
+        case pending
+        /// The click came: the prepared file is to be committed.
+        case claimed
+        /// The press became something else: the file is to be removed.
+        case discarded
+    }
+    private let fates = Mutex<[UInt64: Fate]>([:])
+    let limit: Int
+
+    init(limit: Int) { self.limit = max(1, limit) }
+
+    /// At `began`: whether to prepare this press (not when `limit` presses are in flight:
+    /// its click then takes the photo as if nothing was prepared).
+    func begin(_ press: UInt64) -> Bool {
+        fates.withLock { f in
+            guard f[press] == nil, f.count < limit else { return false }
+            f[press] = .pending
+            return true
+        }
+    }
+
+    /// The click: true when the press's photo is being prepared (it is now the worker's to commit).
+    func claim(_ press: UInt64) -> Bool {
+        fates.withLock { f in
+            guard f[press] == .pending else { return false }
+            f[press] = .claimed
+            return true
+        }
+    }
+
+    /// The press became something else: true when its preparation is to be discarded (the
+    /// caller queues the discard).
+    func discard(_ press: UInt64) -> Bool {
+        fates.withLock { f in
+            guard f[press] == .pending else { return false }
+            f[press] = .discarded
+            return true
+        }
+    }
+
+    /// Whether the photo of `press` may still be wanted (the worker skips work for the others).
+    func isWanted(_ press: UInt64) -> Bool { fates.withLock { $0[press].map { $0 != .discarded } ?? false } }
+
+    /// The worker has committed or removed the file of `press`.
+    func done(_ press: UInt64) { fates.withLock { _ = $0.removeValue(forKey: press) } }
+
+    /// Presses between `began` and the worker's commit or discard.
+    var inFlight: Int { fates.withLock { $0.count } }
+}
+
+/// The photo worker's prepared files: used on the worker's thread only (an ``AtomicFile``
+/// belongs to one thread).
+final class PreparedPhotos {
+    private struct Prepared {
+        var moment: Int64
+        var zoom: Double
+        var outcome: Result<(file: AtomicFile, photo: PhotoResult), ActionError>
+    }
+    private var prepared: [UInt64: Prepared] = [:]
+    private let frames: any NearestFrameSource
+    private let settings: CaptureSettings
+    private let ledger: PhotoPreparations
+
+    init(frames: any NearestFrameSource, settings: CaptureSettings, ledger: PhotoPreparations) {
+        self.frames = frames
+        self.settings = settings
+        self.ledger = ledger
+    }
+
+    /// Prepares the photo of `press`: the frame nearest `moment`, encoded (or the MJPEG frame
+    /// as sent) and cropped to `zoom` exactly as ``Photo/save(_:_:_:)`` does, with EXIF,
+    /// written to a hidden `.part` file. A failure is kept for the click to report. Work for
+    /// a press that has become something else meanwhile is skipped.
+    func prepare(press: UInt64, moment: Int64, zoom: Double) {
+        guard ledger.isWanted(press) else { return }
+        let ring: RingFrame
+        do throws(StreamingError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch {
+            prepared[press] = Prepared(moment: moment, zoom: zoom, outcome: .failure(.camera(error)))
+            return
+        }
+        // A long press decided while the frame was awaited: no encode for nothing.
+        guard ledger.isWanted(press) else { return }
+        let outcome = Result { () throws(ActionError) -> (file: AtomicFile, photo: PhotoResult) in
+            let image = try Photo.encode(ring, settings, zoom: zoom)
+            let file: AtomicFile
+            do throws(FileWriteError) {
+                // Named at the commit: the name's tokens ({time}, {trigger}) belong to the decision.
+                file = try AtomicFile(directory: settings.outputDirectory, finalName: "prepared")
+            } catch { throw .file(error) }
+            do throws(FileWriteError) { try file.write(image.jpeg) } catch {
+                // A full disk: the partial file goes now, holding no space until the click.
+                file.abandon()
+                throw .file(error)
+            }
+            return (file, PhotoResult(
+                path: "", width: image.width, height: image.height, bytes: image.jpeg.count, frameTime: ring.time,
+                sequence: ring.frame.sequence))
+        }
+        prepared[press] = Prepared(moment: moment, zoom: zoom, outcome: outcome)
+    }
+
+    /// The click of `press`: its prepared photo committed under the name `request` gives,
+    /// or its preparation's camera or encoder error. nil when there is nothing to commit
+    /// that matches what the click asks for (another moment or zoom), or the preparation
+    /// failed for the disk: the caller then takes the photo the usual way (space may have
+    /// been freed since the press).
+    func commit(press: UInt64, moment: Int64, request: CaptureRequest) -> Result<PhotoResult, ActionError>? {
+        defer { ledger.done(press) }
+        guard let p = prepared.removeValue(forKey: press) else { return nil }
+        guard p.moment == moment, p.zoom == request.zoom else {
+            if case .success(let made) = p.outcome { made.file.abandon() }
+            return nil
+        }
+        switch p.outcome {
+        case .failure(.file):
+            return nil
+        case .failure(let error):
+            return .failure(error)
+        case .success(let (file, photo)):
+            let name = settings.photoPattern.name(
+                time: request.time, press: request.press, action: request.action, kind: "photo", trigger: request.trigger)
+            var result = photo
+            do { result.path = try file.commit(as: name) } catch {
+                file.abandon()
+                return .failure(.file(error))
+            }
+            result.trigger = request.trigger
+            return .success(result)
+        }
+    }
+
+    /// Removes the prepared file of `press` (the press became something else).
+    func discard(press: UInt64) {
+        defer { ledger.done(press) }
+        if case .success(let made) = prepared.removeValue(forKey: press)?.outcome { made.file.abandon() }
+    }
+
+    /// Removes every prepared file (the worker ends).
+    func discardAll() {
+        for press in Array(prepared.keys) { discard(press: press) }
+    }
+}
+
+extension Photo {
+    /// A frame as the photo's JPEG bytes and size.
+    struct Encoded {
+        var jpeg: [UInt8]
+        var width: Int
+        var height: Int
+    }
+
+    /// A frame as JPEG (MJPEG frames as the camera sent them), cropped losslessly around the
+    /// centre for a digital `zoom`, with EXIF `DateTimeOriginal` and sub-seconds of the
+    /// moment the frame was taken.
+    static func encode(_ ring: RingFrame, _ settings: CaptureSettings, zoom: Double) throws(ActionError) -> Encoded {
+        var width = ring.frame.format.width, height = ring.frame.format.height
+        do {
+            var image = try JPEG.data(from: ring.frame, quality: settings.jpegQuality)
+            if zoom > 1 {
+                image = try JPEGCrop.centre(image, factor: zoom)
+                if let size = JPEGCrop.size(of: image) { (width, height) = size }
+            }
+            let jpeg = try JPEG.withCaptureTime(image, wallSeconds: wallTime(ofMonotonic: ring.time))
+            return Encoded(jpeg: jpeg, width: width, height: height)
+        } catch { throw .jpeg(error) }
+    }
+}
