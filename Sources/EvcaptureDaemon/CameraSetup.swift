@@ -42,23 +42,10 @@ struct CameraSetup: Sendable {
     /// Waits (on udev, no polling) for a video device that makes a usable camera.
     func waitForCamera(found: @escaping @Sendable (CameraSession) async -> Void) -> Task<Void, Never> {
         let (loop, logger, configuration) = (self.loop, self.logger, self.configuration)
-        return Task {
-            let monitor: UdevVideoMonitor
-            let events: AsyncStream<UdevVideoEvent>
-            do {
-                (monitor, events) = try UdevVideoMonitor.start(on: loop)
-            } catch {
-                logger.warning("cannot follow camera hotplug: \(error)")
-                return
-            }
-            defer { monitor.stop() }
-            for await event in events {
-                guard case .added = event else { continue }
-                if let session = try? CameraSession(configuration, loop: loop, logger: logger) {
-                    await found(session)
-                    return
-                }
-            }
+        return followVideoAdditions("camera hotplug") { _ in
+            guard let session = try? CameraSession(configuration, loop: loop, logger: logger) else { return true }
+            await found(session)
+            return false
         }
     }
 
@@ -68,6 +55,21 @@ struct CameraSetup: Sendable {
     /// restarts the session, and the stream with it.
     func watchCaptureDevice(added: @escaping @Sendable () async -> Void) -> Task<Void, Never>? {
         guard let configured = config.daemon.captureDevice else { return nil }
+        let logger = self.logger
+        return followVideoAdditions("the capture device's hotplug") { device in
+            // A `/dev/v4l/by-id/…` link is made again before udev announces the node.
+            let target = realpath(configured, nil).map { p in defer { free(p) }; return String(cString: p) }
+            guard device.node == configured || device.node == target else { return true }
+            logger.info("capture device is back", metadata: ["v4l2.device": "\(configured)"])
+            await added()
+            return true
+        }
+    }
+
+    /// A task that hands every udev `video4linux` addition to `body` until it returns false.
+    private func followVideoAdditions(
+        _ what: String, _ body: @escaping @Sendable (UdevVideoDevice) async -> Bool
+    ) -> Task<Void, Never> {
         let (loop, logger) = (self.loop, self.logger)
         return Task {
             let monitor: UdevVideoMonitor
@@ -75,17 +77,13 @@ struct CameraSetup: Sendable {
             do {
                 (monitor, events) = try UdevVideoMonitor.start(on: loop)
             } catch {
-                logger.warning("cannot follow the capture device's hotplug: \(error)")
+                logger.warning("cannot follow \(what): \(error)")
                 return
             }
             defer { monitor.stop() }
             for await event in events {
                 guard case .added(let device) = event else { continue }
-                // A `/dev/v4l/by-id/…` link is made again before udev announces the node.
-                let target = realpath(configured, nil).map { p in defer { free(p) }; return String(cString: p) }
-                guard device.node == configured || device.node == target else { continue }
-                logger.info("capture device is back", metadata: ["v4l2.device": "\(configured)"])
-                await added()
+                if await !body(device) { return }
             }
         }
     }
