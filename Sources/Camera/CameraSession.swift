@@ -305,7 +305,12 @@ public final class CameraSession: Sendable {
             restore = false
             gaveWay = true
         }
-        camera.apply(event, adoptValue: policy == .follow || gaveWay)
+        // A value that comes with a change of flags is uvcvideo telling the other controls
+        // of a mode change (auto exposure → the exposure time's value as it was then),
+        // possibly our own: it is not a value another program chose, and adopting it would
+        // replace a newer one of the person's (the exposure time set just after the mode).
+        let chosenElsewhere = !event.changes.contains(.flags)
+        camera.apply(event, adoptValue: (policy == .follow && chosenElsewhere) || gaveWay)
         if gaveWay {
             let name = camera.description(of: event.id)?.name ?? event.id.description
             let error = CameraError(code: .busy, device: camera.identity, control: name, context: "another program keeps changing it (\(configuration.restoreLimit.limit) restores within "

@@ -34,6 +34,9 @@ public final class V4L2Camera: CameraBackend {
         /// The last value known of each control: read, reported by a control event, or set.
         /// What ``value(of:)`` answers when the camera does not answer in time.
         var known: [ControlID: Int64] = [:]
+        /// Values put back by ``reapply(only:)`` and not written yet: one the camera refuses
+        /// as inactive is skipped quietly, as a re-apply without a writer thread does.
+        var reapplying: [ControlID: Int64] = [:]
     }
     private let state = Mutex(State())
 
@@ -56,7 +59,15 @@ public final class V4L2Camera: CameraBackend {
             read: { [weak self] id in self?.readOnWriter(id) },
             refresh: { [weak self] in
                 // Gone meanwhile: the session's replug path refreshes again.
-                if let controls = try? self?.controls() { onRefresh(controls) }
+                guard let self, var controls = try? self.controls() else { return }
+                // Values queued while the camera was read are newer than its answer: a knob
+                // turned meanwhile must not be reported back as a change made elsewhere.
+                let queued = self.writer.withLock { $0 }?.pendingValues ?? [:]
+                if !queued.isEmpty {
+                    for i in controls.indices { if let v = queued[controls[i].id] { controls[i].value = v } }
+                    self.state.withLock { s in for (id, v) in queued { s.known[id] = v } }
+                }
+                onRefresh(controls)
             })
         writer.withLock { $0 = w }
     }
@@ -87,9 +98,17 @@ public final class V4L2Camera: CameraBackend {
     /// The writer thread's ioctls, outside the state lock (a hung camera holds no lock the
     /// input path takes).
     private func write(_ id: ControlID, _ value: Int64) {
-        guard let (device, label) = state.withLock({ s in s.device.map { ($0, name(id, in: s)) } }) else { return }
+        guard let (device, label, reapplied) = state.withLock({ s in
+            s.device.map { d in
+                let reapplied = s.reapplying[id] == value
+                if reapplied { s.reapplying[id] = nil }
+                return (d, name(id, in: s), reapplied)
+            }
+        }) else { return }
         do throws(V4L2Error) {
             try device.set(id, to: value)
+        } catch where error.code == .inactive && reapplied {
+            return
         } catch {
             let failure = onWriteFailure.withLock { $0 }
             failure?(cameraError(error, control: label))
@@ -266,21 +285,22 @@ public final class V4L2Camera: CameraBackend {
         }
     }
 
-    /// Sets the person's values again, in the order they were set. A control that is
-    /// inactive now (exposure time while auto exposure is back on) is skipped: setting it
-    /// would have no effect. With a writer thread the values are handed to it (a camera that
-    /// stops answering holds that thread, never the caller or this camera's lock; a failure
-    /// comes through `onFailure`) and reported as the values asked for; without one they
-    /// are set here, outside the lock. Returns what was applied and what failed.
+    /// Sets the person's values again, in the order they were set (so auto exposure goes to
+    /// manual before the exposure time it makes active). A control the camera refuses as
+    /// inactive (exposure time while auto exposure is back on) is skipped: setting it would
+    /// have no effect. With a writer thread the values are handed to it (a camera that stops
+    /// answering holds that thread, never the caller or this camera's lock; other failures
+    /// come through `onFailure`) and reported as the values asked for; without one they are
+    /// set here, outside the lock. Returns what was applied and what failed.
     func reapply(only ids: Set<ControlID>? = nil) -> [(ControlID, Result<Int64, CameraError>)] {
+        let writer = writer.withLock { $0 }
         let (device, values) = state.withLock { s -> (V4L2Device?, [(ControlID, Int64, String)]) in
-            let values = s.personValues.filter { id, _ in
-                (ids?.contains(id) ?? true) && !(s.descriptions[id]?.flags.contains(.inactive) ?? false)
-            }
+            let values = s.personValues.filter { id, _ in ids?.contains(id) ?? true }
+            if writer != nil, s.device != nil { for (id, value) in values { s.reapplying[id] = value } }
             return (s.device, values.map { ($0.0, $0.1, name($0.0, in: s)) })
         }
         guard let device else { return [] }
-        if let writer = writer.withLock({ $0 }) {
+        if let writer {
             for (id, value, _) in values { writer.submit(id, value) }
             return values.map { ($0.0, .success($0.1)) }
         }

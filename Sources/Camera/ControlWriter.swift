@@ -117,6 +117,12 @@ final class ControlWriter: Sendable {
         return request.value.withLock { $0 }
     }
 
+    /// The values queued and not yet taken by the writer: newer than anything the camera
+    /// can answer now (a refresh running on the writer's thread patches its read with them).
+    var pendingValues: [ControlID: Int64] {
+        state.withLock { Dictionary($0.pending, uniquingKeysWith: { _, last in last }) }
+    }
+
     /// Whether everything submitted so far has been written.
     var isIdle: Bool { state.withLock { $0.written >= $0.submitted } }
 

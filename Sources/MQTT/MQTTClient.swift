@@ -231,7 +231,7 @@ public actor MQTTClient {
         tlsErrors.withLock { $0.removeAll() }
         // The first call stores host, port and keepalive (also when it fails); later
         // attempts reuse them.
-        connectStep.start(handle, first: !addressSet, broker: settings.broker, keepalive: settings.keepalive, wake: wakeFD)
+        connectStep.start(handle, first: !addressSet, broker: settings.broker, keepalive: settings.keepalive, wake: wakeFD, owner: self)
     }
 
     /// The loop's eventfd: a connection step ended, or messages were queued.

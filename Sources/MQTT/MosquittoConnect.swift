@@ -50,13 +50,16 @@ final class MosquittoConnectStep: Sendable {
 
     /// Starts the step for `handle`; `wake` (an eventfd on the loop) is written when it ends,
     /// unless the client was abandoned by then.
-    func start(_ handle: MosquittoHandle, first: Bool, broker: MQTTBroker, keepalive: Int, wake: Int32) {
+    /// `owner` (the client, libmosquitto's user data) is kept alive until the thread ends:
+    /// an abandoned step's log callback may still reach it.
+    func start(_ handle: MosquittoHandle, first: Bool, broker: MQTTBroker, keepalive: Int, wake: Int32, owner: AnyObject & Sendable) {
         state.withLock {
             precondition(!$0.running, "one connection step at a time")
             $0.running = true
             $0.outcome = nil
         }
-        startThread(name: "evc-mqtt-connect") { [self] in
+        startThread(name: "evc-mqtt-connect") { [self, owner] in
+            defer { withExtendedLifetime(owner) {} }
             let rc =
                 first
                 ? mosquitto_connect_async(handle.pointer, broker.host, Int32(broker.port), Int32(keepalive))

@@ -293,6 +293,10 @@ struct CameraUVCTests {
         #expect(started?.element == .started(identity: Self.byID, device: node, resumed: false), "\(events.all)")
         #expect(try session.camera.set(.zoomAbsolute, to: 321) == 321)
         #expect(camera.waitUntilReceived("zoom_absolute", 321), "\(camera.log)")
+        // −1 EV, emulated: manual mode, then half the base exposure (made active by it).
+        var bias = ExposureBiasDriver()
+        #expect(try bias.apply(-1, camera: session.camera) == 125)
+        #expect(camera.waitUntilReceived("exposure_time_absolute", 125), "\(camera.log)")
 
         try camera.stop()
         let stopped = await events.first { $0 == .stopped(.cameraRemoved) }
@@ -319,6 +323,13 @@ struct CameraUVCTests {
         // The fresh camera (its log starts at its start, its zoom at the default 100)
         // received the person's zoom again.
         #expect(camera.waitUntilReceived("zoom_absolute", 321), "\(camera.log)")
+        // And the exposure in the order it was set: the fresh camera is in auto mode (its
+        // exposure time inactive) until the re-applied manual mode makes it active.
+        #expect(camera.waitUntilReceived("exposure_time_absolute", 125), "\(camera.log)")
+        let lines = try camera.receivedLines(after: 0)
+        #expect(
+            lines.firstIndex(of: "auto_exposure = 1").map { a in lines.firstIndex(of: "exposure_time_absolute = 125").map { a < $0 } ?? false } == true,
+            "\(lines)")
         #expect(session.isRunning)
         #expect(try session.camera.value(of: .zoomAbsolute) == 321)
     }
