@@ -80,24 +80,52 @@ def status_kb(pid, key):
     return -1
 
 
-class Daemon:
-    """evcapture run --json with NOTIFY_SOCKET; counts began/ended lines as they come."""
+class NotifiedDaemon:
+    """evcapture run --json with NOTIFY_SOCKET (READY=1 is awaited there); stdout is read by
+    the subclass's `_read` on a thread of its own."""
 
-    def __init__(self, exe, config, tmp, n, extra_env=None):
-        self.sock_path = f"{tmp}/notify-{n}"
+    def __init__(self, exe, config, tmp, name, log_level, extra_env=None):
+        self.sock_path = f"{tmp}/notify-{name}"
         if os.path.exists(self.sock_path):
             os.unlink(self.sock_path)
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.notify.bind(self.sock_path)
         env = dict(os.environ, NOTIFY_SOCKET=self.sock_path, HOME=tmp, XDG_STATE_HOME=f"{tmp}/state", **(extra_env or {}))
-        self.started = time.monotonic()
-        self.proc = subprocess.Popen([exe, "run", "--json", "--config", config, "--log-level", "warning"],
-                                     stdout=subprocess.PIPE, stderr=open(f"{tmp}/daemon-{n}.err", "w"), env=env)
-        self.began = self.ended = self.cancelled = self.errors = 0
-        self.tail = b""
+        self.err_path = f"{tmp}/daemon-{name}.err"
         self.changed = threading.Condition()
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen([exe, "run", "--json", "--config", config, "--log-level", log_level],
+                                     stdout=subprocess.PIPE, stderr=open(self.err_path, "w"), env=env)
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
+
+    def wait_ready(self, timeout=30):
+        """Seconds from the start to READY=1."""
+        self.notify.settimeout(timeout)
+        while True:
+            if b"READY=1" in self.notify.recv(4096).split(b"\n"):
+                return time.monotonic() - self.started
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            status = self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            status = "killed after 20 s"
+        self.reader.join(5)
+        self.notify.close()
+        os.unlink(self.sock_path)
+        return status
+
+
+class Daemon(NotifiedDaemon):
+    """Counts began/ended lines as they come."""
+
+    def __init__(self, exe, config, tmp, n, extra_env=None):
+        self.began = self.ended = self.cancelled = self.errors = 0
+        self.tail = b""
+        super().__init__(exe, config, tmp, n, "warning", extra_env)
 
     def _read(self):
         fd = self.proc.stdout.fileno()
@@ -128,25 +156,6 @@ class Daemon:
                 elif time.monotonic() - since > timeout:
                     return False
         return True
-
-    def wait_ready(self, timeout=30):
-        self.notify.settimeout(timeout)
-        while True:
-            msg = self.notify.recv(4096)
-            if b"READY=1" in msg.split(b"\n"):
-                return time.monotonic() - self.started
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            status = self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            status = "killed after 20 s"
-        self.reader.join(5)
-        self.notify.close()
-        os.unlink(self.sock_path)
-        return status
 
 
 def main():

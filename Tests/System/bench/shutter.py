@@ -36,15 +36,13 @@ import os
 import random
 import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from daemon import cpu_seconds, status_kb, threads  # noqa: E402
+from daemon import NotifiedDaemon, cpu_seconds, status_kb, threads  # noqa: E402
 from vivid import measure_interval, measure_interval_at, parse_fps, set_rate, vivid_node  # noqa: E402
 
 
@@ -102,23 +100,12 @@ class Keys:
         self.proc.wait(10)
 
 
-class Daemon:
-    """evcapture run --json; every stdout line is parsed and kept with its arrival time."""
+class Daemon(NotifiedDaemon):
+    """Every stdout line is parsed and kept with its arrival time."""
 
     def __init__(self, exe, config, tmp, name):
-        self.sock_path = f"{tmp}/notify-{name}"
-        if os.path.exists(self.sock_path):
-            os.unlink(self.sock_path)
-        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.notify.bind(self.sock_path)
-        env = dict(os.environ, NOTIFY_SOCKET=self.sock_path, HOME=tmp, XDG_STATE_HOME=f"{tmp}/state")
-        self.err_path = f"{tmp}/daemon-{name}.err"
-        self.proc = subprocess.Popen([exe, "run", "--json", "--config", config, "--log-level", "info"],
-                                     stdout=subprocess.PIPE, stderr=open(self.err_path, "w"), env=env)
         self.lines = []  # (arrival monotonic, dict)
-        self.changed = threading.Condition()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
+        super().__init__(exe, config, tmp, name, "info")
 
     def _read(self):
         for raw in self.proc.stdout:
@@ -130,12 +117,6 @@ class Daemon:
             with self.changed:
                 self.lines.append((t, obj))
                 self.changed.notify_all()
-
-    def wait_ready(self, timeout=30):
-        self.notify.settimeout(timeout)
-        while True:
-            if b"READY=1" in self.notify.recv(4096).split(b"\n"):
-                return
 
     def wait_line(self, match, timeout):
         """The first (arrival, line) for which match(line) holds, or None after timeout."""
@@ -152,18 +133,6 @@ class Daemon:
 
     def stream_starts(self):
         return open(self.err_path).read().count("capture stream started")
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            status = self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            status = "killed after 20 s"
-        self.reader.join(5)
-        self.notify.close()
-        os.unlink(self.sock_path)
-        return status
 
 
 def write_config(path, node, out, stream, width=640, height=480, photos=True, idle_stop=None):
