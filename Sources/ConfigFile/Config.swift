@@ -15,15 +15,12 @@ public typealias ConfigError = FileLineError
 /// Something in a config file that is allowed but probably not what was meant:
 /// `file:line: warning: problem`. `check-config` prints them; the daemon logs them.
 public struct ConfigWarning: Hashable, Sendable, CustomStringConvertible {
-    public var file: String
-    public var line: Int
-    public var problem: String
+    /// Where and what, as an error would say it.
+    public var place: FileLineError
     public init(file: String, line: Int, problem: String) {
-        self.file = file
-        self.line = line
-        self.problem = problem
+        place = FileLineError(file: file, line: line, problem: problem)
     }
-    public var description: String { line > 0 ? "\(file):\(line): warning: \(problem)" : "\(file): warning: \(problem)" }
+    public var description: String { place.described(prefix: "warning: ") }
 }
 
 /// The config file (TOML). Everything is optional; an empty file is the defaults.

@@ -123,7 +123,12 @@ public struct FileLineError: Error, Hashable, Sendable, CustomStringConvertible 
     }
 
     /// `file:line: problem` (`file: problem` when no line applies).
-    public var description: String { line > 0 ? "\(file):\(line): \(problem)" : "\(file): \(problem)" }
+    public var description: String { described() }
+
+    /// `file:line: <prefix>problem`: the same place and wording for a warning.
+    public func described(prefix: String = "") -> String {
+        line > 0 ? "\(file):\(line): \(prefix)\(problem)" : "\(file): \(prefix)\(problem)"
+    }
 }
 
 /// CLOCK_MONOTONIC in microseconds: the clock of evdev events, V4L2 buffers and `IOTimer`.
