@@ -123,6 +123,10 @@ public final class Daemon: Service, Sendable {
         }
         try await state.start(camera: cameraSession)
         try await rig?.client.start()
+        if let rig {
+            // Off the loop and after start-up: the first trigger should cost what the others do.
+            Task.detached(priority: .background) { rig.warmUp() }
+        }
 
         // Devices.
         let watcher = DeviceWatcher(loop: loop, logger: logger, overrides: { [config] d, node in config.overrides(for: d, node: node) })

@@ -3,9 +3,11 @@
 // TCP_NODELAY), its network loop on libmosquitto's own thread.
 //
 //   mqtt-floor sub PORT TOPIC   subscribes on 127.0.0.1:PORT; prints "ready" once the
-//                               broker acknowledged the subscription, then "recv PAYLOAD"
-//                               for every message, at once (rig.py stamps the line's
-//                               arrival, as it does evcapture's lines)
+//                               broker acknowledged the subscription, then "recv PAYLOAD T"
+//                               for every message, at once (T: CLOCK_MONOTONIC in the
+//                               message callback, the moment the subscriber has it, as
+//                               evcapture's trigger line carries its own `time`; rig.py
+//                               also stamps the line's arrival on its pipe)
 //   mqtt-floor pub PORT TOPIC   prints "ready" once connected; for every "send SEQ" line on
 //                               stdin publishes SEQ and prints "sent SEQ T" (T: CLOCK_MONOTONIC
 //                               just before mosquitto_publish)
@@ -46,7 +48,8 @@ static void on_subscribe(struct mosquitto *m, void *sub, int mid, int n, const i
 
 static void on_message(struct mosquitto *m, void *sub, const struct mosquitto_message *msg) {
     (void)m, (void)sub;
-    printf("recv %.*s\n", msg->payloadlen, (const char *)msg->payload);
+    double t = now_s();
+    printf("recv %.*s %.6f\n", msg->payloadlen, (const char *)msg->payload, t);
     fflush(stdout);
 }
 

@@ -7,22 +7,26 @@ evcapture daemons, each on its own vivid instance (320x240, stream = "always": t
 runs): station a has fan-out = "all" and the uinput key (uinput-flood 1), b and c ignore
 the key and take a's triggers.
 
-  trigger   press on a -> the trigger heard on b and c: the arrival, on the bench's pipe, of
-            b's and c's `action` line with action "trigger" (a station's line for a trigger
-            message it took, before it acts) - the `time` of a's `ended` capture line (the
-            kernel's CLOCK_MONOTONIC timestamp of the key-up: a click is decided, and fanned
-            out, at the release). It holds a's evdev read, its pipeline and publish, the
-            broker, b's/c's receive and line, and the pipe.
+  trigger   press on a -> the trigger received on b and c: the `time` of b's and c's `action`
+            line with action "trigger" (CLOCK_MONOTONIC, taken by the station when it has
+            parsed and accepted the trigger message, before it acts) - the `time` of a's
+            `ended` capture line (the kernel's CLOCK_MONOTONIC timestamp of the key-up: a
+            click is decided, and fanned out, at the release). It holds a's evdev read, its
+            pipeline and publish, the broker, and b's/c's receive and message check.
+            Beside it, "pipe": the arrival of that line on the bench's pipe (adds the
+            daemon's line writer, the pipe and this Python reader's scheduling).
   floor     mosquitto's own publish -> receive (mqtt-floor: libmosquitto, QoS 1,
-            TCP_NODELAY, like the daemons): one publisher, two subscribers; the arrival of
-            each subscriber's "recv" line on the bench's pipe - CLOCK_MONOTONIC just before
-            mosquitto_publish. Same broker, same boot, the three daemons running meanwhile.
+            TCP_NODELAY, like the daemons): one publisher, two subscribers; each
+            subscriber's CLOCK_MONOTONIC in its message callback - CLOCK_MONOTONIC just
+            before mosquitto_publish; "pipe": the arrival of its "recv" line on the bench's
+            pipe instead. Same broker, same boot, the three daemons running meanwhile.
             Blocks of `--per-block` presses and of as many floor messages alternate for
             `--rounds` rounds (which comes first alternates too): emulated timings drift.
   split     where the trigger's time goes: a plain libmosquitto subscriber (mqtt-floor sub)
-            on a's fan-out topic too; key-up -> its "recv" line is a's side (evdev read,
-            pipeline, publish) plus the broker and a floor receive; b's and c's trigger line
-            - that line, for the same message, is their receive side against the floor's.
+            on a's fan-out topic too; key-up -> its receive stamp is a's side (evdev read,
+            pipeline, publish) plus the broker and a floor receive; b's and c's trigger
+            line's time - that stamp, for the same message, is their receive side against
+            the floor's.
   spread    per press: max - min of the three photos' frame_time (one kernel clock in the
             VM), and each photo's frame_time - a's `began` time (the press).
 
@@ -156,10 +160,11 @@ def floor_block(pub, subs, n, seq, samples):
             continue
         t0 = float(sent[1][2])
         for name, sub in subs.items():
-            got = sub.wait(lambda w, s=seq: w == ["recv", str(s)])
+            got = sub.wait(lambda w, s=seq: w[:2] == ["recv", str(s)])
             if got:
-                samples["floor"].append(got[0] - t0)
-                samples[f"floor-{name}"].append(got[0] - t0)
+                samples["floor"].append(float(got[1][2]) - t0)
+                samples[f"floor-{name}"].append(float(got[1][2]) - t0)
+                samples["floor-pipe"].append(got[0] - t0)
             else:
                 log(f"  floor: {name} did not receive {seq}")
                 samples["floor-failed"] += 1
@@ -194,7 +199,7 @@ def evcapture_block(keys, daemons, watch, n, seen, samples, photos):
         seen_at = watch.wait(lambda w: len(w) > 1 and w[0] == "recv" and '"from":"a"' in w[1]
                              and f'"trigger":"a-' in w[1] and f'-{press}"' in w[1])
         if seen_at:
-            samples["sent"].append(seen_at[0] - ended[1]["time"])
+            samples["sent"].append(float(seen_at[1][-1]) - ended[1]["time"])
         for name in [n for n in ["b", "c"] if n in daemons]:
             d = daemons[name]
             heard = d.wait_line(lambda o: o.get("action") == "trigger" and ours(o.get("trigger", "")), 10)
@@ -203,11 +208,13 @@ def evcapture_block(keys, daemons, watch, n, seen, samples, photos):
                 log(f"  press {press}: {name} heard {bool(heard)}, photo {bool(photo)}")
                 samples["failed"] += 1
                 continue
-            latency = heard[0] - ended[1]["time"]
+            latency = heard[1]["time"] - ended[1]["time"]
             samples["trigger"].append(latency)
             samples[f"trigger-{name}"].append(latency)
+            samples["trigger-pipe"].append(heard[0] - ended[1]["time"])
+            samples["trigger-which"].append((latency, f"press {len(seen)} on {name}"))
             if seen_at:
-                samples["receive"].append(heard[0] - seen_at[0])
+                samples["receive"].append(heard[1]["time"] - float(seen_at[1][-1]))
             if photo:
                 frames[name] = photo[1]["frame_time"]
         if len(frames) == 3:
@@ -265,7 +272,7 @@ def main():
     watch = Lines([a.floor, "sub", str(PORT), "evcapture/all/trigger"])
     watch.wait(lambda w: w == ["ready"])
 
-    samples = {k: [] for k in ["floor", "floor-b", "floor-c", "trigger", "trigger-b", "trigger-c", "spread",
+    samples = {k: [] for k in ["floor", "floor-b", "floor-c", "floor-pipe", "trigger", "trigger-b", "trigger-c", "trigger-pipe", "trigger-which", "spread",
                                "offset-a", "offset-b", "offset-c", "sent", "receive", "ended-line"]}
     samples["failed"] = samples["floor-failed"] = 0
     seq, seen = 0, set()
@@ -291,17 +298,23 @@ def main():
     broker.wait(10)
 
     log(f"figure rig mode {a.mode}")
-    log(f"figure rig floor (mosquitto publish -> receive, b and c): {fmt(samples['floor'])}")
-    log(f"figure rig trigger (a's key-up -> trigger line on b and c): {fmt(samples['trigger'])}")
+    log(f"figure rig floor (mosquitto publish -> receive callback, b and c): {fmt(samples['floor'])}")
+    log(f"figure rig trigger (a's key-up -> trigger received on b and c, the line's time): {fmt(samples['trigger'])}")
+    if samples["trigger-which"]:
+        log("figure rig slowest triggers: " + ", ".join(f"{w} ({t * 1000:.2f} ms)" for t, w in sorted(samples["trigger-which"])[-4:][::-1]))
     for s in ["b", "c"]:
         log(f"figure rig floor {s}: {fmt(samples['floor-' + s])}; trigger {s}: {fmt(samples['trigger-' + s])}")
     if samples["floor"] and samples["trigger"]:
         ms = lambda xs, q: pct(xs, q) * 1000  # noqa: E731
         log(f"figure rig added over the floor: p50 {ms(samples['trigger'], 50) - ms(samples['floor'], 50):+.2f} ms, "
             f"p99 {ms(samples['trigger'], 99) - ms(samples['floor'], 99):+.2f} ms (goal: at most +1 ms at p99)")
-    log(f"figure rig split: a's key-up -> a plain subscriber's recv line: {fmt(samples['sent'])}")
+        log(f"figure rig pipe: floor's recv line on the bench's pipe: {fmt(samples['floor-pipe'])}; "
+            f"b's/c's trigger line on the pipe: {fmt(samples['trigger-pipe'])}; added p50 "
+            f"{ms(samples['trigger-pipe'], 50) - ms(samples['floor-pipe'], 50):+.2f} ms, p99 "
+            f"{ms(samples['trigger-pipe'], 99) - ms(samples['floor-pipe'], 99):+.2f} ms")
+    log(f"figure rig split: a's key-up -> a plain subscriber's receive: {fmt(samples['sent'])}")
     log(f"figure rig split: a's key-up -> a's own ended line on the pipe: {fmt(samples['ended-line'])}")
-    log(f"figure rig split: b's/c's trigger line - the plain subscriber's recv line (same message): {fmt(samples['receive'])}")
+    log(f"figure rig split: b's/c's trigger received - the plain subscriber's receive (same message): {fmt(samples['receive'])}")
     if not photos:
         log(f"figure rig failed: presses {samples['failed']}, floor messages {samples['floor-failed']}, error lines {len(errors)}")
         for e in errors[:5]:

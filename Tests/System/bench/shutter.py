@@ -22,7 +22,10 @@ every run). vivid (640x480 YUYV) is the capture camera; a uinput gpio-keys-like 
             (stream = "always") and with the stream off (stream = "on-press", no press),
             at 640x480 and 1280x720, blocks interleaved
   idle      stream = "always" with no photo/video action (click = long-press = "none"):
-            context switches of every thread over 10 s, and whether a stream thread exists
+            context switches of every thread over 10 s, and whether a stream thread exists;
+            then [session] mode = "launch" (photo actions, stream = "always", the key as
+            launch button, idle-stop 2 s): the same over 10 s before any launch, and again
+            after a launch press started the session and it idle-stopped
 
 With --baseline EVCAPTURE2 a sixth contender, "baseline:always": another build (say, main's
 before a change) in the same boot.
@@ -135,7 +138,7 @@ class Daemon(NotifiedDaemon):
         return open(self.err_path).read().count("capture stream started")
 
 
-def write_config(path, node, out, stream, width=640, height=480, photos=True, idle_stop=None):
+def write_config(path, node, out, stream, width=640, height=480, photos=True, idle_stop=None, launch_idle=None):
     with open(path, "w") as f:
         f.write(f"""[camera]
 device = "none"
@@ -150,7 +153,11 @@ long-press = "none"
 play = "off"
 [output]
 directory = "{out}"
-""")
+""" + (f"""[session]
+mode = "launch"
+launch-button = "KEY_VOLUMEDOWN"
+idle-stop = {launch_idle}
+""" if launch_idle else ""))
 
 
 def evcapture_block(a, keys, node, contender, clicks, tmp, block, results, rt_off):
@@ -362,25 +369,52 @@ def main():
     if iv720:
         log(f"figure shutter vivid-interval: 1280x720 mean {iv720[0] * 1000:.2f} ms ({1 / iv720[0]:.2f} fps)")
 
+    def idle_wakeups(d, label):
+        """Context switches of every thread of d over a.idle seconds; logs a figure line."""
+        pid = d.proc.pid
+        before = threads(pid)
+        time.sleep(a.idle)
+        after = threads(pid)
+        woke = [f"{tid} {n}: voluntary {before[tid][1]}→{v}, involuntary {before[tid][2]}→{nv}"
+                for tid, (n, v, nv) in sorted(after.items()) if tid not in before or (v, nv) != before[tid][1:]]
+        names = sorted(n for n, _, _ in after.values())
+        log(f"figure shutter idle-wakeups ({label}): threads={len(after)} "
+            f"seconds={a.idle:.0f} threads-woken={len(woke)} stream-starts={d.stream_starts()} threads: {', '.join(names)}")
+        for w in woke:
+            log(f"  {w}")
+        return not woke
+
     # idle: the stream configured "always" but no photo/video action: nothing may stream or wake
     config = f"{tmp}/idle.toml"
     write_config(config, node, f"{tmp}/out-idle", "always", photos=False)
     d = Daemon(a.evcapture, config, tmp, "idle")
     d.wait_ready()
     time.sleep(8)
-    pid = d.proc.pid
-    before = threads(pid)
-    time.sleep(a.idle)
-    after = threads(pid)
-    woke = [f"{tid} {n}: voluntary {before[tid][1]}→{v}, involuntary {before[tid][2]}→{nv}"
-            for tid, (n, v, nv) in sorted(after.items()) if tid not in before or (v, nv) != before[tid][1:]]
-    names = sorted(n for n, _, _ in after.values())
-    log(f"figure shutter idle-wakeups (stream = \"always\", click = long-press = \"none\"): threads={len(after)} "
-        f"seconds={a.idle:.0f} threads-woken={len(woke)} stream-starts={d.stream_starts()} threads: {', '.join(names)}")
-    for w in woke:
-        log(f"  {w}")
-    if woke:
+    if not idle_wakeups(d, 'stream = "always", click = long-press = "none"'):
         failed = True
+    d.stop()
+
+    # idle with the session stopped: launch mode, before a launch and after an idle stop
+    config = f"{tmp}/idle-launch.toml"
+    write_config(config, node, f"{tmp}/out-idle-launch", "always", launch_idle=2)
+    d = Daemon(a.evcapture, config, tmp, "idle-launch")
+    d.wait_ready()
+    time.sleep(8)
+    if not idle_wakeups(d, 'launch mode, session not yet launched, stream = "always"') or d.stream_starts():
+        failed = True
+    keys.click()
+    started = d.wait_line(lambda o: o.get("event") == "session" and o.get("reason") == "launch", 10)
+    stopped = d.wait_line(lambda o: o.get("event") == "session" and o.get("reason") == "idle", 15)
+    gap = f" {stopped[1]['time'] - started[1]['time']:.2f} s after the start" if started and stopped else ""
+    log(f"figure shutter launch: session started by the launch key {bool(started)}, idle-stopped {bool(stopped)}{gap}, "
+        f"stream starts {d.stream_starts()}")
+    if not (started and stopped):
+        failed = True
+    else:
+        time.sleep(3)
+        stream_off = "capture stream stopped" in open(d.err_path).read()
+        if not idle_wakeups(d, f'launch mode, after a launch and an idle stop (stream stopped: {stream_off})') or not stream_off:
+            failed = True
     d.stop()
     keys.close()
     sys.exit(1 if failed else 0)
