@@ -70,7 +70,7 @@ fi
 
 [ "${EVC_BENCH_ONLY:-}" = shutter ] && exit $status
 echo "bench: === many stations: press on a -> trigger on b and c, against mosquitto's publish -> receive; frame spread ==="
-for mode in ${EVC_BENCH_RIG_MODES:-solo messaging full}; do
+for mode in ${EVC_BENCH_RIG_MODES:-solo messaging full first}; do
     python3 "$EVC_BENCH_DIR_SRC/rig.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" "$EVC_BENCH_DIR/mqtt-floor" \
         --mode "$mode" --rounds "${EVC_BENCH_RIG_ROUNDS:-6}" --per-block "${EVC_BENCH_RIG_PER_BLOCK:-10}" || status=1
 done

@@ -30,6 +30,11 @@ the key and take a's triggers.
   spread    per press: max - min of the three photos' frame_time (one kernel clock in the
             VM), and each photo's frame_time - a's `began` time (the press).
 
+--mode first: the first trigger a station takes after it starts, with the warm-up a station
+does once after start-up and without it (EVCAPTURE_SKIP_WARM_UP=1), the same binary: per
+round the three daemons are started twice (the order alternating), each time with one press
+on a once they are connected (3 s after READY=1), then stopped; the messaging config.
+
 --mode full (the default): as above, every station takes its photo. --mode messaging: no
 cameras and no photo on a (click = "none"; its press still fans out), so that no JPEG
 encode competes with the trigger's delivery for the guest's one CPU; b and c still act on
@@ -38,7 +43,7 @@ in full. No spread then. --mode solo: station a alone (no camera, fan-out on, th
 and the plain subscriber as in messaging): a's own side without b and c competing for the
 CPU.
 
-Usage: rig.py EVCAPTURE UINPUT_FLOOD MQTT_FLOOR [--rounds N] [--per-block N] [--mode full|messaging|solo]
+Usage: rig.py EVCAPTURE UINPUT_FLOOD MQTT_FLOOR [--rounds N] [--per-block N] [--mode full|messaging|solo|first]
 Prints "figure rig ..." lines; exits 1 if something could not be measured.
 """
 import argparse
@@ -224,6 +229,40 @@ def evcapture_block(keys, daemons, watch, n, seen, samples, photos):
         time.sleep(1.0 + random.random() * 0.3)
 
 
+def first_triggers(evcapture, keys, tmp, rounds):
+    """--mode first: b's and c's first trigger after start, warm-up on and off, alternating."""
+    results = {"warm-up": [], "no warm-up": []}
+    run = 0
+    for r in range(rounds):
+        for variant in (["warm-up", "no warm-up"] if r % 2 == 0 else ["no warm-up", "warm-up"]):
+            run += 1
+            daemons = {}
+            for s in STATIONS:
+                out = f"{tmp}/out-first-{run}-{s}"
+                os.makedirs(out)
+                config(f"{tmp}/first-{s}.toml", s, None, out, "all" if s == "a" else "none", s != "a")
+                if variant == "no warm-up":
+                    os.environ["EVCAPTURE_SKIP_WARM_UP"] = "1"
+                daemons[s] = Daemon(evcapture, f"{tmp}/first-{s}.toml", tmp, f"first-{run}-{s}")
+                os.environ.pop("EVCAPTURE_SKIP_WARM_UP", None)
+            for d in daemons.values():
+                d.wait_ready()
+            time.sleep(3)  # connected, subscribed (and warmed up)
+            keys.click(50_000)
+            ended = daemons["a"].wait_line(lambda o: o.get("event") == "capture" and o.get("phase") == "ended", 10)
+            for name in ["b", "c"]:
+                heard = daemons[name].wait_line(lambda o: o.get("action") == "trigger", 10)
+                if ended and heard:
+                    results[variant].append(heard[1]["time"] - ended[1]["time"])
+                else:
+                    log(f"  first: run {run} ({variant}): {name} heard nothing")
+            for d in daemons.values():
+                d.stop()
+    for variant, xs in results.items():
+        log(f"figure rig first trigger after start, {variant} (a's key-up -> trigger received on b and c): {fmt(xs)}")
+    return 0 if all(len(xs) == 2 * rounds for xs in results.values()) else 1
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("evcapture")
@@ -231,7 +270,7 @@ def main():
     p.add_argument("floor")
     p.add_argument("--rounds", type=int, default=6)
     p.add_argument("--per-block", type=int, default=10)
-    p.add_argument("--mode", choices=["full", "messaging", "solo"], default="full")
+    p.add_argument("--mode", choices=["full", "messaging", "solo", "first"], default="full")
     a = p.parse_args()
     photos = a.mode == "full"
     tmp = tempfile.mkdtemp(prefix="evc-rig-")
@@ -251,6 +290,12 @@ def main():
     broker = subprocess.Popen(["mosquitto", "-c", f"{tmp}/mosquitto.conf"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(1)
     keys = Keys(a.flood)
+    if a.mode == "first":
+        status = first_triggers(a.evcapture, keys, tmp, a.rounds)
+        keys.close()
+        broker.terminate()
+        broker.wait(10)
+        return status
     daemons = {}
     stations = ["a"] if a.mode == "solo" else STATIONS
     for s in stations:
