@@ -325,7 +325,8 @@ public final class FrameSource: Sendable {
                 break
             }
         }
-        stream.stop()
+        // Closed before it is said: whoever reads the line may open the camera at once.
+        stream.close()
         logger.info("capture stream stopped", metadata: ["v4l2.device": "\(settings.devicePath)"])
         return failure
     }

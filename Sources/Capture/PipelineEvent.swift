@@ -140,13 +140,24 @@ public struct SessionPolicy: Sendable, Hashable {
     public var mode: Mode
     /// The key that starts a launched session (its press does not also capture).
     public var launchButton: EventCode
-    /// A launched session stops after this long without a frame from any device (and no
-    /// press in flight).
+    /// A launched session stops after this long without a frame from any device the daemon
+    /// listens to (and no press in flight): a device with no role is not listened to (see
+    /// ``listens(to:)``), so a mouse moved or a keyboard typed on keeps nothing running.
     public var idleStop: Duration
 
     public init(mode: Mode = .always, launchButton: EventCode = .camera, idleStop: Duration = .seconds(60)) {
         self.mode = mode
         self.launchButton = launchButton
         self.idleStop = idleStop
+    }
+
+    /// Whether the daemon needs `profile`'s events: not for a device whose every code is
+    /// ignored (a mouse, a touchpad, a lid switch, a keyboard without media keys, a device
+    /// set to `kind = "ignore"`), unless it has the launch button of a launched session.
+    /// The kernel then delivers it nothing (``EvdevDevice/deliverEvents(_:)``): no wake-up
+    /// for its events, and none of its keystrokes in the daemon's hands.
+    public func listens(to profile: DeviceProfile) -> Bool {
+        if profile.roles.values.contains(where: { $0.role != .ignore }) { return true }
+        return mode == .launch && profile.description.codes.contains(launchButton)
     }
 }

@@ -172,6 +172,7 @@ actor DaemonState {
             guard devices[profile.node] == nil else { return }
             let index = pipeline.addDevice(profile, keysDown: Array(device.keysDown), at: now) { emit($0) }
             let node = profile.node
+            listen(to: device, profile)
             do {
                 // On the I/O thread, in the read's own wake-up: frames go straight
                 // through the pipeline.
@@ -195,6 +196,7 @@ actor DaemonState {
             let index = pipeline.addDevice(profile, keysDown: Array(old.device.keysDown), at: now) { emit($0) }
             devices[profile.node]?.index = index
             devices[profile.node]?.profile = profile
+            listen(to: old.device, profile)
             if pipeline.isRunning {
                 if profile.isDedicated { old.device.grabWhenIdle() } else { old.device.releaseGrab() }
             }
@@ -205,6 +207,19 @@ actor DaemonState {
         case .enumerated:
             logger.info("ready: \(devices.count) input device(s)")
             onReady()
+        }
+    }
+
+    /// Mutes a device the daemon has no use for (``SessionPolicy/listens(to:)``), unmutes
+    /// one that gained a role. A kernel without `EVIOCSMASK` (before 4.4) delivers
+    /// everything, as before.
+    private func listen(to device: EvdevDevice, _ profile: DeviceProfile) {
+        let listening = pipeline.session.listens(to: profile)
+        do {
+            try device.deliverEvents(listening)
+            if !listening { logger.debug("not listening to \(profile.node): no roles", metadata: ["device.name": "\(profile.description.name)"]) }
+        } catch {
+            logger.debug("\(error)")
         }
     }
 

@@ -380,6 +380,21 @@ public final class EvdevDevice: Sendable {
         s.grabbed = false
     }
 
+    /// Whether the kernel hands this handle the device's events (`EVIOCSMASK` on the event
+    /// types). Muted, nothing is queued and the reader is never woken (a mouse moved, a
+    /// keyboard typed on: the daemon needs none of it); `SYN_DROPPED` still comes. Other
+    /// handles (the desktop's) are not affected. Unmuting does not bring back what came
+    /// meanwhile, and ``keysDown`` may be stale until the next read.
+    public func deliverEvents(_ deliver: Bool) throws(EvdevError) {
+        let fd = state.withLock { $0.fd }
+        let types: UInt64 = deliver ? ~0 : 0
+        do {
+            _ = try retryingEINTR { evc_evdev_set_type_mask(fd, types) }
+        } catch {
+            throw EvdevError(errno: error.errno, context: "\(deliver ? "unmuting" : "muting") \(node) (EVIOCSMASK)")
+        }
+    }
+
     /// Sets kernel autorepeat (`EVIOCSREP`); `delay: 0, period: 0` turns it off.
     public func setAutorepeat(delayMilliseconds: Int32, periodMilliseconds: Int32) throws(EvdevError) {
         let fd = state.withLock { $0.fd }

@@ -211,7 +211,7 @@ public final class VideoCaptureStream {
         do {
             negotiated = try Self.negotiate(fd: fd, path: path, width: width, height: height, framesPerSecond: framesPerSecond)
         } catch {
-            close(fd)
+            Glibc.close(fd)
             throw error
         }
         self.fd = fd
@@ -393,6 +393,13 @@ public final class VideoCaptureStream {
         }
     }
 
+    /// Stops streaming, frees the driver's buffers and closes the device now (as `deinit`
+    /// would later): the camera is free for another program when this returns. Nothing
+    /// else may be called afterwards.
+    public func close() {
+        releaseAll()
+    }
+
     private func releaseAll() {
         guard fd >= 0 else { return }
         stop()
@@ -406,7 +413,7 @@ public final class VideoCaptureStream {
             _ = evc_ioctl(fd, EVC_VIDIOC_REQBUFS, &req)
             buffers.removeAll()
         }
-        if fd >= 0 { close(fd) }
+        if fd >= 0 { Glibc.close(fd) }
         fd = -1
     }
 

@@ -403,7 +403,7 @@ func looksLikeJPEG(_ bytes: [UInt8]) -> Bool {
 /// started with `devices` and waited for until each one is added. The scratch directory
 /// must outlive the daemon; terminate the daemon when done.
 func startDaemonWithActionsOff(
-    _ label: String, camera: String, devices: [UinputDevice]
+    _ label: String, camera: String, devices: [UinputDevice], moreConfig: String = ""
 ) throws -> (scratch: DaemonScratch, daemon: DaemonProcess) {
     let scratch = try DaemonScratch(label)
     let config = try scratch.write(
@@ -415,6 +415,7 @@ func startDaemonWithActionsOff(
         [handlers.primary]
         click = "none"
         long-press = "none"
+        \(moreConfig)
         """)
     let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
     for node in devices.map(\.node) where daemon.waitFor(DaemonLines.deviceAdded(node)) == nil {

@@ -2,6 +2,7 @@
 import EvcaptureTesting
 import Glibc
 #endif
+import Evdev
 import Foundation
 import Testing
 
@@ -41,6 +42,55 @@ struct IdleSystemTests {
         let woken = end.filter { tid, switches in start[tid] != switches }
         #expect(Set(start.keys) == Set(end.keys), "threads came or went while idle: \(start.keys.sorted()) → \(end.keys.sorted())")
         #expect(woken.isEmpty, "threads woken while idle (tid: context switches before → after): \(woken.map { "\($0.key): \(start[$0.key] ?? -1) → \($0.value)" })")
+        #expect(daemon.terminate() == 0, "\(daemon.transcript)")
+    }
+
+    /// A device with no role is muted in the kernel (EVIOCSMASK): a mouse moved 200 times and
+    /// a keyboard set to `kind = "ignore"` typed on wake none of the daemon's threads, while
+    /// another reader of the mouse's node still gets every event; a press on a device with a
+    /// role still reaches the daemon (and wakes it: the count can move).
+    @Test func devicesWithoutARoleWakeNothing() throws {
+        let keys = try fixtureDevice("gpio-keys-volume-keys")
+        let keyboard = try fixtureDevice("usb-keyboard-typing-and-volume")
+        let mouse = try UinputDevice(
+            DeviceDescription(name: "evcapture test mouse", bus: .usb, codes: [.relX, .relY, .btnLeft, .synReport]), autorepeat: false)
+        defer { mouse.destroy() }
+        let keyboardName = try EvemuRecording.load(path: DaemonPaths.fixture("usb-keyboard-typing-and-volume")).description.name
+        let (scratch, daemon) = try startDaemonWithActionsOff(
+            "mute", camera: "none", devices: [keys, keyboard, mouse],
+            moreConfig: "[devices.\"\(keyboardName)\"]\nkind = \"ignore\"\n")
+        defer { withExtendedLifetime(scratch) { _ = daemon.terminate() } }
+        try #require(daemon.waitFor(DaemonLines.session("started")) != nil, "\(daemon.transcript)")
+        let otherReader = try EvdevDevice.open(mouse.node)
+        defer { otherReader.close() }
+
+        Thread.sleep(forTimeInterval: 2)
+        let linesBefore = daemon.objects.count
+        let start = try Self.threads(of: daemon.pid)
+        // Read as it comes: a reader's kernel buffer holds 64 events.
+        var seen = 0
+        for batch in 0..<10 {
+            for i in 0..<20 { try mouse.move(.relX, by: (batch + i) % 2 == 0 ? 3 : -3) }
+            Thread.sleep(forTimeInterval: 0.05)
+            seen += otherReader.readAvailable().reduce(0) { n, input in
+                if case .frame(let f) = input { n + f.events.filter { $0.type == .rel && $0.code == EventCode.relX.code }.count } else { n }
+            }
+        }
+        try mouse.click(.btnLeft)
+        for _ in 0..<10 { try keyboard.click(.volumeDown, hold: .milliseconds(20)) }
+        for _ in 0..<10 { try keyboard.click(.key(30)) }  // KEY_A
+        Thread.sleep(forTimeInterval: 1)
+        let end = try Self.threads(of: daemon.pid)
+        let woken = end.filter { tid, switches in start[tid] != switches }
+        #expect(woken.isEmpty, "threads woken by devices without a role (tid: switches before → after): \(woken.map { "\($0.key): \(start[$0.key] ?? -1) → \($0.value)" })")
+        #expect(!daemon.objects.dropFirst(linesBefore).contains { $0.event == "capture" }, "\(daemon.transcript)")
+        let mouseLine = daemon.objects.first(where: DaemonLines.deviceAdded(mouse.node)).map { "\($0)" } ?? "none"
+        #expect(seen == 200, "another reader of the mouse's node got \(seen) of 200 REL_X events; the daemon's device line: \(mouseLine)")
+
+        try keys.click(.volumeDown, hold: .milliseconds(50))
+        #expect(daemon.waitFor(from: linesBefore, DaemonLines.capture("ended", node: keys.node)) != nil, "\(daemon.transcript)")
+        let after = try Self.threads(of: daemon.pid)
+        #expect(after != end, "a press with a role wakes the daemon: the count is a live one")
         #expect(daemon.terminate() == 0, "\(daemon.transcript)")
     }
 
