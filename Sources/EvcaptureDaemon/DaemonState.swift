@@ -170,9 +170,10 @@ actor DaemonState {
         switch event {
         case .added(let profile, let device):
             guard devices[profile.node] == nil else { return }
+            // Before its `device` line: whoever reads that line may press at once.
+            listen(to: device, profile)
             let index = pipeline.addDevice(profile, keysDown: Array(device.keysDown), at: now) { emit($0) }
             let node = profile.node
-            listen(to: device, profile)
             do {
                 // On the I/O thread, in the read's own wake-up: frames go straight
                 // through the pipeline.
@@ -192,11 +193,11 @@ actor DaemonState {
         case .changed(let profile):
             // New roles (a rule or `udevadm trigger`): the device is re-added with them.
             guard let old = devices[profile.node] else { return }
+            listen(to: old.device, profile)  // before its `device` line, as above
             pipeline.removeDevice(old.index, at: now) { emit($0) }
             let index = pipeline.addDevice(profile, keysDown: Array(old.device.keysDown), at: now) { emit($0) }
             devices[profile.node]?.index = index
             devices[profile.node]?.profile = profile
-            listen(to: old.device, profile)
             if pipeline.isRunning {
                 if profile.isDedicated { old.device.grabWhenIdle() } else { old.device.releaseGrab() }
             }

@@ -172,7 +172,7 @@ public final class MosquittoBroker: @unchecked Sendable {
 
     /// A port nothing listens on now (the kernel's pick for an ephemeral bind).
     public static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw BrokerError("socket: \(errno)") }
         defer { close(fd) }
         var addr = sockaddr_in()
@@ -190,7 +190,7 @@ public final class MosquittoBroker: @unchecked Sendable {
     }
 
     static func accepts(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var addr = sockaddr_in()

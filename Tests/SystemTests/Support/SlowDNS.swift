@@ -20,7 +20,8 @@ final class SlowDNS: Sendable {
     init(name: String, delay: Duration) throws {
         self.name = name
         self.delay = delay
-        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        // Close-on-exec: a daemon another suite starts meanwhile must not inherit it.
+        fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw ProcessError(argv: ["socket"], problem: String(cString: strerror(errno))) }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
