@@ -135,7 +135,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "EvcaptureDaemon", "Camera", "Output", "ConfigFile", "Capture", "Evdev", "EvcaptureTesting", "LinuxIO", "MQTT", "Rig",
+                "EvcaptureDaemon", "Camera", "Output", "ConfigFile", "Capture", "Evdev", "EvcaptureTesting", "LinuxIO", "MQTT", "Rig", "Actions",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),

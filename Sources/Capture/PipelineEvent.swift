@@ -140,9 +140,9 @@ public struct SessionPolicy: Sendable, Hashable {
     public var mode: Mode
     /// The key that starts a launched session (its press does not also capture).
     public var launchButton: EventCode
-    /// A launched session stops after this long without a frame from any device the daemon
-    /// listens to (and no press in flight): a device with no role is not listened to (see
-    /// ``listens(to:)``), so a mouse moved or a keyboard typed on keeps nothing running.
+    /// A launched session stops after this long without a frame the daemon takes (and no
+    /// press in flight): it takes no event without a role (``delivery(for:)``), so a mouse
+    /// moved or a keyboard typed on keeps nothing running.
     public var idleStop: Duration
 
     public init(mode: Mode = .always, launchButton: EventCode = .camera, idleStop: Duration = .seconds(60)) {
@@ -151,13 +151,22 @@ public struct SessionPolicy: Sendable, Hashable {
         self.idleStop = idleStop
     }
 
-    /// Whether the daemon needs `profile`'s events: not for a device whose every code is
-    /// ignored (a mouse, a touchpad, a lid switch, a keyboard without media keys, a device
-    /// set to `kind = "ignore"`), unless it has the launch button of a launched session.
-    /// The kernel then delivers it nothing (``EvdevDevice/deliverEvents(_:)``): no wake-up
-    /// for its events, and none of its keystrokes in the daemon's hands.
-    public func listens(to profile: DeviceProfile) -> Bool {
-        if profile.roles.values.contains(where: { $0.role != .ignore }) { return true }
-        return mode == .launch && profile.description.codes.contains(launchButton)
+    /// Which of `profile`'s events the daemon needs (the kernel delivers it nothing else,
+    /// ``EvdevDevice/deliver(_:)``): no wake-up for the rest, and none of those keystrokes
+    /// in the daemon's hands.
+    /// - Nothing from a device whose every code is ignored (a mouse, a touchpad, a lid
+    ///   switch, a keyboard without media keys, a device set to `kind = "ignore"`).
+    /// - Of a device shared with the desktop (a keyboard with volume keys), only the keys
+    ///   with a role: typing wakes nothing.
+    /// - Everything from a device dedicated to the rig: its grab waits until none of its
+    ///   keys is down, so every key's state counts.
+    /// The launch button of a launched session is always heard.
+    public func delivery(for profile: DeviceProfile) -> EventDelivery {
+        var keys = Set(profile.roles.filter { $0.value.role != .ignore && $0.key.type == .key }.keys)
+        let hasRole = profile.roles.values.contains { $0.role != .ignore }
+        let launches = mode == .launch && profile.description.codes.contains(launchButton)
+        if launches { keys.insert(launchButton) }
+        if !hasRole && !launches { return .none }
+        return profile.isDedicated ? .all : .keys(keys)
     }
 }

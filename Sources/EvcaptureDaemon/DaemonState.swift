@@ -211,14 +211,14 @@ actor DaemonState {
         }
     }
 
-    /// Mutes a device the daemon has no use for (``SessionPolicy/listens(to:)``), unmutes
-    /// one that gained a role. A kernel without `EVIOCSMASK` (before 4.4) delivers
-    /// everything, as before.
+    /// Lets through only the events of `device` the daemon needs
+    /// (``SessionPolicy/delivery(for:)``), again whenever its roles change. A kernel without
+    /// `EVIOCSMASK` (before 4.4) delivers everything, as before.
     private func listen(to device: EvdevDevice, _ profile: DeviceProfile) {
-        let listening = pipeline.session.listens(to: profile)
+        let delivery = pipeline.session.delivery(for: profile)
         do {
-            try device.deliverEvents(listening)
-            if !listening { logger.debug("not listening to \(profile.node): no roles", metadata: ["device.name": "\(profile.description.name)"]) }
+            try device.deliver(delivery)
+            logger.debug("events of \(profile.node): \(delivery)", metadata: ["device.name": "\(profile.description.name)"])
         } catch {
             logger.debug("\(error)")
         }

@@ -75,6 +75,17 @@ public struct Resync: Hashable, Sendable {
 }
 
 /// One item of a device's input stream.
+/// Which of a device's events a reader gets (``EvdevDevice/deliver(_:)``).
+public enum EventDelivery: Hashable, Sendable {
+    /// Everything (the kernel's default).
+    case all
+    /// Nothing but `SYN_DROPPED`: the reader is never woken.
+    case none
+    /// Of the keys only these (other keys, and the scan codes, LEDs and repeats that come
+    /// with typing, are not delivered); relative and absolute axes and switches as they come.
+    case keys(Set<EventCode>)
+}
+
 public enum DeviceInput: Hashable, Sendable {
     case frame(Frame)
     /// The device is gone (unplugged, `ENODEV`/`EPOLLHUP`), or reading failed for good
@@ -380,20 +391,46 @@ public final class EvdevDevice: Sendable {
         s.grabbed = false
     }
 
-    /// Whether the kernel hands this handle the device's events (`EVIOCSMASK` on the event
-    /// types). Muted, nothing is queued and the reader is never woken (a mouse moved, a
-    /// keyboard typed on: the daemon needs none of it); `SYN_DROPPED` still comes. Other
-    /// handles (the desktop's) are not affected. Unmuting does not bring back what came
-    /// meanwhile, and ``keysDown`` may be stale until the next read.
-    public func deliverEvents(_ deliver: Bool) throws(EvdevError) {
+    /// What the kernel hands this handle of the device's events (`EVIOCSMASK`). What is
+    /// not delivered is never queued and never wakes the reader (a mouse moved, a keyboard
+    /// typed on); `SYN_DROPPED` still comes. Other handles (the desktop's) are not affected.
+    /// What came meanwhile is not brought back, and ``keysDown`` does not know of keys that
+    /// were not delivered.
+    public func deliver(_ delivery: EventDelivery) throws(EvdevError) {
         let fd = state.withLock { $0.fd }
-        let types: UInt64 = deliver ? ~0 : 0
+        var types: UInt64 = 0
+        var keys = [UInt64](repeating: ~0, count: Self.keyMaskWords)
+        switch delivery {
+        case .all:
+            types = ~0
+        case .none:
+            break
+        case .keys(let codes):
+            for t in [EventType.syn, .key, .rel, .abs, .sw] { types |= 1 << UInt64(t.rawValue) }
+            keys = [UInt64](repeating: 0, count: Self.keyMaskWords)
+            for c in codes where c.type == .key && Int(c.code) < Self.keyMaskWords * 64 {
+                keys[Int(c.code) / 64] |= 1 << UInt64(c.code % 64)
+            }
+        }
+        func set(_ type: UInt16, _ bits: [UInt64]) -> Result<Int32, SystemError> {
+            bits.withUnsafeBytes { b in
+                Result { () throws(SystemError) in
+                    try retryingEINTR { evc_evdev_set_mask(fd, UInt32(type), b.baseAddress, UInt32(b.count)) }
+                }
+            }
+        }
         do {
-            _ = try retryingEINTR { evc_evdev_set_type_mask(fd, types) }
+            // The key codes first: a device going from all to some keys never delivers a
+            // key it should not, whatever comes between the two calls.
+            _ = try set(EventType.key.rawValue, keys).get()
+            _ = try set(0, [types]).get()
         } catch {
-            throw EvdevError(errno: error.errno, context: "\(deliver ? "unmuting" : "muting") \(node) (EVIOCSMASK)")
+            throw EvdevError(errno: error.errno, context: "choosing the events of \(node) (EVIOCSMASK)")
         }
     }
+
+    /// 64-bit words of a key code bitmap (`KEY_CNT` bits).
+    private static let keyMaskWords = (Int(KEY_CNT) + 63) / 64
 
     /// Sets kernel autorepeat (`EVIOCSREP`); `delay: 0, period: 0` turns it off.
     public func setAutorepeat(delayMilliseconds: Int32, periodMilliseconds: Int32) throws(EvdevError) {

@@ -1,3 +1,4 @@
+import Actions
 import EvcaptureTesting
 import Foundation
 import Testing
@@ -8,9 +9,11 @@ import Testing
     @Test func theVMTierSaysItNeedsX86_64() throws {
         let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
         let shim = try temporaryDirectory()
-        try "#!/bin/sh\n[ \"$1\" = -m ] && { echo aarch64; exit 0; }\nexec /usr/bin/uname \"$@\"\n"
-            .write(toFile: shim + "/uname", atomically: true, encoding: .utf8)
-        chmod(shim + "/uname", 0o755)
+        // Written with O_CLOEXEC (AtomicFile): a descriptor open for writing that leaks into a
+        // child spawned by a parallel test would make exec fail with ETXTBSY.
+        let file = try AtomicFile(directory: shim, finalName: "uname")
+        try file.write(Array("#!/bin/sh\n[ \"$1\" = -m ] && { echo aarch64; exit 0; }\nexec /usr/bin/uname \"$@\"\n".utf8))
+        chmod(try file.commit(), 0o755)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: repo + "/Tests/System/run")
         p.arguments = ["--no-build"]

@@ -45,20 +45,23 @@ struct IdleSystemTests {
         #expect(daemon.terminate() == 0, "\(daemon.transcript)")
     }
 
-    /// A device with no role is muted in the kernel (EVIOCSMASK): a mouse moved 200 times and
-    /// a keyboard set to `kind = "ignore"` typed on wake none of the daemon's threads, while
-    /// another reader of the mouse's node still gets every event; a press on a device with a
-    /// role still reaches the daemon (and wakes it: the count can move).
-    @Test func devicesWithoutARoleWakeNothing() throws {
+    /// The daemon asks the kernel (EVIOCSMASK) only for the events it needs: a mouse moved 200
+    /// times, a device set to `kind = "ignore"` pressed, and typing on a keyboard whose
+    /// volume keys have a role (keys with their MSC_SCAN, as a USB keyboard sends them) wake
+    /// none of its threads, while another reader of the mouse's node still gets every event;
+    /// that keyboard's volume key and a dedicated device's key still reach the daemon (and
+    /// wake it: the count is a live one).
+    @Test func eventsWithoutARoleWakeNothing() throws {
         let keys = try fixtureDevice("gpio-keys-volume-keys")
         let keyboard = try fixtureDevice("usb-keyboard-typing-and-volume")
+        let ignored = try fixtureDevice("thinkpad-extra-buttons-camera")
         let mouse = try UinputDevice(
             DeviceDescription(name: "evcapture test mouse", bus: .usb, codes: [.relX, .relY, .btnLeft, .synReport]), autorepeat: false)
         defer { mouse.destroy() }
-        let keyboardName = try EvemuRecording.load(path: DaemonPaths.fixture("usb-keyboard-typing-and-volume")).description.name
+        let ignoredName = try EvemuRecording.load(path: DaemonPaths.fixture("thinkpad-extra-buttons-camera")).description.name
         let (scratch, daemon) = try startDaemonWithActionsOff(
-            "mute", camera: "none", devices: [keys, keyboard, mouse],
-            moreConfig: "[devices.\"\(keyboardName)\"]\nkind = \"ignore\"\n")
+            "mute", camera: "none", devices: [keys, keyboard, ignored, mouse],
+            moreConfig: "[devices.\"\(ignoredName)\"]\nkind = \"ignore\"\n")
         defer { withExtendedLifetime(scratch) { _ = daemon.terminate() } }
         try #require(daemon.waitFor(DaemonLines.session("started")) != nil, "\(daemon.transcript)")
         let otherReader = try EvdevDevice.open(mouse.node)
@@ -77,20 +80,30 @@ struct IdleSystemTests {
             }
         }
         try mouse.click(.btnLeft)
-        for _ in 0..<10 { try keyboard.click(.volumeDown, hold: .milliseconds(20)) }
-        for _ in 0..<10 { try keyboard.click(.key(30)) }  // KEY_A
+        for _ in 0..<10 { try ignored.click(.camera, hold: .milliseconds(20)) }
+        for _ in 0..<10 { try ignored.click(.volumeDown) }
+        for (code, scan) in [(EventCode.key(30), Int32(0x70004)), (.key(48), 0x70005)] {  // KEY_A, KEY_B
+            for value in [Int32(1), 0] {
+                try keyboard.write(.msc, 4, scan)  // MSC_SCAN
+                try keyboard.write(.key, code.code, value)
+                try keyboard.write(.syn, 0, 0)
+            }
+        }
         Thread.sleep(forTimeInterval: 1)
         let end = try Self.threads(of: daemon.pid)
         let woken = end.filter { tid, switches in start[tid] != switches }
-        #expect(woken.isEmpty, "threads woken by devices without a role (tid: switches before → after): \(woken.map { "\($0.key): \(start[$0.key] ?? -1) → \($0.value)" })")
+        #expect(woken.isEmpty, "threads woken by events without a role (tid: switches before → after): \(woken.map { "\($0.key): \(start[$0.key] ?? -1) → \($0.value)" })")
         #expect(!daemon.objects.dropFirst(linesBefore).contains { $0.event == "capture" }, "\(daemon.transcript)")
         let mouseLine = daemon.objects.first(where: DaemonLines.deviceAdded(mouse.node)).map { "\($0)" } ?? "none"
         #expect(seen == 200, "another reader of the mouse's node got \(seen) of 200 REL_X events; the daemon's device line: \(mouseLine)")
 
+        // The keys with a role: the shared keyboard's volume key, the dedicated device's key.
+        try keyboard.click(.volumeDown, hold: .milliseconds(50))
+        #expect(daemon.waitFor(from: linesBefore, DaemonLines.capture("ended", node: keyboard.node)) != nil, "\(daemon.transcript)")
+        let afterKeyboard = try Self.threads(of: daemon.pid)
+        #expect(afterKeyboard != end, "a press with a role wakes the daemon: the count is a live one")
         try keys.click(.volumeDown, hold: .milliseconds(50))
         #expect(daemon.waitFor(from: linesBefore, DaemonLines.capture("ended", node: keys.node)) != nil, "\(daemon.transcript)")
-        let after = try Self.threads(of: daemon.pid)
-        #expect(after != end, "a press with a role wakes the daemon: the count is a live one")
         #expect(daemon.terminate() == 0, "\(daemon.transcript)")
     }
 

@@ -16,13 +16,12 @@ static const unsigned long EVC_EVIOCSREP = EVIOCSREP;
 static const unsigned long EVC_EVIOCSCLOCKID = EVIOCSCLOCKID;
 static const unsigned long EVC_UI_SET_PHYS = UI_SET_PHYS;
 
-/// `EVIOCSMASK` on the event types (Linux 4.4): bit n of `types` lets type n through to this
-/// file handle; `EV_SYN` always passes, and the kernel drops a frame left empty, so a
-/// handle with no type let through is never woken. -1 with errno set on failure.
-static inline int evc_evdev_set_type_mask(int fd, unsigned long long types) {
-    struct input_mask mask = {
-        .type = 0, .codes_size = sizeof types, .codes_ptr = (unsigned long long)(unsigned long)&types,
-    };
+/// `EVIOCSMASK` (Linux 4.4): which events of `type` reach this file handle, as a bitmap of
+/// `size` bytes (bit n: code n; `type` 0: the event types themselves). `EV_SYN` always
+/// passes, and the kernel drops a frame left empty, so a handle that lets nothing through
+/// is never woken. -1 with errno set on failure.
+static inline int evc_evdev_set_mask(int fd, unsigned int type, const void *bits, unsigned int size) {
+    struct input_mask mask = { .type = type, .codes_size = size, .codes_ptr = (unsigned long long)(unsigned long)bits };
     return ioctl(fd, EVIOCSMASK, &mask);
 }
 
