@@ -74,18 +74,19 @@ public struct Resync: Hashable, Sendable {
     }
 }
 
-/// One item of a device's input stream.
 /// Which of a device's events a reader gets (``EvdevDevice/deliver(_:)``).
 public enum EventDelivery: Hashable, Sendable {
     /// Everything (the kernel's default).
     case all
-    /// Nothing but `SYN_DROPPED`: the reader is never woken.
+    /// Nothing: the reader is never woken (a `SYN_DROPPED` would still come, but with
+    /// nothing queued the buffer cannot overflow).
     case none
     /// Of the keys only these (other keys, and the scan codes, LEDs and repeats that come
     /// with typing, are not delivered); relative and absolute axes and switches as they come.
     case keys(Set<EventCode>)
 }
 
+/// One item of a device's input stream.
 public enum DeviceInput: Hashable, Sendable {
     case frame(Frame)
     /// The device is gone (unplugged, `ENODEV`/`EPOLLHUP`), or reading failed for good
