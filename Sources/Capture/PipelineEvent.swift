@@ -162,11 +162,10 @@ public struct SessionPolicy: Sendable, Hashable {
     ///   keys is down, so every key's state counts.
     /// The launch button of a launched session is always heard.
     public func delivery(for profile: DeviceProfile) -> EventDelivery {
-        var keys = Set(profile.roles.filter { $0.value.role != .ignore && $0.key.type == .key }.keys)
-        let hasRole = profile.roles.values.contains { $0.role != .ignore }
+        let withRole = profile.roles.keys.filter { profile.role(of: $0) != .ignore }
         let launches = mode == .launch && profile.description.codes.contains(launchButton)
-        if launches { keys.insert(launchButton) }
-        if !hasRole && !launches { return .none }
-        return profile.isDedicated ? .all : .keys(keys)
+        if withRole.isEmpty && !launches { return .none }
+        if profile.isDedicated { return .all }
+        return .keys(Set(withRole.filter { $0.type == .key } + (launches ? [launchButton] : [])))
     }
 }

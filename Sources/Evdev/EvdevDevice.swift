@@ -325,18 +325,12 @@ public final class EvdevDevice: Sendable {
                 keys[Int(c.code) / 64] |= 1 << UInt64(c.code % 64)
             }
         }
-        func set(_ type: UInt16, _ bits: [UInt64]) -> Result<Int32, SystemError> {
-            bits.withUnsafeBytes { b in
-                Result { () throws(SystemError) in
-                    try retryingEINTR { evc_evdev_set_mask(fd, UInt32(type), b.baseAddress, UInt32(b.count)) }
-                }
-            }
-        }
+        let keyBits = keys, typeBits = [types]
         do {
             // The key codes first: a device going from all to some keys never delivers a
             // key it should not, whatever comes between the two calls.
-            _ = try set(EventType.key.rawValue, keys).get()
-            _ = try set(0, [types]).get()
+            _ = try retryingEINTR { evc_evdev_set_mask(fd, UInt32(EventType.key.rawValue), keyBits, UInt32(keyBits.count * 8)) }
+            _ = try retryingEINTR { evc_evdev_set_mask(fd, 0, typeBits, UInt32(typeBits.count * 8)) }
         } catch {
             throw EvdevError(errno: error.errno, context: "choosing the events of \(node) (EVIOCSMASK)")
         }

@@ -92,11 +92,7 @@ struct MQTTTLSTests {
         let ours = try TestCertificates(directory: dir, name: "rig")
         let theirs = try TestCertificates(directory: dir, name: "other")
         let s = try Self.setup(dir, serverCA: theirs, serverNames: ["localhost", "127.0.0.1"], clientCA: ours.caFile)
-        try s.broker.start()
-        let records = LogRecords()
-        let h = try Self.harness(s.settings, records)
-        try await h.start()
-        let reason = try #require(await Self.firstFailure(h), "\(h.recorder.events.withLock { $0 })")
+        let (h, records, reason) = try await Self.refused(s)
         #expect(
             reason == "TLS handshake failed: certificate verify failed (the broker's certificate is checked against the CA file \(ours.caFile) and the host name localhost)")
         // Retried with backoff (0.1 s doubling to 0.4 s: several attempts by now), reported
@@ -114,11 +110,7 @@ struct MQTTTLSTests {
         let ca = try TestCertificates(directory: dir, name: "rig")
         // Signed by the right CA, but for another host: the station connects to "localhost".
         let s = try Self.setup(dir, serverCA: ca, serverNames: ["broker.elsewhere.example"], clientCA: ca.caFile)
-        try s.broker.start()
-        let records = LogRecords()
-        let h = try Self.harness(s.settings, records)
-        try await h.start()
-        let reason = try #require(await Self.firstFailure(h), "\(h.recorder.events.withLock { $0 })")
+        let (h, records, reason) = try await Self.refused(s)
         #expect(
             reason == "TLS handshake failed: certificate verify failed (the broker's certificate is checked against the CA file \(ca.caFile) and the host name localhost)")
         try await Task.sleep(for: .milliseconds(1000))
@@ -137,10 +129,17 @@ struct MQTTTLSTests {
         }
     }
 
-    /// The reason of the first failed connection (≤ 10 s).
-    static func firstFailure(_ h: MQTTClientTests.Harness) async -> String? {
-        guard pollUntil(timeout: .seconds(10), { h.recorder.events.withLock { !$0.isEmpty } }) else { return nil }
-        guard case .connectFailed(let reason, _)? = h.recorder.events.withLock({ $0.first }) else { return nil }
-        return reason
+    /// The broker of `s` started and a station connecting to it, which must be refused: the
+    /// station's harness, its log and the reason of its first failed connection (≤ 10 s).
+    static func refused(_ s: Setup) async throws -> (MQTTClientTests.Harness, LogRecords, String) {
+        try s.broker.start()
+        let records = LogRecords()
+        let h = try harness(s.settings, records)
+        try await h.start()
+        let first = pollUntil(timeout: .seconds(10), { h.recorder.events.withLock { !$0.isEmpty } })
+            ? h.recorder.events.withLock({ $0.first }) : nil
+        var reason: String?
+        if case .connectFailed(let r, _)? = first { reason = r }
+        return (h, records, try #require(reason, "\(h.recorder.events.withLock { $0 })"))
     }
 }

@@ -71,6 +71,21 @@ struct ReliabilityCameraTests {
 struct ReliabilityPhotoTests {
     static let driver = "/sys/bus/platform/drivers/vivid"
 
+    /// vivid's capture node, for a test that unbinds vivid: bound again afterwards, and udev
+    /// settled, so later tests find vivid where it was. An issue if vivid is not loaded.
+    static func withUnbindableVivid(_ body: (String) throws -> Void) rethrows {
+        guard let node = vividNode(), FileManager.default.fileExists(atPath: "\(driver)/vivid.0") else {
+            Issue.record("vivid (vivid.0 on the platform bus) is not loaded in this guest")
+            return
+        }
+        defer {
+            setBound(true)
+            _ = waitUntil(timeout: .seconds(10)) { vividNode() == node }
+            _ = try? run("udevadm", "settle", "--timeout=10", timeout: .seconds(15))
+        }
+        try body(node)
+    }
+
     static func setBound(_ bound: Bool) {
         let path = "\(driver)/\(bound ? "bind" : "unbind")"
         let fd = open(path, O_WRONLY)
@@ -80,76 +95,70 @@ struct ReliabilityPhotoTests {
     }
 
     @Test(.timeLimit(.minutes(3))) func cameraRemovedWhileAPhotoIsTaken() throws {
-        guard let node = vividNode(), FileManager.default.fileExists(atPath: "\(Self.driver)/vivid.0") else {
-            Issue.record("vivid (vivid.0 on the platform bus) is not loaded in this guest")
-            return
-        }
-        defer {
-            Self.setBound(true)
-            _ = waitUntil(timeout: .seconds(10)) { vividNode() != nil }
-        }
-        let daemon = try ReliabilityDaemon(
-            config: """
-                [camera]
-                device = "none"
-                capture-device = "\(node)"
-                width = 320
-                height = 240
-                [sound]
-                play = "off"
-                """)
-        let photos = daemon.scratch.url.appendingPathComponent("photos").path
-        let keys = try UinputDevice(ReliabilityInputTests.keys("evcapture reliability shutter"), autorepeat: false)
-        defer { keys.destroy() }
-        #expect(daemon.waitFor { $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == keys.node } }, "\(daemon)")
+        try ReliabilityPhotoTests.withUnbindableVivid { node in
+            let daemon = try ReliabilityDaemon(
+                config: """
+                    [camera]
+                    device = "none"
+                    capture-device = "\(node)"
+                    width = 320
+                    height = 240
+                    [sound]
+                    play = "off"
+                    """)
+            let photos = daemon.scratch.url.appendingPathComponent("photos").path
+            let keys = try UinputDevice(ReliabilityInputTests.keys("evcapture reliability shutter"), autorepeat: false)
+            defer { keys.destroy() }
+            #expect(daemon.waitFor { $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == keys.node } }, "\(daemon)")
 
-        func click() throws {
-            try ReliabilityInputTests.press(keys, .volumeDown, 1)
-            try ReliabilityInputTests.press(keys, .volumeDown, 0)
-        }
-        func outcomes() -> Int {
-            daemon.objects().filter { ($0["event"] as? String == "action" && $0["action"] as? String == "photo") || $0["event"] as? String == "error" }.count
-        }
+            func click() throws {
+                try ReliabilityInputTests.press(keys, .volumeDown, 1)
+                try ReliabilityInputTests.press(keys, .volumeDown, 0)
+            }
+            func outcomes() -> Int {
+                daemon.objects().filter { ($0["event"] as? String == "action" && $0["action"] as? String == "photo") || $0["event"] as? String == "error" }.count
+            }
 
-        // a photo with the camera present, to know it works and how long it takes
-        try click()
-        #expect(daemon.waitFor(timeout: .seconds(20)) { _ in outcomes() == 1 }, "\(daemon)")
-        #expect(daemon.objects(event: "action").contains { $0["action"] as? String == "photo" }, "no photo from vivid\n\(daemon)")
-
-        // removal at 0, 30, 60, ... ms after the click
-        var failures = 0
-        for attempt in 0..<6 {
-            let before = outcomes()
-            let errorsBefore = daemon.objects(event: "error").count
+            // a photo with the camera present, to know it works and how long it takes
             try click()
-            usleep(UInt32(attempt * 30_000))
-            Self.setBound(false)
-            #expect(daemon.waitFor(timeout: .seconds(20)) { _ in outcomes() > before }, "attempt \(attempt): no outcome\n\(daemon)")
-            if daemon.objects(event: "error").count > errorsBefore { failures += 1 }
-            Self.setBound(true)
-            #expect(waitUntil(timeout: .seconds(10)) { vividNode() == node }, "vivid came back as \(vividNode() ?? "nothing")")
-            _ = try? run("udevadm", "settle", "--timeout=10", timeout: .seconds(15))
-        }
-        #expect(daemon.process.isRunning, "\(daemon)")
-        #expect(failures > 0, "no removal hit a photo in progress; the test did not test anything\n\(daemon)")
+            #expect(daemon.waitFor(timeout: .seconds(20)) { _ in outcomes() == 1 }, "\(daemon)")
+            #expect(daemon.objects(event: "action").contains { $0["action"] as? String == "photo" }, "no photo from vivid\n\(daemon)")
 
-        // back: a photo works again
-        let saved = daemon.objects(event: "action").filter { $0["action"] as? String == "photo" }.count
-        try click()
-        #expect(daemon.waitFor(timeout: .seconds(20)) { _ in
-            daemon.objects(event: "action").filter { $0["action"] as? String == "photo" }.count > saved
-        }, "no photo after vivid came back\n\(daemon)")
+            // removal at 0, 30, 60, ... ms after the click
+            var failures = 0
+            for attempt in 0..<6 {
+                let before = outcomes()
+                let errorsBefore = daemon.objects(event: "error").count
+                try click()
+                usleep(UInt32(attempt * 30_000))
+                Self.setBound(false)
+                #expect(daemon.waitFor(timeout: .seconds(20)) { _ in outcomes() > before }, "attempt \(attempt): no outcome\n\(daemon)")
+                if daemon.objects(event: "error").count > errorsBefore { failures += 1 }
+                Self.setBound(true)
+                #expect(waitUntil(timeout: .seconds(10)) { vividNode() == node }, "vivid came back as \(vividNode() ?? "nothing")")
+                _ = try? run("udevadm", "settle", "--timeout=10", timeout: .seconds(15))
+            }
+            #expect(daemon.process.isRunning, "\(daemon)")
+            #expect(failures > 0, "no removal hit a photo in progress; the test did not test anything\n\(daemon)")
 
-        // every file under a final name is a whole JPEG; no temporary file is left
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: photos)) ?? []
-        for name in files {
-            #expect(!name.hasPrefix(".evcapture-"), "a temporary file was left behind: \(name)")
-            guard !name.hasPrefix(".") else { continue }
-            let data = (try? Data(contentsOf: URL(fileURLWithPath: "\(photos)/\(name)"))) ?? Data()
-            #expect(data.count > 4 && data.prefix(2) == Data([0xFF, 0xD8]) && data.suffix(2) == Data([0xFF, 0xD9]),
-                    "\(name) is not a whole JPEG (\(data.count) bytes)")
+            // back: a photo works again
+            let saved = daemon.objects(event: "action").filter { $0["action"] as? String == "photo" }.count
+            try click()
+            #expect(daemon.waitFor(timeout: .seconds(20)) { _ in
+                daemon.objects(event: "action").filter { $0["action"] as? String == "photo" }.count > saved
+            }, "no photo after vivid came back\n\(daemon)")
+
+            // every file under a final name is a whole JPEG; no temporary file is left
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: photos)) ?? []
+            for name in files {
+                #expect(!name.hasPrefix(".evcapture-"), "a temporary file was left behind: \(name)")
+                guard !name.hasPrefix(".") else { continue }
+                let data = (try? Data(contentsOf: URL(fileURLWithPath: "\(photos)/\(name)"))) ?? Data()
+                #expect(data.count > 4 && data.prefix(2) == Data([0xFF, 0xD8]) && data.suffix(2) == Data([0xFF, 0xD9]),
+                        "\(name) is not a whole JPEG (\(data.count) bytes)")
+            }
+            print("photo removal: \(files.count) photo files, \(failures) photos failed by removal, \(daemon.objects(event: "error").count) error lines")
+            #expect(daemon.stop() == 0, "\(daemon)")
         }
-        print("photo removal: \(files.count) photo files, \(failures) photos failed by removal, \(daemon.objects(event: "error").count) error lines")
-        #expect(daemon.stop() == 0, "\(daemon)")
     }
 }
