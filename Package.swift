@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .library(
             name: "EvcaptureKit",
-            targets: ["Capture", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig"]),
+            targets: ["Capture", "Runtime", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
         // Swift Concurrency's global and main executors on the main thread, without libdispatch.
         .library(name: "ConcurrencyRuntime", targets: ["ConcurrencyRuntime"]),
@@ -15,7 +15,6 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // TOMLKit 0.6.0 with its toml++ parser unable to abort: Vendor/README.md
         .package(path: "Vendor/TOMLKit"),
@@ -72,7 +71,10 @@ let package = Package(
         // Re-exports Roles (every user of the core speaks of roles).
         .target(
             name: "Capture",
-            dependencies: ["Roles", "Evdev", "V4L2", "LinuxIO", "CLinuxShims", .product(name: "DequeModule", package: "swift-collections")]),
+            dependencies: ["Roles", "Evdev", "V4L2", "CLinuxShims"]),
+        // Threads that run the core's decisions: the capture dispatcher (handlers in press
+        // order), thread executors for blocking work.
+        .target(name: "Runtime", dependencies: ["Capture", "LinuxIO"]),
         // Cameras: V4L2 (and simulated) cameras bound to the controls, discovery, the camera session.
         .target(
             name: "Camera",
@@ -80,11 +82,11 @@ let package = Package(
         // Actions on capture events: photos, videos, hooks, the shutter sound.
         .target(
             name: "Actions",
-            dependencies: ["Capture", "V4L2", "LinuxIO", "CLibjpeg", "CLibturbojpeg", "CLibexif", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Capture", "Runtime", "V4L2", "LinuxIO", "CLibjpeg", "CLibturbojpeg", "CLibexif", .product(name: "Logging", package: "swift-log")]),
         // Typed events rendered as JSON lines and readable text; line writers, the socket, the monitor.
         .target(
             name: "Output",
-            dependencies: ["Capture", "Actions", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Capture", "Runtime", "Actions", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
         // The only importer of CMosquitto: an MQTT client on the IOLoop (reconnect, offline queue, will).
         .target(
             name: "MQTT",
@@ -99,7 +101,7 @@ let package = Package(
         .target(
             name: "EvcaptureDaemon",
             dependencies: [
-                "Capture", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig",
+                "Capture", "Runtime", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
@@ -114,7 +116,7 @@ let package = Package(
             ]),
         // The README's library example, built with everything else (a system test runs it).
         .executableTarget(
-            name: "capture-app-example", dependencies: ["Capture", "EvcaptureDaemon"],
+            name: "capture-app-example", dependencies: ["Capture", "Runtime", "EvcaptureDaemon"],
             path: "Examples/CaptureApp"),
         // For tests: a manual clock, fixture paths, scenario helpers.
         .target(
@@ -124,6 +126,7 @@ let package = Package(
         .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO"]),
         .testTarget(name: "RolesTests", dependencies: ["Roles", "Evdev", "EvcaptureTesting"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev", "EvcaptureTesting"]),
+        .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Capture", "Evdev", "EvcaptureTesting"]),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "Evdev", "V4L2", "EvcaptureTesting"]),
         .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Actions", "Capture", "Evdev", "V4L2", "LinuxIO"]),

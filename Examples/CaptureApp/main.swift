@@ -2,6 +2,7 @@
 // knobs driving the camera's controls, and the whole event stream; the secondary button
 // (volume up) ends it.
 import Capture
+import Runtime
 import EvcaptureDaemon
 
 let interaction = CaptureEventInteraction(

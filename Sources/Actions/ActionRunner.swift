@@ -1,4 +1,5 @@
 import Capture
+import Runtime
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -252,11 +253,10 @@ public final class ActionRunner: ActionTriggerSink {
     }
 
     /// Whether a press on `binding` has its photo prepared at `began`: its click takes one,
-    /// the photo is the press's frame (not the release's), and the mode is not `on-action`
-    /// (a stream started only once the click is decided, kept as it was to compare).
+    /// and the photo is the press's frame (not the release's).
     private func preparesPhotos(_ binding: ActionBinding) -> Bool {
         guard binding.photoOn == .click, let settings = configuration.capture, photoFrames != nil else { return false }
-        return settings.photoMoment == .press && settings.streamMode != .onAction
+        return settings.photoMoment == .press
     }
 
     /// Queues a photo request (a click, a trigger message), or reports `queue-full` when

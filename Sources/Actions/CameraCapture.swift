@@ -24,8 +24,6 @@ public struct CaptureSettings: Sendable, Hashable {
     public var jpegQuality: Int
     /// The longest wait for one frame before giving up with a `camera-timeout` error.
     public var frameTimeout: Duration
-    /// Frames dropped after STREAMON before a photo (auto exposure settles on webcams).
-    public var photoWarmupFrames: Int
     /// Size limit of one video file.
     public var maximumVideoBytes: Int
     /// When the capture stream runs (spec §7).
@@ -53,7 +51,7 @@ public struct CaptureSettings: Sendable, Hashable {
         devicePath: String, outputDirectory: String,
         photoPattern: FileNamePattern = .defaultPhoto, videoPattern: FileNamePattern = .defaultVideo,
         width: Int? = nil, height: Int? = nil, jpegQuality: Int = 90, frameTimeout: Duration = .seconds(3),
-        photoWarmupFrames: Int = 2, maximumVideoBytes: Int = 1 << 30, streamMode: StreamMode = .always,
+        maximumVideoBytes: Int = 1 << 30, streamMode: StreamMode = .always,
         photoMoment: PhotoMoment = .press, preRoll: Duration = .zero, ring: RingLimits = RingLimits(),
         streamIdleStop: Duration = .seconds(10), framesPerSecond: Double? = nil
     ) {
@@ -71,7 +69,6 @@ public struct CaptureSettings: Sendable, Hashable {
         self.height = height
         self.jpegQuality = jpegQuality
         self.frameTimeout = frameTimeout
-        self.photoWarmupFrames = photoWarmupFrames
         self.maximumVideoBytes = maximumVideoBytes
     }
 }

@@ -16,10 +16,6 @@ public enum StreamMode: String, Sendable, Hashable, CaseIterable {
     /// Started at a press's `began` (prepared), stopped after `idleStop` without presses:
     /// no camera activity while nobody presses, a photo as early as the camera allows.
     case onPress = "on-press"
-    /// Started when a photo or video is decided (a click, a long press), warm-up frames
-    /// dropped, stopped once it is taken: what evcapture did before the ring, kept to
-    /// measure the difference.
-    case onAction = "on-action"
 }
 
 /// How many recent frames the ring keeps.
@@ -166,21 +162,19 @@ public final class FrameSource: Sendable {
 
     /// The frame nearest `time` (monotonic µs), waiting at most `timeout` for a frame taken
     /// at or after it: zero shutter lag while the stream runs; when it was not running, the
-    /// first frame the camera delivers. In `onAction` mode the stream starts here and
-    /// `settings.photoWarmupFrames` are dropped first.
+    /// first frame the camera delivers.
     public func frame(nearest time: Int64, timeout: Duration) throws(StreamingError) -> RingFrame {
         let wasRunning = isRunning
-        // A reader before the start: in `onAction` mode the stream stops when none is left.
+        // A reader before the start: the idle stop waits for it.
         state.withLock { $0.readers += 1 }
         defer { state.withLock { $0.readers -= 1 } }
         start()
         let deadline = ContinuousClock.now + timeout
         var target = time
-        if mode == .onAction || !wasRunning {
-            // A cold stream has nothing from the press: the first frame(s) it delivers.
-            let skip = mode == .onAction ? max(0, settings.photoWarmupFrames) : 0
+        if !wasRunning {
+            // A cold stream has nothing from the press: the first frame it delivers.
             let seen = state.withLock { $0.total }
-            try waitFor(deadline: deadline, timeout: timeout) { s in s.total >= seen + UInt64(skip) + 1 }
+            try waitFor(deadline: deadline, timeout: timeout) { s in s.total >= seen + 1 }
             target = state.withLock { s in s.slots[(s.head - 1 + s.slots.count) % s.slots.count].time }
         }
         try waitFor(deadline: deadline, timeout: timeout) { s in
@@ -299,11 +293,9 @@ public final class FrameSource: Sendable {
         var lastFrame = ContinuousClock.now
         while true {
             let stop = state.withLock { s in
-                // Idle: in `onPress` mode nobody pressed for `idleStop`; in `onAction` mode
-                // (a stream per photo or video, as before the ring) no reader is left.
+                // Idle: in `onPress` mode nobody pressed for `idleStop` and no reader is left.
                 let idle = s.readers == 0
-                    && (mode == .onAction
-                        || (mode == .onPress && monotonicNow().microseconds - s.lastUse > Int64(idleStop / .microseconds(1))))
+                    && mode == .onPress && monotonicNow().microseconds - s.lastUse > Int64(idleStop / .microseconds(1))
                 // Stopping for idleness is a stop request, so a start() from now on (a press
                 // while the camera closes) restarts the stream instead of failing its reader
                 // with "stopped".

@@ -1,6 +1,7 @@
 import Actions
 import Camera
 import Capture
+import Runtime
 import ConfigFile
 import Evdev
 import Logging

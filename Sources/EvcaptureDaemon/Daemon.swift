@@ -123,9 +123,9 @@ public final class Daemon: Service, Sendable {
         }
         try await state.start(camera: cameraSession)
         try await rig?.client.start()
-        if let rig, getenv("EVCAPTURE_SKIP_WARM_UP").map({ String(cString: $0) }) != "1" {
-            // Off the loop and after start-up: the first trigger should cost what the others
-            // do. (EVCAPTURE_SKIP_WARM_UP=1 leaves it out: the rig benchmark's comparison.)
+        if let rig {
+            // Off the loop and after start-up: a station's first trigger should cost what the
+            // others do (it took several times as long without this).
             Task.detached(priority: .background) { rig.warmUp() }
         }
 

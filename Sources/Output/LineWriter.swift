@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Actions
 import Capture
+import Runtime
 import Evdev
 import LinuxIO
 import Synchronization

@@ -18,6 +18,8 @@ public enum Role: String, Sendable, Hashable, CaseIterable, Codable {
 public enum RoleSource: String, Sendable, Hashable, Codable {
     /// The device's capabilities.
     case `default`
+    /// The known-device table (``KnownDevice``).
+    case knownDevice = "known-device"
     /// The udev property `EVCAPTURE_ROLE`.
     case udev
     /// The config file.

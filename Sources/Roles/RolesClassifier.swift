@@ -6,9 +6,10 @@ import Evdev
 /// Precedence, lowest first:
 /// 1. capability defaults: the device's kind is guessed from its name, bus and codes
 ///    (``detectKind(_:)``) and gives every code a role;
-/// 2. the udev property `EVCAPTURE_ROLE`: a device kind in it replaces the defaults with
+/// 2. the known-device table (``KnownDevice``), written as `EVCAPTURE_ROLE` is;
+/// 3. the udev property `EVCAPTURE_ROLE`: a device kind in it replaces the defaults with
 ///    that kind's roles, then its `CODE=role` items replace single codes;
-/// 3. the config file (``RoleOverrides``): the same two steps again.
+/// 4. the config file (``RoleOverrides``): the same two steps again.
 /// `grab`/`nograb` (udev) or `dedicated` (config) decide grabbing last.
 public enum RoleClassifier {
     /// The profile of one device.
@@ -26,6 +27,11 @@ public enum RoleClassifier {
         var dedicationSource = RoleSource.default
 
         var layers: [(RoleSource, RoleOverrides, String)] = []
+        if let known = KnownDevice.entry(for: description) {
+            let (parsed, problems) = RoleOverrides.parse(udevProperty: known.roles)
+            warnings += problems
+            layers.append((.knownDevice, parsed, "known device (\(known.product))"))
+        }
         if let udevRole {
             let (parsed, problems) = RoleOverrides.parse(udevProperty: udevRole)
             warnings += problems

@@ -59,15 +59,6 @@ struct RunCommand: AsyncParsableCommand {
             config: settings, output: DaemonOutputOptions(json: json, socketPath: socket), logger: logger,
             onReady: {
                 do { _ = try notifier.ready(status: "watching input devices") } catch { logger.warning("sd_notify: \(error)") }
-                // Start-up code is done with: give its pages back (EVCAPTURE_KEEP_STARTUP_PAGES=1
-                // keeps them, for comparison).
-                guard getenv("EVCAPTURE_KEEP_STARTUP_PAGES").map({ String(cString: $0) }) != "1" else { return }
-                do {
-                    let released = try StartupPages.release()
-                    logger.debug("released the start-up pages", metadata: ["bytes": "\(released)"])
-                } catch {
-                    logger.warning("\(error)")
-                }
             })
         // A reader of stdout that went away (`run --json | head -1`) is an EPIPE for the
         // stdout writer, not the end of the daemon.

@@ -278,9 +278,8 @@ final class FakeRing: NearestFrameSource {
         #expect(rig.ring.askedTimes.count == 3, "press 1 not encoded after its refusal: \(rig.ring.askedTimes)")
     }
 
-    /// `photo-frame = "release"` and `stream = "on-action"`: nothing prepared, the photo is
-    /// taken at the click as before.
-    @Test(arguments: [(CaptureSettings.PhotoMoment.release, StreamMode.always), (.press, .onAction)])
+    /// `photo-frame = "release"`: nothing prepared, the photo is taken at the click.
+    @Test(arguments: [(CaptureSettings.PhotoMoment.release, StreamMode.always), (.release, .onPress)])
     func modesThatDoNotPrepare(_ moment: CaptureSettings.PhotoMoment, _ mode: StreamMode) async throws {
         let ring = FakeRing(times: Self.times, held: true)
         let rig = try Rig(ring: ring, moment: moment, mode: mode)

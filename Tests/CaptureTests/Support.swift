@@ -2,27 +2,6 @@ import EvcaptureTesting
 import Capture
 import Evdev
 
-/// Devices used by the scenarios, with hand-written roles (the classifier is tested elsewhere).
-enum TestDevices {
-    static func profile(
-        _ name: String, bus: BusType = .host, roles: [EventCode: Role], steps: [EventCode: Int] = [:],
-        headset: Bool = false
-    ) -> DeviceProfile {
-        var assignments = roles.mapValues { RoleAssignment(role: $0, source: .default, reason: "test") }
-        for (code, step) in steps { assignments[code] = RoleAssignment(role: .slider, source: .config, reason: "knob", step: step) }
-        return DeviceProfile(
-            description: DeviceDescription(name: name, bus: bus, codes: Set(assignments.keys)), node: "/dev/input/\(name)",
-            roles: assignments, isHeadset: headset)
-    }
-
-    static let gpio = profile("gpio-keys", roles: [.volumeDown: .primary, .volumeUp: .secondary, .power: .ignore])
-    static let headset = profile(
-        "Headset (AVRCP)", bus: .bluetooth, roles: [.playCD: .primary, .pauseCD: .primary, .nextSong: .primary], headset: true)
-    static let knob = profile("knob", bus: .usb, roles: [.mute: .lightPress], steps: [.volumeUp: 1, .volumeDown: -1])
-    static let dial = profile("dial", bus: .usb, roles: [.relDial: .slider, .btn0: .lightPress])
-}
-
-
 /// A compact, readable line per event: `120ms ended primary KEY_VOLUMEDOWN #1 click`.
 func line(_ e: CaptureEvent) -> String {
     var s = "\(e.time.microseconds / 1000)ms \(e.phase.rawValue) \(e.action.rawValue) \(e.button.name) #\(e.press)"

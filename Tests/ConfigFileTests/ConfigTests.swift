@@ -73,7 +73,7 @@ import Camera
         ("[session]\nmode = \"manual\"\n", "bad.toml:2: session.mode must be one of \"always\", \"launch\", not \"manual\""),
         ("[session]\nlaunch-button = \"REL_X\"\n", "bad.toml:2: session.launch-button must be a key name like KEY_CAMERA, not \"REL_X\""),
         ("[session]\nidle-stop = 3601\n", "bad.toml:2: session.idle-stop must be more than 0 and at most 3600 seconds, not 3601"),
-        ("[camera]\nstream = \"sometimes\"\n", "bad.toml:2: camera.stream must be one of \"always\", \"on-press\", \"on-action\", not \"sometimes\""),
+        ("[camera]\nstream = \"sometimes\"\n", "bad.toml:2: camera.stream must be one of \"always\", \"on-press\", not \"sometimes\""),
         ("[camera]\nphoto-frame = \"click\"\n", "bad.toml:2: camera.photo-frame must be one of \"press\", \"release\", not \"click\""),
         ("[camera]\npre-roll = -0.5\n", "bad.toml:2: camera.pre-roll must be 0 and at most 3600 seconds, not -0.5"),
         ("[camera]\nring-seconds = 1\npre-roll = 1.5\n", "bad.toml:3: camera.pre-roll must be at most camera.ring-seconds (1.0): the ring keeps no more"),

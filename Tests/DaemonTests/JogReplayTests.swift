@@ -7,7 +7,8 @@ import Camera
 import ConfigFile
 
 /// The Contour ShuttleXpress jog wheel replayed into the simulated camera's zoom: its REL_DIAL
-/// is a position counter (`slider:counter`, from the shipped udev rule or the config).
+/// is a position counter (`slider:counter`, from evcapture's known-device table or the config),
+/// the same without udev rules (run from source, replay) as installed.
 ///
 /// One detent is 8 raw zoom units (see ``ControlsReplayTests``): raw = 100 + 8 × steps.
 @Suite struct JogReplayTests {
@@ -30,30 +31,34 @@ import ConfigFile
 
     /// Replays `inputs` with the sim camera; returns the raw zoom of every control event.
     static func zooms(
-        _ inputs: [ReplayInput], config: Config = Config(), udev: Bool = true
+        _ inputs: [ReplayInput], config: Config = Config()
     ) throws -> (raws: [Int64], camera: SimCamera) {
         let camera = SimCamera()
         let stage = CameraControlsStage(camera: camera)
         var pipeline = ReplayPipeline(
             inputs: inputs, overrides: { config.overrides(for: $0, node: $1) },
-            udevRole: { udev ? (try? ShippedUdevRules.role(for: $0)) ?? nil : nil }, controls: stage)
+            udevRole: { _ in nil }, controls: stage)
         let raws = pipeline.run().compactMap { event -> Int64? in
             if case .control(let report) = event { return report.change.raw } else { return nil }
         }
         return (raws, camera)
     }
 
-    @Test func theShippedRuleMakesTheJogACounterAndIgnoresTheShuttleRing() throws {
+    @Test func theKnownDeviceTableMakesTheJogACounterAndIgnoresTheShuttleRing() throws {
         let d = try EvemuRecording.load(path: Self.fixture).description
-        let role = try ShippedUdevRules.role(for: d)
-        #expect(role == "dial,REL_DIAL=slider:counter,REL_WHEEL=ignore")
-        let p = RoleClassifier.profile(for: d, node: "n", udevRole: role)
+        let p = RoleClassifier.profile(for: d, node: "n", udevRole: nil)
         #expect(p.roles[.relDial]?.isCounter == true && p.role(of: .relDial) == .slider)
+        #expect(p.roles[.relDial]?.source == .knownDevice)
         #expect(p.role(of: .relWheel) == .ignore && p.kind == .dial && p.warnings.isEmpty)
-        // The ShuttlePro v2 gets the same.
+        // The ShuttlePro v2 gets the same; another product of the vendor does not.
         var pro = d
         pro.product = 0x0030
-        #expect(try ShippedUdevRules.role(for: pro) == role)
+        #expect(RoleClassifier.profile(for: pro, node: "n").roles[.relDial]?.isCounter == true)
+        var other = d
+        other.product = 0x0010
+        #expect(RoleClassifier.profile(for: other, node: "n").roles[.relDial]?.isCounter != true)
+        // The shipped udev rules carry no roles: device knowledge is the program's own.
+        #expect(try ShippedUdevRules.role(for: d) == nil)
     }
 
     /// The fixture: first report 250 (a position), +1 +1 +2 +1, +2 across 255 → 1, +1; the
@@ -65,21 +70,29 @@ import ConfigFile
     }
 
     @Test func theConfigCanMakeAnyDeviceACounter() throws {
+        var moved = try ReplayInput.load(paths: [Self.fixture])[0]
+        moved.recording.description.vendor = 0x1234  // not a known device
+        let (raws, _) = try Self.zooms([moved], config: Config.parse(
+            """
+            [devices.jog]
+            vendor = "1234"
+            product = "0020"
+            roles = { REL_DIAL = "slider:counter", REL_WHEEL = "ignore" }
+            """, file: "jog.toml"))
+        #expect(raws == [108, 116, 132, 140, 156, 164, 156, 140, 132])
+    }
+
+    @Test func readAsStepsTheFirstReportJumpsToTheEnd() throws {
+        // What the counter is for: read as steps (the config says so), the first report
+        // (position 250) is 250 detents.
         let config = try Config.parse(
             """
             [devices.jog]
             vendor = "0b33"
             product = "0020"
-            roles = { REL_DIAL = "slider:counter", REL_WHEEL = "ignore" }
+            roles = { REL_DIAL = "slider" }
             """, file: "jog.toml")
-        let (raws, _) = try Self.zooms([ReplayInput.load(paths: [Self.fixture])[0]], config: config, udev: false)
-        #expect(raws == [108, 116, 132, 140, 156, 164, 156, 140, 132])
-    }
-
-    @Test func withoutTheFlagTheFirstReportJumpsToTheEnd() throws {
-        // What the flag is for: read as steps, the first report (position 250) is 250 detents,
-        // and the shuttle ring (REL_WHEEL, a dial's wheel by default) moves too.
-        let (raws, _) = try Self.zooms([ReplayInput.load(paths: [Self.fixture])[0]], udev: false)
+        let (raws, _) = try Self.zooms([ReplayInput.load(paths: [Self.fixture])[0]], config: config)
         #expect(raws.first == 500)
     }
 
@@ -112,7 +125,7 @@ import ConfigFile
         let camera = SimCamera()
         let stage = CameraControlsStage(camera: camera)
         let profile = RoleClassifier.profile(
-            for: input.recording.description, node: "jog", udevRole: try ShippedUdevRules.role(for: input.recording.description))
+            for: input.recording.description, node: "jog")
         var pipeline = Pipeline(settings: CaptureCoreSettings(), controls: stage)
         var raws: [Int64] = []
         let emit: (PipelineEvent) -> Void = { if case .control(let r) = $0, let raw = r.change.raw { raws.append(raw) } }

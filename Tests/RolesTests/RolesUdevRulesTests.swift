@@ -94,13 +94,8 @@ import Evdev
             }
         }
         #expect(gotos.isSubset(of: labels), "GOTO without LABEL: \(gotos.subtracting(labels))")
-        #expect(roles.count >= 7)
-        for value in roles {
-            let (overrides, problems) = RoleOverrides.parse(udevProperty: value)
-            #expect(problems.isEmpty, "EVCAPTURE_ROLE=\"\(value)\": \(problems)")
-            #expect(overrides.kind != nil)
-        }
-        #expect(roles.contains("headset") && roles.contains("encoder") && roles.contains("knob") && roles.contains("dial"))
+        // Device knowledge is evcapture's own (the known-device table): the rules set no role.
+        #expect(roles.isEmpty, "roles in the shipped rules: \(roles)")
         for command in ["udevadm info", "udevadm test", "udevadm trigger"] {
             #expect(text.split(separator: "\n").prefix(20).contains { $0.hasPrefix("#") && $0.contains(command) })
         }

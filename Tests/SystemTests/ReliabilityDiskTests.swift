@@ -45,8 +45,7 @@ struct ReliabilityDiskTests {
 
     func settings(_ directory: String) -> CaptureSettings {
         CaptureSettings(
-            devicePath: node, outputDirectory: directory, width: 320, height: 240, frameTimeout: .seconds(5),
-            photoWarmupFrames: 1)
+            devicePath: node, outputDirectory: directory, width: 320, height: 240, frameTimeout: .seconds(5))
     }
 
     /// A recording into a 256 KiB tmpfs: the disk fills after a few dozen frames; the

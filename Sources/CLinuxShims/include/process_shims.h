@@ -27,10 +27,5 @@ static inline int evc_accept_nonblock_cloexec(int fd) {
 static inline int evc_set_thread_name(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }
 /// prctl(PR_SET_THP_DISABLE): no transparent huge pages for this process and its children.
 static inline int evc_disable_transparent_huge_pages(void) { return prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0); }
-/// Drops this process's mappings of every loaded object's read-only segments (code,
-/// constants, relocation and symbol tables) with MADV_DONTNEED: they are clean file pages, so
-/// nothing is lost; pages still needed fault back in from the page cache. Writable segments
-/// (data, RELRO) are never touched. Returns the bytes advised, or -errno of the first failure.
-long evc_release_readonly_segments(void);
 #endif
 // ---- end of actions block ----------------------------------------------------------------

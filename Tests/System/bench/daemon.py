@@ -73,6 +73,15 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def rollup_kb(pid, field):
+    """A field of /proc/PID/smaps_rollup, in kB."""
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return -1
+
+
 def status_kb(pid, key):
     for line in open(f"/proc/{pid}/status"):
         if line.startswith(key + ":"):
@@ -300,16 +309,14 @@ directory = "{tmp}/out"
     status = daemon.stop()
     log(f"daemon exit status {status}")
 
-    # The start-up pages released once ready (the default) against kept
-    # (EVCAPTURE_KEEP_STARTUP_PAGES=1), alternating blocks in this boot: steady VmRSS after
-    # READY, then after 200 clicks and 10 dial steps have gone through the daemon.
-    kept, released = [], []
-    for n in range(6):
-        keep = n % 2 == 0
-        d = Daemon(a.evcapture, config, tmp, 200 + n, {"EVCAPTURE_KEEP_STARTUP_PAGES": "1"} if keep else None)
+    # Private memory (smaps_rollup's Anonymous: heap, stacks, written data pages) and
+    # Private_Dirty, steady after READY and after 200 clicks and 10 dial steps; three daemons.
+    rows = []
+    for n in range(3):
+        d = Daemon(a.evcapture, config, tmp, 200 + n)
         d.wait_ready()
         time.sleep(3)
-        ready_kb = status_kb(d.proc.pid, "VmRSS")
+        ready = (rollup_kb(d.proc.pid, "Anonymous"), rollup_kb(d.proc.pid, "Private_Dirty"))
         b0 = d.began
         for _ in range(25):
             flood.stdin.write("press 8 0 0\n")
@@ -320,11 +327,10 @@ directory = "{tmp}/out"
         flood.stdout.readline()
         d.wait_began(b0 + 200, 10)
         time.sleep(1)
-        (kept if keep else released).append((ready_kb, status_kb(d.proc.pid, "VmRSS"), status_kb(d.proc.pid, "RssFile")))
+        rows.append((ready, (rollup_kb(d.proc.pid, "Anonymous"), rollup_kb(d.proc.pid, "Private_Dirty"))))
         d.stop()
-    for name, rows in (("kept (EVCAPTURE_KEEP_STARTUP_PAGES=1)", kept), ("released (default)", released)):
-        log(f"figure rss-startup-pages {name}: VmRSS kB at READY+3 s → after 200 clicks and 10 dial steps (of it file-backed): "
-            + ", ".join(f"{r} → {a_} ({f})" for r, a_, f in rows))
+    log("figure private-memory: Anonymous kB (Private_Dirty kB) at READY+3 s → after 200 clicks and 10 dial steps: "
+        + ", ".join(f"{r[0]} ({r[1]}) → {x[0]} ({x[1]})" for r, x in rows))
     if a.also:
         times, rss = [], []
         for n in range(3):

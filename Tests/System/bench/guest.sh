@@ -63,7 +63,7 @@ python3 "$EVC_BENCH_DIR_SRC/daemon.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/ui
 
 [ "${EVC_BENCH_ONLY:-}" = daemon ] && exit $status
 if [ "${EVC_BENCH_ONLY:-}" != rig ]; then
-echo "bench: === shutter lag: evcapture (on-action, on-press, always) and triggerhappy + fswebcam, vivid 640x480 ==="
+echo "bench: === shutter lag: evcapture (on-press, always) and triggerhappy + fswebcam, vivid 640x480 ==="
 python3 "$EVC_BENCH_DIR_SRC/shutter.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" \
     --clicks "$shutter_clicks" --rounds "$shutter_rounds" ${EVC_BENCH_SHUTTER_BASELINE:+--baseline "$EVC_BENCH_SHUTTER_BASELINE"} || status=1
 fi

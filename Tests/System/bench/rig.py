@@ -30,10 +30,9 @@ the key and take a's triggers.
   spread    per press: max - min of the three photos' frame_time (one kernel clock in the
             VM), and each photo's frame_time - a's `began` time (the press).
 
---mode first: the first trigger a station takes after it starts, with the warm-up a station
-does once after start-up and without it (EVCAPTURE_SKIP_WARM_UP=1), the same binary: per
-round the three daemons are started twice (the order alternating), each time with one press
-on a once they are connected (3 s after READY=1), then stopped; the messaging config.
+--mode first: the first trigger a station takes after it starts: per round the three daemons
+are started, with one press on a once they are connected (3 s after READY=1), then stopped;
+the messaging config.
 
 --mode full (the default): as above, every station takes its photo. --mode messaging: no
 cameras and no photo on a (click = "none"; its press still fans out), so that no JPEG
@@ -230,21 +229,18 @@ def evcapture_block(keys, daemons, watch, n, seen, samples, photos):
 
 
 def first_triggers(evcapture, keys, tmp, rounds):
-    """--mode first: b's and c's first trigger after start, warm-up on and off, alternating."""
-    results = {"warm-up": [], "no warm-up": []}
+    """--mode first: b's and c's first trigger after start."""
+    results = {"first": []}
     run = 0
     for r in range(rounds):
-        for variant in (["warm-up", "no warm-up"] if r % 2 == 0 else ["no warm-up", "warm-up"]):
+        for variant in ["first"]:
             run += 1
             daemons = {}
             for s in STATIONS:
                 out = f"{tmp}/out-first-{run}-{s}"
                 os.makedirs(out)
                 config(f"{tmp}/first-{s}.toml", s, None, out, "all" if s == "a" else "none", s != "a")
-                if variant == "no warm-up":
-                    os.environ["EVCAPTURE_SKIP_WARM_UP"] = "1"
                 daemons[s] = Daemon(evcapture, f"{tmp}/first-{s}.toml", tmp, f"first-{run}-{s}")
-                os.environ.pop("EVCAPTURE_SKIP_WARM_UP", None)
             for d in daemons.values():
                 d.wait_ready()
             time.sleep(3)  # connected, subscribed (and warmed up)

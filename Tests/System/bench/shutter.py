@@ -8,8 +8,8 @@ every run). vivid (640x480 YUYV) is the capture camera; a uinput gpio-keys-like 
   interval  vivid's real frame interval in this boot: v4l2-ctl streams 60 frames and the
             driver's timestamps are differenced (once per round, so its drift is seen)
   shutter   rounds of blocks, one block per contender, in rotating order (emulated
-            timings drift within a boot): evcapture with [camera] stream = "on-action"
-            (cold: today's behaviour), "on-press" (prepared at began; idle-stop 0.5 s and
+            timings drift within a boot): evcapture with [camera] stream =
+            "on-press" (prepared at began; idle-stop 0.5 s and
             clicks >= 1.3 s apart, so every click starts it), "always" (the running ring),
             "always" with vivid set to 25 fps (its fastest at 640x480; the others run at its
             default 5 fps, which neither evcapture nor fswebcam changes), and triggerhappy
@@ -299,7 +299,7 @@ def main():
                            capture_output=True, text=True)
         log(f"vivid intervals {size}: " + " ".join(re.findall(r"\(([\d.]+ fps)\)", r.stdout)))
 
-    contenders = ["on-action", "on-press", "always", "always@25fps", "triggerhappy"] + (["baseline:always"] if a.baseline else [])
+    contenders = ["on-press", "always", "always@25fps", "triggerhappy"] + (["baseline:always"] if a.baseline else [])
     results = {m: {"lag": [], "line": [], "disk": [], "written": [], "began-write": [], "failed": 0, "clicks": 0, "starts": 0}
                for m in contenders}
     intervals = []

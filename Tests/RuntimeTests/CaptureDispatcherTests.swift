@@ -1,5 +1,6 @@
 import EvcaptureTesting
 import Capture
+import Runtime
 import Dispatch
 import Evdev
 import Synchronization

@@ -1,3 +1,4 @@
+import Capture
 import Dispatch
 import LinuxIO
 import Synchronization
