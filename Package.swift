@@ -71,7 +71,7 @@ let package = Package(
         // Re-exports Roles (every user of the core speaks of roles).
         .target(
             name: "Capture",
-            dependencies: ["Roles", "Evdev", "V4L2", "CLinuxShims"]),
+            dependencies: ["Roles", "Evdev"]),
         // Threads that run the core's decisions: the capture dispatcher (handlers in press
         // order), thread executors for blocking work.
         .target(name: "Runtime", dependencies: ["Capture", "LinuxIO"]),

@@ -7,7 +7,7 @@ import Camera
 import V4L2
 
 
-private func values(_ events: [ControlsEvent]) -> [ControlValueChange] {
+private func changes(_ events: [ControlsEvent]) -> [ControlValueChange] {
     events.compactMap { if case .value(let v) = $0 { v } else { nil } }
 }
 
@@ -53,25 +53,25 @@ private func values(_ events: [ControlsEvent]) -> [ControlValueChange] {
         _ = s.addDefaultControls(camera: cam, at: at(0))
         #expect(s.currentControl?.name == "exposure-bias")
         // +3 detents = +1 EV: manual mode, exposure = 250 × 2.
-        let up = values(s.handle(.slide(3), at: at(1)))
+        let up = changes(s.handle(.slide(3), at: at(1)))
         #expect(up.map(\.value) == [1])
         #expect(up.map(\.raw) == [500])
         #expect(try cam.value(of: .exposureAuto) == 1)
         // +1/3 EV more: 250 × 2^(4/3) = 629.96 → 630.
-        #expect(values(s.handle(.slide(1), at: at(1.1))).map(\.raw) == [630])
+        #expect(changes(s.handle(.slide(1), at: at(1.1))).map(\.raw) == [630])
         // Back to 0: the base exposure, then auto again.
-        #expect(values(s.handle(.slide(-4), at: at(1.2))).map(\.raw) == [250])
+        #expect(changes(s.handle(.slide(-4), at: at(1.2))).map(\.raw) == [250])
         #expect(try cam.value(of: .exposureAuto) == 0)
         #expect(cam.setLog.map { "\($0.id == .exposureAuto ? "auto" : "time")=\($0.value)" } == [
             "auto=1", "time=500", "time=630", "time=250", "auto=0",
         ])
         // The base is the exposure when the bias leaves 0; the camera clamps large results.
         cam.changeExternally(.exposureAbsolute, to: 1500)
-        #expect(values(s.handle(.slide(6), at: at(2))).map(\.raw) == [2047])
-        #expect(values(s.handle(.slide(-12), at: at(2.1))).map(\.raw) == [375])  // 1500 / 4
+        #expect(changes(s.handle(.slide(6), at: at(2))).map(\.raw) == [2047])
+        #expect(changes(s.handle(.slide(-12), at: at(2.1))).map(\.raw) == [375])  // 1500 / 4
         // Another program puts the camera back on auto: the bias follows to 0.
         cam.changeExternally(.exposureAuto, to: 0)
-        #expect(values(s.cameraChanged(cam, at: at(3))).map(\.value) == [0])
+        #expect(changes(s.cameraChanged(cam, at: at(3))).map(\.value) == [0])
     }
 
     @Test func zoomFollowsRangeAndValueChangesMadeElsewhere() throws {
@@ -80,17 +80,17 @@ private func values(_ events: [ControlsEvent]) -> [ControlValueChange] {
         _ = s.addDefaultControls(camera: cam, at: at(0))
         cam.changeExternally(.zoomAbsolute, to: 250)
         let e = s.cameraChanged(cam, at: at(1))
-        #expect(values(e) == [ControlValueChange(control: "zoom", value: 2.5, raw: 250, origin: .external, time: at(1))])
+        #expect(changes(e) == [ControlValueChange(control: "zoom", value: 2.5, raw: 250, origin: .external, time: at(1))])
         // The next slide starts from there.
-        #expect(values(s.handle(.slide(1), at: at(2))).map(\.raw) == [258])
+        #expect(changes(s.handle(.slide(1), at: at(2))).map(\.raw) == [258])
         // A format change shrinks the range: the scale is refreshed and the value clamped.
         cam.changeRange(.zoomAbsolute, minimum: 100, maximum: 200)
         let r = s.cameraChanged(cam, at: at(3))
         #expect(s.controls.first?.scale == .continuous(range: 1...2, prominentValues: []))
-        #expect(values(r).map(\.value) == [2])
+        #expect(changes(r).map(\.value) == [2])
         // The app sets the zoom: the camera follows.
         let app = s.controlValueChangedExternally(named: "zoom", to: 1.5, at: at(4))
-        #expect(values(app).map(\.raw) == [150])
+        #expect(changes(app).map(\.raw) == [150])
         #expect(try cam.value(of: .zoomAbsolute) == 150)
     }
 

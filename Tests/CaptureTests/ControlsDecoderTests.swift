@@ -3,22 +3,6 @@ import Capture
 import Evdev
 import Testing
 
-func profile(
-    _ name: String, codes: [EventCode], roles: [EventCode: RoleAssignment], absInfo: [UInt16: AbsInfo] = [:]
-) -> DeviceProfile {
-    DeviceProfile(
-        description: DeviceDescription(name: name, bus: .usb, codes: Set(codes + [.synReport]), absInfo: absInfo),
-        node: "/dev/input/" + name, roles: roles)
-}
-
-let slider = RoleAssignment(role: .slider, source: .default, reason: "test")
-let lightPress = RoleAssignment(role: .lightPress, source: .default, reason: "test")
-
-/// One frame: the events at `t`, then SYN_REPORT.
-func frame(_ t: Double, _ events: (EventCode, Int32)...) -> [InputEvent] {
-    events.map { InputEvent(time: at(t), $0.0, $0.1) } + [InputEvent(time: at(t), .synReport, 0)]
-}
-
 /// Each source of slider deltas (spec §1/§4).
 @Suite struct ControlsDecoderTests {
     @Test func relativeAxesGiveOneDetentPerUnit() {

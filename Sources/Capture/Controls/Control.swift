@@ -91,7 +91,7 @@ public enum ControlScale: Sendable, Hashable {
 
     /// Rounds away binary noise (1.0 + 5 × 0.08 = 1.4000000000000001 becomes 1.4) so values
     /// compare and print as a person expects; 9 decimals is far below any display format.
-    static func tidy(_ v: Double) -> Double {
+    public static func tidy(_ v: Double) -> Double {
         let t = (v * 1e9).rounded() / 1e9
         return t == 0 ? 0 : t
     }
@@ -109,15 +109,15 @@ public enum ControlBinding: Sendable {
     /// An app-defined slider or picker: its action is all that happens.
     case app
     /// The system zoom slider: `zoom_absolute` of `camera`, shown as a factor (value / minimum).
-    case systemZoom(any CameraBackend)
+    case systemZoom(any BoundCamera)
     /// The system exposure-bias slider: `auto_exposure_bias`, or emulated on the exposure time.
-    case systemExposureBias(any CameraBackend)
+    case systemExposureBias(any BoundCamera)
     /// The system zoom slider of a camera without `zoom_absolute`: nothing is set on the
     /// camera; photos are cropped around the centre to 1/value of each side (digital zoom).
     case digitalZoom
 
     /// The camera this binding drives, if any.
-    public var camera: (any CameraBackend)? {
+    public var camera: (any BoundCamera)? {
         switch self {
         case .app, .digitalZoom: nil
         case .systemZoom(let c), .systemExposureBias(let c): c

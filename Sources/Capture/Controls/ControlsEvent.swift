@@ -57,7 +57,7 @@ public enum ControlsEvent: Sendable, Hashable {
     /// a camera range refreshed); names in order.
     case controlsChanged([String])
     /// A camera refused a value.
-    case error(CameraError, control: String, time: Timestamp)
+    case error(ControlRefusal, control: String, time: Timestamp)
 }
 
 /// Why a configuration change was refused.

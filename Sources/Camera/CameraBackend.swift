@@ -1,4 +1,4 @@
-import CLinuxShims
+import Capture
 import V4L2
 
 /// A camera control id: V4L2's (`V4L2_CID_*`, from the kernel headers), used by the
@@ -48,10 +48,7 @@ public typealias CameraError = V4L2Error
 
 /// A camera the controls drive: the V4L2 session on a real device, or the simulator used by
 /// `evcapture replay --camera sim`. Calls are synchronous and fast (one ioctl each).
-public protocol CameraBackend: AnyObject, Sendable {
-    /// A stable identity (by-id path, or "sim"), used to refuse a second system zoom slider
-    /// bound to the same camera.
-    var identity: String { get }
+public protocol CameraBackend: BoundCamera {
     /// Every control with its current value.
     func controls() throws(CameraError) -> [CameraControlInfo]
     /// Sets a control; returns the value the camera holds afterwards (clamped and rounded
@@ -72,4 +69,17 @@ extension CameraBackend {
     public func cachedControl(_ id: CameraControlID) throws(CameraError) -> CameraControlInfo? {
         try controls().first { $0.id == id }
     }
+}
+
+extension ControlRefusal {
+    /// A camera's error as the controls report it.
+    public init(_ error: CameraError) {
+        self.init(code: error.code.rawValue, message: error.description)
+    }
+}
+
+extension ControlBinding {
+    /// The camera this binding drives, as the camera module knows it: every camera bound by
+    /// the camera module is a ``CameraBackend``.
+    var backend: (any CameraBackend)? { camera as? any CameraBackend }
 }

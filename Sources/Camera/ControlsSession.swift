@@ -1,3 +1,4 @@
+import Capture
 import Evdev
 
 /// The session's controls (spec §4): the controls, the devices that drive them, and the
@@ -132,7 +133,7 @@ public final class ControlsSession {
                 change.value = core.control(named: name)?.value ?? change.value
                 events[i] = .value(change)
             case .failure(let error):
-                events.append(.error(error, control: name, time: now))
+                events.append(.error(ControlRefusal(error), control: name, time: now))
             case nil:
                 break
             }
@@ -183,7 +184,7 @@ public final class ControlsSession {
                 change.raw = raw
                 change.value = core.control(named: change.control)?.value ?? change.value
             case .failure(let error):
-                events[i] = .error(error, control: change.control, time: change.time)
+                events[i] = .error(ControlRefusal(error), control: change.control, time: change.time)
                 continue
             case nil:
                 break
@@ -197,10 +198,11 @@ public final class ControlsSession {
     /// holds. `nil` for app controls.
     private func applyToCamera(_ control: Control, at now: Timestamp) -> Result<Int64, CameraError>? {
         do throws(CameraError) {
-            switch control.binding {
-            case .app, .digitalZoom:
-                return nil
-            case .systemZoom(let camera):
+            guard let bound = control.binding.camera else { return nil }
+            guard let camera = control.binding.backend else {
+                throw CameraError(code: .failed, device: bound.identity, context: "not a camera the camera module drives")
+            }
+            if control.binding.systemKind == "zoom" {
                 guard let info = try camera.cachedControl(.zoomAbsolute) else {
                     throw CameraError(code: .noSuchControl, device: camera.identity, control: "zoom_absolute", context: "")
                 }
@@ -208,11 +210,10 @@ public final class ControlsSession {
                 let raw = try camera.set(.zoomAbsolute, to: map.raw(factor: control.value))
                 core.correctValue(named: control.name, to: map.factor(raw: raw))
                 return .success(raw)
-            case .systemExposureBias(let camera):
-                var driver = biasDrivers[control.name] ?? ExposureBiasDriver()
-                defer { biasDrivers[control.name] = driver }
-                return .success(try driver.apply(control.value, camera: camera))
             }
+            var driver = biasDrivers[control.name] ?? ExposureBiasDriver()
+            defer { biasDrivers[control.name] = driver }
+            return .success(try driver.apply(control.value, camera: camera))
         } catch {
             return .failure(error)
         }

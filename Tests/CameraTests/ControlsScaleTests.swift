@@ -1,5 +1,6 @@
 import EvcaptureTesting
 import Capture
+import Camera
 import Evdev
 import Testing
 

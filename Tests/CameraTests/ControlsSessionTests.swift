@@ -1,5 +1,6 @@
 import EvcaptureTesting
 import Capture
+import Camera
 import Evdev
 import Testing
 
@@ -92,7 +93,7 @@ import Testing
         _ = s.addDefaultControls(camera: cam, at: at(0))
         cam.state.withLock { $0.removeAll { $0.id == .zoomAbsolute } }  // the camera lost its zoom
         let e = s.handle(.slide(1), at: at(1))
-        #expect(e.contains { if case .error(let err, "zoom", _) = $0 { err.code == .noSuchControl } else { false } })
+        #expect(e.contains { if case .error(let err, "zoom", _) = $0 { err.code == CameraError.Code.noSuchControl.rawValue } else { false } })
         #expect(values(e).isEmpty)
     }
 
