@@ -19,7 +19,7 @@ func frame(_ t: Double, _ events: (EventCode, Int32)...) -> [InputEvent] {
     events.map { InputEvent(time: at(t), $0.0, $0.1) } + [InputEvent(time: at(t), .synReport, 0)]
 }
 
-/// Each source of slider deltas (spec §1/§4).
+/// Each source of slider deltas (docs/behaviour.md#slider-inputs).
 @Suite struct ControlsDecoderTests {
     @Test func relativeAxesGiveOneDetentPerUnit() {
         var encoder = SliderDecoder(profile: profile("rotary", codes: [.relX], roles: [.relX: slider]))
