@@ -1,4 +1,4 @@
-// The README's library example: every button's capture events to the app's handlers, the
+// The library example of docs/library.md: every button's capture events to the app's handlers, the
 // knobs driving the camera's controls, and the whole event stream; the secondary button
 // (volume up) ends it.
 import Capture

@@ -161,7 +161,8 @@ public final class ActionRunner: ActionTriggerSink {
         switch trigger.kind {
         case .began:
             if let t = trigger.eventTime { pressTimes.withLock { $0[trigger.press] = t } }
-            // `began` prepares the camera (spec §7): a cold stream starts now, not at the click.
+            // `began` prepares the camera (docs/behaviour.md#the-moment-of-the-press): a cold
+            // stream starts now, not at the click.
             if binding.photoOn != nil || binding.videoOnLongPress, configuration.capture?.streamMode == .onPress {
                 frames?.start()
             }

@@ -20,7 +20,7 @@ public struct ActionBinding: Sendable, Hashable {
         self.photoOn = photoOn
         self.videoOnLongPress = videoOnLongPress
     }
-    /// Click: photo; long press: video (spec §3, the daemon's default).
+    /// Click: photo; long press: video (the daemon's default: docs/behaviour.md#gestures).
     public static let `default` = ActionBinding()
     public static let none = ActionBinding(photoOn: nil, videoOnLongPress: false)
 }

@@ -26,7 +26,7 @@ public struct CaptureSettings: Sendable, Hashable {
     public var frameTimeout: Duration
     /// Size limit of one video file.
     public var maximumVideoBytes: Int
-    /// When the capture stream runs (spec §7).
+    /// When the capture stream runs (docs/behaviour.md#the-moment-of-the-press).
     public var streamMode: StreamMode
     /// Which moment a click's photo shows.
     public var photoMoment: PhotoMoment

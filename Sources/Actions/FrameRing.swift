@@ -8,7 +8,7 @@ import Synchronization
 import V4L2
 import LinuxIO
 
-/// When the capture stream runs (spec §7).
+/// When the capture stream runs (docs/behaviour.md#the-moment-of-the-press).
 public enum StreamMode: String, Sendable, Hashable, CaseIterable {
     /// While the capture session runs: a photo is the frame nearest the press (zero shutter
     /// lag), a video starts at the press, with pre-roll.
@@ -47,7 +47,7 @@ public struct RingFrame: Sendable {
     public var time: Int64 { frame.timestampMicroseconds }
 }
 
-/// The capture stream and its ring of recent frames (spec §7).
+/// The capture stream and its ring of recent frames (docs/behaviour.md#the-moment-of-the-press).
 ///
 /// One thread dequeues each buffer, copies it into a preallocated slot of the ring and gives
 /// it back to the driver: the copy reuses the slot's storage, so the steady state allocates

@@ -6,11 +6,12 @@ import Synchronization
 import V4L2
 import LinuxIO
 
-// A click's photo prepared at `began` (spec §7: `began` is the moment to prepare, `ended`
-// the moment a click is decided). The photo is the ring frame nearest the press either way;
-// preparing it at the press only moves the work — waiting for that frame, the JPEG encode
-// with EXIF, writing it to a hidden `.part` file — into the hold, so at the click only the
-// commit is left (fsync, rename under the final name, directory fsync).
+// A click's photo prepared at `began` (docs/behaviour.md#the-moment-of-the-press: `began` is
+// the moment to prepare, `ended` the moment a click is decided). The photo is the ring frame
+// nearest the press either way; preparing it at the press only moves the work — waiting for
+// that frame, the JPEG encode with EXIF, writing it to a hidden `.part` file — into the hold,
+// so at the click only the commit is left (fsync, rename under the final name, directory
+// fsync).
 
 /// Where a photo's frame comes from: the capture stream's ring (``FrameSource``), or a fake
 /// in tests.

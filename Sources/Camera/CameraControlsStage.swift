@@ -9,7 +9,7 @@ import LinuxIO
 /// `evcapture replay --camera DEV`, the `SimCamera` for `replay --camera sim` — driven
 /// through the pipeline's `ControlsStage` seam on the pipeline's clock.
 ///
-/// Reports (spec §6): a `control` event for every value change and a `controlsState` event
+/// Reports (docs/json-lines.md#control): a `control` event for every value change and a `controlsState` event
 /// for every interaction state change; once, with the first device, `controlsConfigured`
 /// listing the controls. The current control starts as `rememberedControl`; the caller
 /// persists changes through `onCurrentControl`.

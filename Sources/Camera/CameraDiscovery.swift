@@ -200,7 +200,7 @@ public enum CameraDiscovery {
         if path.hasPrefix("/dev/v4l/by-id/") { return path }
         // The by-id directory, not `candidates()`: libudev's enumeration walks every video
         // device's sysfs path component by component, the longest step before READY=1 (~2 s
-        // of a 3.4 s start under strace in the test VM, BENCHMARKS.md 6).
+        // of a 3.4 s start under strace in the test VM; BENCHMARKS.md, "start").
         return byIDLink(to: resolvedNode(path)) ?? fallbackIdentity(of: device)
     }
 

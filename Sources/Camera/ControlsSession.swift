@@ -1,7 +1,7 @@
 import Capture
 import Evdev
 
-/// The session's controls (spec §4): the controls, the devices that drive them, and the
+/// The session's controls (docs/behaviour.md#controls): the controls, the devices that drive them, and the
 /// cameras the system sliders are bound to.
 ///
 /// It wraps the pure `ControlsCore`: frames go through each device's `SliderDecoder`, the

@@ -106,7 +106,7 @@ public enum ExposureBiasMethod: Sendable, Hashable {
     }
 }
 
-/// Drives one camera's exposure bias (spec §5).
+/// Drives one camera's exposure bias (docs/behaviour.md#camera-controls).
 ///
 /// With `auto_exposure_bias` (an integer menu in 0.001 EV) the nearest menu entry is set.
 /// Otherwise it is emulated: when the bias leaves 0 the current `exposure_time_absolute` is

@@ -9,7 +9,8 @@ public struct CaptureCoreSettings: Sendable, Hashable {
     /// Longest gap from a click's release to the next press for a double click. Default 300 ms.
     public var doubleClickWindow: Duration
     /// Whether an app installed a secondary handler. Without one, secondary presses are
-    /// routed to the primary handler and reported as `primary` (spec §3). Default false.
+    /// routed to the primary handler and reported as `primary` (docs/behaviour.md#routing).
+    /// Default false.
     public var hasSecondaryHandler: Bool
 
     public init(
@@ -30,7 +31,8 @@ public struct CaptureDeviceID: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "device#\(slot).\(generation)" }
 }
 
-/// The capture core: press lifecycle, routing, session gating and gestures (spec §3) as a
+/// The capture core: press lifecycle, routing, session gating and gestures
+/// (docs/behaviour.md#press-lifecycle) as a
 /// pure state machine, in the style of keyd — a function of (state, input, now) that writes
 /// outputs and exposes the next deadline. It reads no clock and starts no timer: the caller
 /// passes `now` (the frame's kernel timestamp on the clock the devices use, or a recording's

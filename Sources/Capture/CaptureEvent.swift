@@ -1,6 +1,6 @@
 import Evdev
 
-/// Where a capture event stands in its press (spec §3).
+/// Where a capture event stands in its press (docs/behaviour.md#press-lifecycle).
 public enum CapturePhase: String, Sendable, Hashable, CaseIterable {
     /// The key went down (value 1).
     case began
@@ -106,7 +106,7 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(name) (\(node))" }
 }
 
-/// One capture event (spec §3).
+/// One capture event (docs/behaviour.md#capture-events).
 public struct CaptureEvent: Sendable, Hashable, CustomStringConvertible {
     public var phase: CapturePhase
     /// The action after routing: a secondary press reaches the primary handler, as

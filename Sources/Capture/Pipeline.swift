@@ -81,7 +81,8 @@ public struct Pipeline {
         emit(.device(DeviceChange(kind: .removed, device: device, time: now)))
     }
 
-    /// The capture session starts or resumes (spec §3: events only while it runs).
+    /// The capture session starts or resumes (events only while it runs:
+    /// docs/behaviour.md#the-capture-session).
     public mutating func sessionStarted(
         at now: Timestamp, reason: String? = nil, camera: String? = nil, cameraNode: String? = nil,
         _ emit: (PipelineEvent) -> Void

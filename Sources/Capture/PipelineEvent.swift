@@ -3,7 +3,7 @@ import Evdev
 /// What the pipeline reports, as values. Turning them into JSON lines or readable text is
 /// the output layer's job; the daemon adds what only it knows (camera errors, actions).
 public enum PipelineEvent: Sendable {
-    /// A press's phase (spec §3).
+    /// A press's phase (docs/behaviour.md#press-lifecycle).
     case capture(CaptureEvent)
     /// A device joined or left.
     case device(DeviceChange)
@@ -54,7 +54,7 @@ public struct DeviceChange: Sendable {
     }
 }
 
-/// A change of the capture session (spec §3, §7).
+/// A change of the capture session (docs/behaviour.md#the-capture-session).
 public struct SessionChange: Sendable {
     public enum State: String, Sendable {
         case started, stopped, paused
@@ -128,7 +128,7 @@ public protocol ControlsStage: AnyObject {
     func deviceRemoved(index: Int, at now: Timestamp, _ emit: (PipelineEvent) -> Void)
 }
 
-/// When the capture session runs (spec §7).
+/// When the capture session runs (docs/behaviour.md#the-capture-session).
 public struct SessionPolicy: Sendable, Hashable {
     public enum Mode: String, Sendable, Hashable, CaseIterable {
         /// From start to stop: a capture station.

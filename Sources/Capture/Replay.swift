@@ -23,7 +23,7 @@ public struct ReplayInput: Sendable {
     }
 }
 
-/// Feeds evemu recordings through the live pipeline on the recordings' own clock (spec §6):
+/// Feeds evemu recordings through the live pipeline on the recordings' own clock (docs/behaviour.md#replay):
 /// roles from `RoleClassifier` (with the config's overrides) exactly as for a live device,
 /// frames of all files merged by time, the capture core's deadlines firing in recording
 /// time, and at the end pending deadlines fired, then every device removed (presses in

@@ -22,7 +22,8 @@ public struct DaemonSettings: Sendable {
     /// The frame rate to ask the capture device for (`[camera] fps`); nil keeps the driver's.
     public var framesPerSecond: Double?
     public var jpegQuality = 90
-    /// When the capture stream runs, which moment a photo shows, pre-roll and the ring (spec §7).
+    /// When the capture stream runs, which moment a photo shows, pre-roll and the ring
+    /// (docs/behaviour.md#the-moment-of-the-press).
     public var streamMode = StreamMode.always
     public var photoMoment = CaptureSettings.PhotoMoment.press
     public var preRoll = Duration.zero

@@ -71,7 +71,7 @@ final class RigLink: JSONLineSink {
     /// line formatted), so that the station's first real trigger does not pay for the first
     /// use of the JSON decoder and the formatting: measured in the rig benchmark, each
     /// station's first trigger took 52–78 ms under emulation against 4–14 ms for the rest
-    /// (BENCHMARKS.md §8). Nothing is emitted or published. Returns the line it formatted
+    /// (BENCHMARKS.md, "rig trigger"). Nothing is emitted or published. Returns the line it formatted
     /// (nil if the sample was refused: a bug, caught by `RigLinkTests`).
     @discardableResult
     func warmUp() -> String? {

@@ -269,7 +269,7 @@ public final class EvdevDevice: Sendable {
         if let registration { registration.loop.remove(registration.token) }
     }
 
-    // MARK: - Grab (spec §3)
+    // MARK: - Grab (docs/behaviour.md#grabs-and-event-delivery)
 
     /// Asks for an exclusive grab (`EVIOCGRAB`). It happens now if no key of the device is
     /// down, otherwise after the read that sees the last key released, so the system never

@@ -81,7 +81,7 @@ public indirect enum JSONValue: Sendable, Hashable, ExpressibleByStringLiteral, 
     }
 }
 
-/// The JSON lines of spec §6: one object per line, each with `event` first and `time` last
+/// The JSON lines (docs/json-lines.md): one object per line, each with `event` first and `time` last
 /// (seconds with microseconds, e.g. `12.345678`, the kernel/recording clock), the other
 /// fields in a fixed order. Field names are stable; new fields may be added before `time`.
 ///
@@ -204,7 +204,7 @@ public enum ReadableLines {
 }
 
 extension JSONLines {
-    /// The JSON line of a pipeline event (spec §6).
+    /// The JSON line of a pipeline event (docs/json-lines.md).
     public static func line(_ event: PipelineEvent) -> String {
         switch event {
         case .capture(let e):

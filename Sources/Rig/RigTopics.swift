@@ -63,7 +63,7 @@ public struct RigSettings: Sendable, Hashable {
     }
 }
 
-/// The rig's topics and their QoS (README, "Many stations"):
+/// The rig's topics and their QoS (docs/mqtt.md#topics):
 ///
 /// | topic | payload | QoS | retained |
 /// |---|---|---|---|

@@ -2,7 +2,7 @@ import Actions
 import Capture
 import FoundationEssentials
 
-/// A command on a trigger topic (README, "Trigger messages"):
+/// A command on a trigger topic (docs/mqtt.md#trigger-messages):
 ///
 /// ```json
 /// {"command":"photo","trigger":"st1-1764000000123-7","time":1764000000.123456,"from":"st1"}

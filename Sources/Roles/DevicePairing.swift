@@ -1,8 +1,8 @@
 import Evdev
 
-/// Pairing the event nodes of one physical device (spec §1): a USB knob whose push switch
-/// comes as a second interface, or a keyboard-like node that carries an encoder's press, is
-/// the encoder's light press even when no rule names it.
+/// Pairing the event nodes of one physical device (docs/behaviour.md#device-pairing): a USB
+/// knob whose push switch comes as a second interface, or a keyboard-like node that carries an
+/// encoder's press, is the encoder's light press even when no rule names it.
 extension RoleClassifier {
     /// Keys a push switch sends. Only these become the encoder's light press: a second node
     /// often over-advertises (a whole consumer-control page), and its other keys keep

@@ -1,6 +1,6 @@
 import Evdev
 
-/// What one (device, event code) does for evcapture (spec §2).
+/// What one (device, event code) does for evcapture (docs/behaviour.md#roles).
 public enum Role: String, Sendable, Hashable, CaseIterable, Codable {
     /// A capture button.
     case primary
@@ -47,8 +47,9 @@ public struct RoleAssignment: Sendable, Hashable {
     }
 }
 
-/// The event node of the same physical device that a node is paired with (spec §1: an
-/// encoder and its push switch on separate nodes), found by their shared parent.
+/// The event node of the same physical device that a node is paired with (an encoder and
+/// its push switch on separate nodes), found by their shared parent
+/// (docs/behaviour.md#device-pairing).
 public struct DevicePartner: Sendable, Hashable {
     /// The partner's node (`/dev/input/eventN`).
     public var node: String

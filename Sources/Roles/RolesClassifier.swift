@@ -1,6 +1,6 @@
 import Evdev
 
-/// Decides the role of every code of a device (spec §2). Pure: the same inputs always give
+/// Decides the role of every code of a device (docs/behaviour.md#roles). Pure: the same inputs always give
 /// the same profile.
 ///
 /// Precedence, lowest first:

@@ -31,7 +31,8 @@ public enum DeviceKind: String, Sendable, Hashable, CaseIterable, Codable {
     /// Nothing it sends has a default role.
     case other
 
-    /// Whether devices of this kind are grabbed while the session runs (spec §3).
+    /// Whether devices of this kind are grabbed while the session runs
+    /// (docs/behaviour.md#grabs-and-event-delivery).
     public var isDedicated: Bool {
         switch self {
         case .shutter, .headset, .knob, .dial, .encoder: true

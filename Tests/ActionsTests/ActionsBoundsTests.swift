@@ -5,7 +5,7 @@ import Testing
 @testable import Actions
 import LinuxIO
 
-/// Bounded everything (issue 14, item 5): child output without newlines, sound players,
+/// Bounded everything (docs/behaviour.md#reliability): child output without newlines, sound players,
 /// video commands.
 @Suite struct ActionsBoundsTests {
     /// A hook that writes 32 MiB without a newline (a photo to stdout): lines handed on are

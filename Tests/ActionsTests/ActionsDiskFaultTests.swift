@@ -4,7 +4,7 @@ import Testing
 @testable import Actions
 import LinuxIO
 
-/// A full disk and a power loss (issue 14, item 4), with ``AtomicFile/spaceLeft`` standing in
+/// A full disk and a power loss (docs/behaviour.md#reliability), with ``AtomicFile/spaceLeft`` standing in
 /// for the file system: a write past it writes what fits and fails with ENOSPC, as a full
 /// disk does. `ReliabilityDiskTests` (system tests) does the same on a real full tmpfs.
 @Suite struct DiskFaultTests {

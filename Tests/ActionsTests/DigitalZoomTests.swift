@@ -2,7 +2,7 @@ import Capture
 import Testing
 import Actions
 
-/// Issue 16 item 6: digital zoom for cameras without `zoom_absolute` — a lossless crop
+/// Digital zoom (docs/behaviour.md#photos-and-videos) for cameras without `zoom_absolute` — a lossless crop
 /// around the centre (libjpeg-turbo's tjTransform, TJXOPT_CROP), no re-encoding.
 @Suite struct DigitalZoomTests {
     @Test func theRegionIsTheCentreOnTheMCUGrid() {

@@ -40,8 +40,8 @@ final class FakeRing: NearestFrameSource {
     var askedTimes: [Int64] { asked.withLock { $0 } }
 }
 
-/// The photo prepared at `began` (spec §7): committed by the click, removed by anything else,
-/// and the same photo as one taken at the click.
+/// The photo prepared at `began` (docs/behaviour.md#the-moment-of-the-press): committed by the
+/// click, removed by anything else, and the same photo as one taken at the click.
 @Suite struct PhotoPreparationTests {
     static let began: Int64 = 5_000_000
     /// Frames 200 ms apart (5 fps): the press is nearest the frame at 5.05 s (sequence 2).

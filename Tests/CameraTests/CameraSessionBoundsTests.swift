@@ -3,7 +3,7 @@ import Capture
 import V4L2
 @testable import Camera
 
-/// The camera session's events are a bounded queue (issue 14, item 5): with nobody taking
+/// The camera session's events are a bounded queue (docs/behaviour.md#reliability): with nobody taking
 /// them, a flood of control changes made elsewhere keeps the newest 256, the last one last.
 @Suite struct CameraSessionBoundsTests {
     @Test func aFloodOfEventsKeepsTheNewest() async {

@@ -71,7 +71,7 @@ import V4L2
     }
 }
 
-/// The remembered control under the service sandbox (issue 14, item 8).
+/// The remembered control under the service sandbox (docs/behaviour.md#controls-interaction).
 @Suite struct ControlStateSandboxTests {
     /// systemd's `StateDirectory=` wins over the home directory, which `ProtectHome=` hides.
     @Test func stateDirectoryComesFirst() {

@@ -6,7 +6,7 @@ import Testing
 import V4L2
 @testable import Camera
 
-/// The writer thread's reads (issue 14, item 5): the refresh after a change made elsewhere
+/// The writer thread's reads (docs/behaviour.md#camera-controls): the refresh after a change made elsewhere
 /// (one per burst) and single values run there, after the values queued before them.
 @Suite struct ControlWriterRefreshTests {
     /// What the writer's thread did, in order.

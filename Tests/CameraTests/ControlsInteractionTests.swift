@@ -4,7 +4,8 @@ import Camera
 import Evdev
 import Testing
 
-/// Scenarios of the controls interaction (spec §4), each driven by a hand clock.
+/// Scenarios of the controls interaction (docs/behaviour.md#controls-interaction), each driven
+/// by a hand clock.
 @Suite struct ControlsInteractionTests {
     @Test func lightPressActivatesAndIdleTimeoutDeactivates() {
         var c = core(appControls())
@@ -205,7 +206,7 @@ import Testing
     }
 }
 
-/// The session's configuration API (spec §4).
+/// The session's configuration API (docs/behaviour.md#controls).
 @Suite struct ControlsConfigurationTests {
     @Test func fullSessionRefusesMore() {
         var config = ControlsConfiguration()

@@ -4,7 +4,7 @@ import Camera
 import Evdev
 import Testing
 
-/// The per-detent arithmetic of each control kind (spec §4 "Deltas").
+/// The per-detent arithmetic of each control kind (docs/behaviour.md#slider-arithmetic).
 @Suite struct ControlsScaleTests {
     let continuous = ControlScale.continuous(range: 0...10, prominentValues: [5])
 

@@ -4,9 +4,10 @@ import Evdev
 import Foundation
 import Testing
 
-/// Random frame sequences (presses, releases, autorepeat, lost events, removals, session
-/// stops and pauses) against the invariants of spec §3, checked step by step against a
-/// small model of which keys are physically down. Set EVCAPTURE_SEED to replay a failure.
+/// Random frame sequences (presses, releases, autorepeat, lost events, removals, session stops
+/// and pauses) against the invariants of docs/behaviour.md#press-lifecycle, checked step by
+/// step against a small model of which keys are physically down. Set EVCAPTURE_SEED to replay a
+/// failure.
 @Suite struct CaptureCorePropertyTests {
     static let frames = 100_000
 

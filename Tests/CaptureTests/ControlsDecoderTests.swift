@@ -3,7 +3,7 @@ import Capture
 import Evdev
 import Testing
 
-/// Each source of slider deltas (spec §1/§4).
+/// Each source of slider deltas (docs/behaviour.md#slider-inputs).
 @Suite struct ControlsDecoderTests {
     @Test func relativeAxesGiveOneDetentPerUnit() {
         var encoder = SliderDecoder(profile: profile("rotary", codes: [.relX], roles: [.relX: slider]))

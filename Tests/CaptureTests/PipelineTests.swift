@@ -65,7 +65,8 @@ import Testing
     }
 }
 
-/// A launched session (spec §7): a launch button opens it, idle closes it; on a manual clock.
+/// A launched session (docs/behaviour.md#the-capture-session): a launch button opens it, idle
+/// closes it; on a manual clock.
 @Suite struct LaunchedSessionTests {
     static let policy = SessionPolicy(mode: .launch, launchButton: .camera, idleStop: .seconds(60))
     static let cam = TestDevices.profile("cam", roles: [.camera: .primary, .volumeDown: .primary])

@@ -3,8 +3,9 @@ import EvcaptureTesting
 import Evdev
 import Testing
 
-/// Which of a device's events the daemon asks the kernel for (EVIOCSMASK, spec §3: devices
-/// shared with the desktop keep their meaning; the daemon needs only its buttons).
+/// Which of a device's events the daemon asks the kernel for (EVIOCSMASK; devices shared
+/// with the desktop keep their meaning; the daemon needs only its buttons:
+/// docs/behaviour.md#grabs-and-event-delivery).
 @Suite struct SessionDeliveryTests {
     let primary = RoleAssignment(role: .primary, source: .default, reason: "test")
     let ignored = RoleAssignment(role: .ignore, source: .config, reason: "test")

@@ -176,7 +176,7 @@ import Camera
         }
     }
 
-    /// Aborted the process inside toml++ (issue 14): the table header check saw a CRLF file as
+    /// Aborted the process inside toml++ once: the table header check saw a CRLF file as
     /// one line, so a bad header after line 1 reached the parser's assertion.
     @Test func aBadHeaderAfterACRLFLineIsAnErrorNotAnAbort() {
         let header = "bad.toml:%d: a table header must start with a key (letters, digits, - and _, or a quoted key), not "
@@ -317,7 +317,7 @@ import Camera
     }
 }
 
-/// Issue 16: what a rule matches, where photos go, the default socket.
+/// What a rule matches, where photos go, the default socket (docs/configuration.md).
 @Suite struct ConfigFirstHourTests {
     @Test func aRuleWithoutMatchKeysSaysItMatchesByLabel() throws {
         let c = try Config.parse("# rig\n\n[devices.shutter]\nkind = \"shutter\"\n\n[devices.knob]\nname = \"rotary@5\"\n", file: "rig.toml")

@@ -6,8 +6,8 @@ import Testing
 import ConfigFile
 @testable import EvcaptureDaemon
 
-/// Issue 16: which devices rules match, whether the service could write the photos, the
-/// output directory made ready at start.
+/// A first hour (docs/troubleshooting.md): which devices rules match, whether the service could
+/// write the photos, the output directory made ready at start.
 @Suite struct FirstHourTests {
     static let piConfig = """
         [devices.shutter]
@@ -85,7 +85,7 @@ import ConfigFile
         #expect(srv.contains("[Service]\n  ReadWritePaths=/srv/evcapture"))
         let home = try #require(sandbox.problem(writing: "/home/pi/Pictures"))
         #expect(home.contains("ProtectHome=yes) cannot see /home/pi/Pictures: choose a directory outside /home"))
-        // With the README's drop-in, /srv/evcapture is allowed (owner and mode are judged
+        // With docs/service.md's drop-in, /srv/evcapture is allowed (owner and mode are judged
         // only for a user that exists on this machine).
         let allowed = ServiceSandbox.parse(
             unit: "u", text: Self.unit.replacing("User=evcapture", with: "User=evcapture-no-such-user"),

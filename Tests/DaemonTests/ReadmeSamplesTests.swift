@@ -6,7 +6,7 @@ import Testing
 import ConfigFile
 @testable import EvcaptureDaemon
 
-/// The README's "Is it working?" shows what `evcapture devices --config` prints on a
+/// The README's five-minute tour shows what `evcapture devices --config` prints on a
 /// Raspberry Pi with a shutter button and an encoder with a push switch: made here from the
 /// same fixtures and the README's own config, so the README cannot drift from the program.
 @Suite struct ReadmeSamplesTests {

@@ -97,7 +97,7 @@ import Evdev
         #expect(s.stderr.hasPrefix("\(syntax):2: "), "\(s.stderr)")
     }
 
-    /// Issue 14's report, as a user ran it: a Windows-edited config with a bad header aborted
+    /// A user's report, as they ran it: a Windows-edited config with a bad header aborted
     /// `check-config` inside the TOML parser (exit 134, a crash report) and put every error on
     /// line 1.
     @Test func checkConfigNamesCRLFLinesAndNeverAborts() throws {
@@ -134,7 +134,7 @@ import Evdev
     }
 }
 
-/// Issue 16: `run --help` says where the socket goes and points at the installed documentation;
+/// `run --help` says where the socket goes and points at the installed documentation;
 /// `check-config` refuses a hold threshold given in milliseconds with the valid range.
 extension ReplayCommandTests {
     @Test func runHelpPointsAtTheManPageAndTheSocket() throws {

@@ -45,7 +45,8 @@ func recording(basedOn name: String, events: [String]) throws -> String {
 }
 
 @Suite struct ReplayTests {
-    /// Every fixture and the capture events its replay must give (SPEC §3, defaults of §2:
+    /// Every fixture and the capture events its replay must give (docs/behaviour.md#press-lifecycle,
+    /// default roles of docs/behaviour.md#roles:
     /// no secondary handler, so KEY_VOLUMEUP reports as primary; hold threshold 0.5 s).
     static let expected: [(String, [String])] = [
         (

@@ -3,7 +3,7 @@ import EvcaptureTesting
 import Foundation
 import Testing
 
-/// Issue 16: on a Raspberry Pi (arm64) the VM tier says it needs x86_64, before installing
+/// On a Raspberry Pi (arm64; docs/raspberry-pi.md) the VM tier says it needs x86_64, before installing
 /// anything, with its own exit status that Tests/run-all reports as skipped.
 @Suite struct RunAllArchTests {
     @Test func theVMTierSaysItNeedsX86_64() throws {

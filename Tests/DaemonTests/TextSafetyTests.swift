@@ -9,7 +9,7 @@ import Testing
 import ConfigFile
 import LinuxIO
 
-/// Issue 14, item 7: a device names itself (Bluetooth, uinput), so a name may hold escape
+/// A device names itself (Bluetooth, uinput), so a name may hold escape
 /// sequences or line breaks. Readable lines, `monitor` and logs escape them; JSON stays exact.
 @Suite struct TextSafetyTests {
     /// Clears the screen, sets the terminal title, moves to column 0 (CR), starts a line of

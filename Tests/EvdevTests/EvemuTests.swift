@@ -122,7 +122,7 @@ private func commentedCodes(_ text: String) -> Set<EventCode> {
         ("N:   \nI: 1 2 3 4\n", 1, "empty device name"),
         ("I: 1 2 3 4\nE: 0.1 0 0 0\n", 1, "no device name (N: line)"),
         ("N: x\n", 1, "no device id (I: line)"),
-        // Time going back, by a microsecond, named at the later line (issue 14: replay sorted it
+        // Time going back, by a microsecond, named at the later line (replay once sorted it
         // into the past without a word, and a long press vanished).
         (
             "N: x\nI: 1 2 3 4\nE: 2.000000 0001 0072 1\nE: 2.000000 0000 0000 0\n# gap\nE: 1.999999 0001 0072 0\n", 6,

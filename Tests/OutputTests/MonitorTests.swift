@@ -107,7 +107,7 @@ import Actions
     }
 }
 
-/// Issue 16 item 6: control lines say when the zoom is digital.
+/// Control lines say when the zoom is digital (docs/behaviour.md#controls).
 @Suite struct DigitalZoomLineTests {
     @Test func digitalZoomLinesSaySo() {
         let change = ControlValueChange(control: "zoom", value: 2, origin: .person, time: Timestamp(microseconds: 1_500_000))

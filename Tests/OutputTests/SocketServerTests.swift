@@ -177,7 +177,7 @@ final class RecordingLogHandler: LogHandler, Sendable {
     var lines: [String] { recorded.withLock { $0 } }
 }
 
-/// The socket is one-way and bounded (issue 14, item 2).
+/// The socket is one-way and bounded (docs/json-lines.md#the-socket).
 @Suite(.serialized) struct SocketServerBoundsTests {
     static func recordingLogger() -> (Logger, RecordingLogHandler) {
         let handler = RecordingLogHandler()

@@ -60,7 +60,7 @@ import Roles
             name: "Receiver Mouse", bus: .usb, phys: "usb-0000:00:14.0-4/input1", codes: [.synReport, .relX, .relY, .relWheel, .btnLeft])
         let combo = PairedKnob.profiles([(mouse, "e7"), (PairedKnob.pushSwitch(phys: "usb-0000:00:14.0-4/input2"), "e8")])
         #expect(combo[0].kind == .pointer && combo[1].roles.isEmpty)
-        // A full keyboard next to an encoder keeps only its capture keys (spec §2).
+        // A full keyboard next to an encoder keeps only its capture keys (docs/behaviour.md#roles).
         let fixtureKeyboard = try EvemuRecording.load(path: Fixtures.path("usb-keyboard-typing-and-volume.evemu")).description
         var keyboard = fixtureKeyboard
         keyboard.phys = "usb-0000:00:14.0-2/input1"

@@ -1,7 +1,7 @@
 /// Configs the README shows, for the tests that run them (each test also checks the README
 /// still shows them).
 public enum ReadmeExamples {
-    /// The README's Raspberry Pi config (section "Raspberry Pi"): a shutter button, an
+    /// The README's Raspberry Pi config (its five-minute tour): a shutter button, an
     /// encoder and its push switch, told apart by the keys they have.
     public static let piConfig = """
         [devices.shutter]

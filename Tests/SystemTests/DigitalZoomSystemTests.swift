@@ -7,8 +7,9 @@ import Evdev
 import Foundation
 import Testing
 
-/// Issue 16 item 6 on vivid, which has no zoom control: the knob still zooms, digitally;
-/// control lines say so, and a photo at 2× is the centre half of the frame.
+/// Digital zoom (docs/behaviour.md#controls) on vivid, which has no zoom control: the knob
+/// still zooms, digitally; control lines say so, and a photo at 2× is the centre half of the
+/// frame.
 @Suite(.systemTest, .needsDaemonExecutable, .serialized)
 struct DigitalZoomSystemTests {
     @Test(.enabled(if: vividNode() != nil, "needs vivid (vivid-000-vid-cap)"))

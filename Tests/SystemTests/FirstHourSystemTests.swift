@@ -6,13 +6,13 @@ import Evdev
 import Foundation
 import Testing
 
-/// Issue 16, a Raspberry Pi user's first hour, on the real kernel: the README's Pi rules
-/// against a button and an encoder whose push switch is a second gpio-keys device; the
-/// default socket that `evcapture monitor` finds without options; the output directory made
-/// at start or refused.
+/// A Raspberry Pi user's first hour (docs/raspberry-pi.md), on the real kernel: the README's
+/// Pi rules against a button and an encoder whose push switch is a second gpio-keys device;
+/// the default socket that `evcapture monitor` finds without options; the output directory
+/// made at start or refused.
 @Suite(.systemTest, .needsDaemonExecutable, .serialized)
 struct FirstHourSystemTests {
-    /// The README's Raspberry Pi config (section "Raspberry Pi"), kept in step with it.
+    /// The README's Raspberry Pi config (its five-minute tour), kept in step with it.
     static let piConfig = ReadmeExamples.piConfig + """
 
 

@@ -10,9 +10,10 @@ import Synchronization
 import Testing
 import V4L2
 
-/// `[camera] fps` on vivid (issue 13): the ring's frames come at the rate asked for, measured
-/// from their kernel timestamps; a rate vivid cannot give at the size gets the driver's
-/// choice, and the stream says so once (`camera-fps`) and runs on.
+/// `[camera] fps` on vivid (docs/behaviour.md#the-moment-of-the-press): the ring's frames
+/// come at the rate asked for, measured from their kernel timestamps; a rate vivid cannot
+/// give at the size gets the driver's choice, and the stream says so once (`camera-fps`) and
+/// runs on.
 ///
 /// vivid's webcam input offers 1, 2, 4, 5, 10, 12.5, 15, 25, 30, 40, 50 and 60 fps at its
 /// smallest size (320×180), fewer at larger ones; asked for another interval it takes the

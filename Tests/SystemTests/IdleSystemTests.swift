@@ -6,7 +6,7 @@ import Evdev
 import Foundation
 import Testing
 
-/// BENCHMARKS.md figure 4 as a test: the daemon with five input devices and a camera open
+/// BENCHMARKS.md's "idle" as a test: the daemon with five input devices and a camera open
 /// does not wake while nothing happens — not one of its threads, not even libdispatch's
 /// 1 Hz pool monitor (the daemon runs its tasks on `MainThreadExecutor`, and handles
 /// SIGTERM without a `DispatchSource`).

@@ -3,7 +3,7 @@ import Evdev
 import Foundation
 import Testing
 
-/// The README's library example (Examples/CaptureApp, built with the package) on the real
+/// The library example of docs/library.md (Examples/CaptureApp, built with the package) on the real
 /// kernel: its handlers get a uinput device's presses, in order, and the secondary button
 /// ends it with the session stopped.
 @Suite(.systemTest, .serialized)

@@ -6,9 +6,10 @@ import Evdev
 import Foundation
 import Testing
 
-/// The photo prepared at `began` (spec §7), on the real kernel with vivid: while the button
-/// is still down the photo is already in a hidden `.part` file in the output directory; the
-/// click renames that very file (same inode) to its final name; a long press removes it.
+/// The photo prepared at `began` (docs/behaviour.md#the-moment-of-the-press), on the real
+/// kernel with vivid: while the button is still down the photo is already in a hidden `.part`
+/// file in the output directory; the click renames that very file (same inode) to its final
+/// name; a long press removes it.
 @Suite(.systemTest, .needsDaemonExecutable, .serialized)
 struct PhotoPreparationSystemTests {
     /// The hidden files in `dir` with their inode numbers.

@@ -11,7 +11,7 @@ import Logging
 import Testing
 import V4L2
 
-/// Camera control writes off the input thread (issue 14, item 5), on the real uvcvideo
+/// Camera control writes off the input thread (docs/behaviour.md#camera-controls), on the real uvcvideo
 /// driver and the fake USB camera: a set on the session's camera returns without waiting
 /// for USB, and the camera gets the latest value.
 ///

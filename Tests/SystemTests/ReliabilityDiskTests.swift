@@ -10,7 +10,7 @@ import V4L2
 
 import Actions
 
-/// A real full disk (issue 14, item 4): small tmpfs mounts in the guest, vivid as the camera,
+/// A real full disk (docs/behaviour.md#reliability): small tmpfs mounts in the guest, vivid as the camera,
 /// files checked with ffprobe. And what a kill leaves: removed at the next start.
 @Suite(.systemTest, .serialized)
 struct ReliabilityDiskTests {

@@ -6,7 +6,7 @@ import Evdev
 import Foundation
 import Testing
 
-/// A camera that stops answering costs the input path nothing (issue 14, item 5), on the
+/// A camera that stops answering costs the input path nothing (docs/behaviour.md#camera-controls), on the
 /// real uvcvideo driver: the fake USB camera leaves control requests unanswered, so every
 /// GET waits for uvcvideo's 5 s control timeout while holding the driver's control lock.
 ///

@@ -8,7 +8,7 @@ import Output
 import Synchronization
 import Testing
 
-/// The daemon's outputs under hostile readers (issue 14, items 2 and 3): a stdout nobody
+/// The daemon's outputs under hostile readers (docs/behaviour.md#reliability): a stdout nobody
 /// reads, a stdout that goes away, SIGHUP, and a socket when the process is out of file
 /// descriptors. The daemon runs as a child whose stdout is a pipe the test controls; the
 /// evidence comes through the socket.

@@ -6,7 +6,7 @@ import Evdev
 import Foundation
 import Testing
 
-/// The capture camera unplugged while the ring streams (issue 13, item 7): vivid's platform
+/// The capture camera unplugged while the ring streams (docs/behaviour.md#reliability): vivid's platform
 /// device unbound (every node goes, as on a USB unplug) with `stream = "always"`, once with
 /// only the ring running and once while a long press records. The daemon says
 /// `camera-removed`, the ring stops, the video recorded so far is a playable AVI, nothing

@@ -2,7 +2,7 @@ import Testing
 
 @testable import Udev
 
-/// Issue 14, item 9: after a burst of hotplug events overflows the monitor's socket (ENOBUFS),
+/// docs/behaviour.md#reliability: after a burst of hotplug events overflows the monitor's socket (ENOBUFS),
 /// the monitor enumerates again and reports what the lost messages would have.
 @Suite struct UdevResyncTests {
     static func device(_ n: Int, role: String? = nil) -> UdevInputDevice {

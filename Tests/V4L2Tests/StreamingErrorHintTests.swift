@@ -4,7 +4,7 @@ import Glibc
 import Testing
 @testable import V4L2
 
-/// Issue 16: camera errors say what a person can do about them.
+/// Camera errors say what a person can do about them (docs/troubleshooting.md#camera-errors).
 @Suite struct StreamingErrorHintTests {
     /// uvcvideo's "no bandwidth" (ENOSPC), and ENOMEM as the Raspberry Pi's USB host gives it.
     @Test(arguments: [ENOSPC, ENOMEM])

@@ -20,7 +20,7 @@ public enum ControlScale: Sendable, Hashable {
         }
     }
 
-    /// The value `detents` slider steps away from `value` (spec §4 "Deltas").
+    /// The value `detents` slider steps away from `value` (docs/behaviour.md#slider-arithmetic).
     ///
     /// A continuous scale moves by `(max − min) / stepsPerRange` per detent, stopping on
     /// the first prominent value a detent crosses; a discrete scale moves to the neighbouring
@@ -140,7 +140,8 @@ public enum ControlBinding: Sendable {
     }
 }
 
-/// One camera control a person adjusts with the light press and the slider (spec §4):
+/// One camera control a person adjusts with the light press and the slider
+/// (docs/behaviour.md#controls):
 /// a continuous or discrete slider, an index picker, or a system zoom / exposure-bias slider.
 public struct Control: Sendable {
     /// A stable name: the key in reports (`"zoom"`), in the state file and in the config.

@@ -30,7 +30,7 @@ public struct SliderAcceleration: Sendable, Hashable {
 
 /// Timing and arithmetic of the controls interaction.
 public struct ControlsConfiguration: Sendable, Hashable {
-    /// Idle time after which active controls become inactive (spec: 3 s).
+    /// Idle time after which active controls become inactive (docs/behaviour.md#controls-interaction).
     public var idleTimeout: Duration = .seconds(3)
     /// Idle time after the last slide that ends the adjusting state.
     public var adjustingTimeout: Duration = .seconds(1)
@@ -46,9 +46,10 @@ public struct ControlsConfiguration: Sendable, Hashable {
     public init() {}
 }
 
-/// The controls interaction (spec §4) as a pure state machine: controls, the current
-/// control, and the state, driven by `ControlsInput`s with the time passed in. It never reads
-/// a clock: `nextDeadline` says when `advance(to:)` must be called for the timeouts.
+/// The controls interaction (docs/behaviour.md#controls-interaction) as a pure state machine:
+/// controls, the current control, and the state, driven by `ControlsInput`s with the time
+/// passed in. It never reads a clock: `nextDeadline` says when `advance(to:)` must be called
+/// for the timeouts.
 ///
 /// It changes values of its `Control`s; applying them to a camera and running actions is the
 /// job of `ControlsSession`.

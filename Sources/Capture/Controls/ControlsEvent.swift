@@ -1,7 +1,8 @@
 import Evdev
 
-/// A change of the controls' interaction state (spec §4), as reported to displays, LEDs and apps.
-/// The raw values are the `state` strings of the JSON `controls` objects.
+/// A change of the controls' interaction state (docs/behaviour.md#controls-interaction), as
+/// reported to displays, LEDs and apps. The raw values are the `state` strings of the JSON
+/// `controls` objects.
 public enum ControlsStateChange: String, Sendable, Hashable, CaseIterable {
     /// The controls became active, showing the current control.
     case becameActive = "active"

@@ -1,6 +1,7 @@
 import Evdev
 
-/// What the controls interaction reacts to (spec §4): a light press, or slider detents.
+/// What the controls interaction reacts to (docs/behaviour.md#controls-interaction): a light
+/// press, or slider detents.
 public enum ControlsInput: Sendable, Hashable {
     /// A `light-press` key went down.
     case lightPress
@@ -10,7 +11,7 @@ public enum ControlsInput: Sendable, Hashable {
 
 /// Turns one device's frames into `ControlsInput`s, from the roles of its codes. Pure.
 ///
-/// Sources (spec §1/§4):
+/// Sources (docs/behaviour.md#slider-inputs):
 /// - relative axes (`REL_X`, `REL_Y`, `REL_DIAL`, `REL_HWHEEL`, …): one unit is one detent;
 /// - wheels: `REL_WHEEL_HI_RES` accumulates 120 units per detent, carrying the remainder
 ///   (reset when the direction reverses, as the kernel's own low-res synthesis does), and

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Start and memory of several evcapture builds in one test-VM boot (BENCHMARKS.md 5a, 6).
+"""Start and memory of several evcapture builds in one test-VM boot (BENCHMARKS.md, "memory" and "start").
 
 Run by footprint.sh in the guest; the builds to compare are EVC_FP_EXES (space-separated
 paths). With the fake camera and 5 uinput devices, as daemon.py:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Guest side of the footprint comparison (BENCHMARKS.md 5a, 6), e.g. from the repository root:
+# Guest side of the footprint comparison (BENCHMARKS.md, "memory" and "start"), e.g. from the repository root:
 #   Tests/System/bench/build
 #   Tests/System/run --no-build --no-bundle --shell-script Tests/System/bench/footprint.sh \
 #     -e EVC_FP_EXES="/path/a/evcapture /path/b/evcapture" -e EVC_BENCH_DIR_SRC=$PWD/Tests/System/bench \

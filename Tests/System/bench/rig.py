@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Many stations, one press (issue 18, item 8).
+"""Many stations, one press (BENCHMARKS.md: "rig trigger", "rig frames").
 
 Run in the test VM by Tests/System/bench/guest.sh (EVC_BENCH_ONLY=rig, or as part of every
 run). mosquitto (Debian's, as the rig tests run it) listens on the guest's loopback; three

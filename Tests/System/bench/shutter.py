@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Shutter lag, the ring's cost, idle with the stream configured (issue 13, item 6).
+"""Shutter lag, the ring's cost, idle with the stream configured (BENCHMARKS.md: "shutter
+lag", "press to photo", "ring cost", "idle with a stream").
 
 Run in the test VM by Tests/System/bench/guest.sh (EVC_BENCH_ONLY=shutter, or as part of
 every run). vivid (640x480 YUYV) is the capture camera; a uinput gpio-keys-like device

@@ -248,7 +248,7 @@ t_security() {
 
 # [mqtt] under the unit: the unit allows no IP, so without the drop-in a station with
 # [mqtt] reports a clear mqtt-connect error and keeps capturing; with the drop-in the
-# package ships as an example (README, "Many stations") it reaches a broker on the guest's
+# package ships as an example (docs/mqtt.md#under-systemd) it reaches a broker on the guest's
 # loopback (the host's mosquitto, run from /host) and takes its triggers.
 t_mqtt_needs_drop_in() {
   keys=$(cat "$work/node-gpio-keys-volume-keys")
