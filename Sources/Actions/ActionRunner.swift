@@ -155,7 +155,7 @@ public final class ActionRunner: ActionTriggerSink {
     }
 
     public func handle(_ trigger: ActionTrigger) {
-        let binding = configuration.bindings[trigger.action] ?? .none
+        let binding = trigger.action.flatMap { configuration.bindings[$0] } ?? .none
         var capturing = false
         var trigger = trigger
         switch trigger.kind {
@@ -209,7 +209,7 @@ public final class ActionRunner: ActionTriggerSink {
         runHooks(for: trigger)
     }
 
-    /// Runs a command from a trigger message (press 0, `action` "remote", with its trigger id
+    /// Runs a command from a trigger message (press 0, no button action (`remote`), with its trigger id
     /// and press time): a photo, or a recording started or stopped, as a button's binding
     /// would. Returns at once, like ``handle(_:)``. Hooks see the files it writes (`photo`,
     /// `video`), not the command itself.

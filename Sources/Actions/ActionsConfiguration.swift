@@ -39,12 +39,12 @@ public struct ActionsConfiguration: Sendable {
     /// The camera and the output directory; nil: photo and video report `no-camera` errors.
     public var capture: CaptureSettings?
     /// Per action (`primary`, `secondary`); an action missing here does nothing but hooks.
-    public var bindings: [String: ActionBinding]
+    public var bindings: [CaptureAction: ActionBinding]
 
     /// What `trigger` sets off: `photo`, `video` and the names of the hooks it runs, in
     /// that order (the runner's rules; a replay reports them as skipped).
     public func planned(for trigger: ActionTrigger) -> [String] {
-        let binding = bindings[trigger.action] ?? .none
+        let binding = trigger.action.flatMap { bindings[$0] } ?? .none
         var out: [String] = []
         if let photoOn = binding.photoOn, trigger.kind == photoOn { out.append("photo") }
         if binding.videoOnLongPress, trigger.kind == .longPress { out.append("video") }
@@ -60,7 +60,7 @@ public struct ActionsConfiguration: Sendable {
     public var maxConcurrentHooks: Int
 
     public init(
-        capture: CaptureSettings?, bindings: [String: ActionBinding] = ["primary": .default, "secondary": .default],
+        capture: CaptureSettings?, bindings: [CaptureAction: ActionBinding] = [.primary: .default, .secondary: .default],
         hooks: [ExecHook] = [], sound: SoundSetting = .builtIn(directory: ShutterSound.defaultDirectory()),
         soundPlayer: SoundPlayer = SoundPlayer(), queueLimit: Int = 8, maxConcurrentHooks: Int = 4
     ) {

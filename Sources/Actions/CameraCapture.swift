@@ -76,7 +76,8 @@ public struct CaptureSettings: Sendable, Hashable {
 /// Who asked for a file: goes into its name and into the hook environment.
 public struct CaptureRequest: Sendable, Hashable {
     public var press: UInt64
-    public var action: String
+    /// The button's action; nil for a trigger message from another station.
+    public var action: CaptureAction?
     /// Seconds since 1970 when the request was made.
     public var time: Double
     /// The trigger id shared by every file of one moment across a rig (`{trigger}`); nil for a
@@ -88,7 +89,7 @@ public struct CaptureRequest: Sendable, Hashable {
     /// Digital zoom: a photo keeps the centre 1/zoom of each side (1: the whole frame).
     public var zoom: Double
     public init(
-        press: UInt64, action: String, time: Double, trigger: String? = nil, pressWallTime: Double? = nil, zoom: Double = 1
+        press: UInt64, action: CaptureAction?, time: Double, trigger: String? = nil, pressWallTime: Double? = nil, zoom: Double = 1
     ) {
         self.press = press
         self.action = action

@@ -12,7 +12,7 @@ extension ActionTrigger {
     public static func triggers(for event: CaptureEvent, time: Double) -> [ActionTrigger] {
         func make(_ kind: Kind) -> ActionTrigger {
             ActionTrigger(
-                kind: kind, action: event.action.rawValue, button: event.button.name, deviceName: event.device.name,
+                kind: kind, action: event.action, button: event.button.name, deviceName: event.device.name,
                 deviceNode: event.device.node, press: event.press.rawValue, time: time, reason: event.reason?.rawValue,
                 shouldPlaySound: event.shouldPlaySound, eventTime: event.time.microseconds)
         }

@@ -25,8 +25,9 @@ public struct ActionTrigger: Sendable, Hashable {
     }
 
     public var kind: Kind
-    /// `primary` or `secondary`.
-    public var action: String
+    /// Which button's binding it follows; nil for a trigger message from another station
+    /// (named `remote` in file names, hooks and lines: ``ActionTrigger/actionName(_:)``).
+    public var action: CaptureAction?
     /// The key name, e.g. `KEY_VOLUMEDOWN`.
     public var button: String
     public var deviceName: String
@@ -53,7 +54,7 @@ public struct ActionTrigger: Sendable, Hashable {
     public var pressWallTime: Double?
 
     public init(
-        kind: Kind, action: String, button: String, deviceName: String, deviceNode: String, press: UInt64,
+        kind: Kind, action: CaptureAction?, button: String, deviceName: String, deviceNode: String, press: UInt64,
         time: Double, reason: String? = nil, file: String? = nil, shouldPlaySound: Bool = false, eventTime: Int64? = nil,
         triggerID: String? = nil, pressWallTime: Double? = nil
     ) {
@@ -72,6 +73,9 @@ public struct ActionTrigger: Sendable, Hashable {
         self.pressWallTime = pressWallTime
     }
 
+    /// How `action` is written where a name is needed: the button's action, or `remote`.
+    public static func actionName(_ action: CaptureAction?) -> String { action?.rawValue ?? "remote" }
+
     /// The capture phase this trigger belongs to (gestures: click ends a press, a long press
     /// is reported while held).
     public var phase: String? {
@@ -87,7 +91,7 @@ public struct ActionTrigger: Sendable, Hashable {
     public var environment: [String: String] {
         var env: [String: String] = [
             "EVCAPTURE_EVENT": kind.rawValue,
-            "EVCAPTURE_ACTION": action,
+            "EVCAPTURE_ACTION": Self.actionName(action),
             "EVCAPTURE_BUTTON": button,
             "EVCAPTURE_DEVICE": deviceName,
             "EVCAPTURE_DEVICE_NODE": deviceNode,
@@ -119,11 +123,11 @@ public struct ExecHook: Sendable, Hashable {
     /// Which triggers run it.
     public var on: Set<ActionTrigger.Kind>
     /// Which actions (`primary`, `secondary`) run it; nil for all.
-    public var actions: Set<String>?
+    public var actions: Set<CaptureAction>?
     public var timeout: Duration
 
     public init(
-        name: String? = nil, argv: [String], on: Set<ActionTrigger.Kind>, actions: Set<String>? = nil,
+        name: String? = nil, argv: [String], on: Set<ActionTrigger.Kind>, actions: Set<CaptureAction>? = nil,
         timeout: Duration = .seconds(10)
     ) {
         precondition(!argv.isEmpty, "a hook needs a program")
@@ -135,7 +139,7 @@ public struct ExecHook: Sendable, Hashable {
     }
 
     public func matches(_ trigger: ActionTrigger) -> Bool {
-        on.contains(trigger.kind) && (actions?.contains(trigger.action) ?? true)
+        on.contains(trigger.kind) && (actions.map { a in trigger.action.map(a.contains) ?? false } ?? true)
     }
 
     /// Runs the hook on a thread of its own and waits for it. The environment is

@@ -51,9 +51,9 @@ public struct DaemonSettings: Sendable {
     public init() {}
 
     /// The bindings of the buttons: `primary`, and `secondary` when it has a handler.
-    public var bindings: [String: ActionBinding] {
-        var b = ["primary": primary]
-        if let secondary { b["secondary"] = secondary }
+    public var bindings: [CaptureAction: ActionBinding] {
+        var b: [CaptureAction: ActionBinding] = [.primary: primary]
+        if let secondary { b[.secondary] = secondary }
         return b
     }
 

@@ -147,12 +147,15 @@ extension ConfigReader {
                         on.insert(k)
                     }
                 }
-                var actions: Set<String>?
+                var actions: Set<CaptureAction>?
                 if let a = try strings(h, "actions", path: p) {
-                    for x in a where x != "primary" && x != "secondary" {
-                        throw error(p + ["actions"], "hooks[\(i)].actions: \"\(x)\" is not primary or secondary")
+                    actions = []
+                    for x in a {
+                        guard let action = CaptureAction(rawValue: x) else {
+                            throw error(p + ["actions"], "hooks[\(i)].actions: \"\(x)\" is not primary or secondary")
+                        }
+                        actions?.insert(action)
                     }
-                    actions = Set(a)
                 }
                 let timeout = try seconds(h, "timeout", path: p) ?? .seconds(10)
                 d.hooks.append(ExecHook(name: try string(h, "name", path: p), argv: argv, on: on, actions: actions, timeout: timeout))

@@ -5,7 +5,7 @@ import Output
 
 /// `--config FILE`, shared by the commands that read a config (`run`, `devices`, `replay`).
 struct ConfigOption: ParsableArguments {
-    @Option(name: .long, help: "A config file (TOML); see the README for every setting.")
+    @Option(name: .long, help: "A config file (TOML); every setting is in docs/configuration.md.")
     var config: String?
 
     /// The config, or the defaults without `--config`. A bad file is `file:line: problem`

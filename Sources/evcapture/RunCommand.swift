@@ -29,8 +29,9 @@ struct RunCommand: AsyncParsableCommand {
             default $RUNTIME_DIRECTORY/evcapture.sock under systemd, else \
             $XDG_RUNTIME_DIR/evcapture.sock.
 
-            Documentation: man evcapture (installed with the package), or README.md in the \
-            source (setup, config keys, the Raspberry Pi, troubleshooting).
+            Documentation: man evcapture (installed with the package), /usr/share/doc/evcapture/docs/ \
+            or docs/ in the source (configuration.md for every setting; the Raspberry Pi, \
+            troubleshooting).
             """)
 
     @OptionGroup var config: ConfigOption

@@ -12,7 +12,7 @@ import LinuxIO
 
 func trigger(_ kind: ActionTrigger.Kind = .click, device: String = "AB Shutter3", press: UInt64 = 7) -> ActionTrigger {
     ActionTrigger(
-        kind: kind, action: "primary", button: "KEY_VOLUMEUP", deviceName: device, deviceNode: "/dev/input/event5",
+        kind: kind, action: .primary, button: "KEY_VOLUMEUP", deviceName: device, deviceNode: "/dev/input/event5",
         press: press, time: 1_763_765_999.25, reason: kind == .cancelled ? "device removed" : nil,
         file: kind == .photo ? "/srv/photos/a b.jpg" : nil, shouldPlaySound: true)
 }
@@ -110,10 +110,10 @@ func parseEnv(_ output: String) -> [String: String] {
     }
 
     @Test func matching() {
-        let hook = ExecHook(argv: ["true"], on: [.click, .photo], actions: ["secondary"])
+        let hook = ExecHook(argv: ["true"], on: [.click, .photo], actions: [.secondary])
         #expect(!hook.matches(trigger(.click)), "primary is not selected")
         var t = trigger(.photo)
-        t.action = "secondary"
+        t.action = .secondary
         #expect(hook.matches(t))
         t.kind = .began
         #expect(!hook.matches(t))

@@ -116,10 +116,10 @@ func fourCC(_ b: [UInt8], _ o: Int) -> String { String(decoding: b[o..<o + 4], a
 
 @Suite struct FileNamePatternTests {
     @Test func defaultNameHasDateTimeAndPress() throws {
-        let name = FileNamePattern.defaultPhoto.name(time: 1_700_000_000.123, press: 7, action: "primary", kind: "photo")
+        let name = FileNamePattern.defaultPhoto.name(time: 1_700_000_000.123, press: 7, action: .primary, kind: "photo")
         #expect(name.wholeMatch(of: /evcapture-\d{8}-\d{6}\.123-press7\.jpg/) != nil, "\(name)")
         let custom = try FileNamePattern("{kind}-{action}-{press}.avi")
-        #expect(custom.name(time: 0, press: 3, action: "secondary", kind: "video") == "video-secondary-3.avi")
+        #expect(custom.name(time: 0, press: 3, action: .secondary, kind: "video") == "video-secondary-3.avi")
     }
 
     @Test(arguments: ["", "a/b.jpg", ".hidden.jpg", "x-{nope}.jpg", "x-{date.jpg"])

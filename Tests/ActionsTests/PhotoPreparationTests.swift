@@ -64,7 +64,7 @@ final class FakeRing: NearestFrameSource {
             let log = self.log
             runner = ActionRunner(
                 configuration: ActionsConfiguration(
-                    capture: settings, bindings: ["primary": ActionBinding(photoOn: .click, videoOnLongPress: false)],
+                    capture: settings, bindings: [.primary: ActionBinding(photoOn: .click, videoOnLongPress: false)],
                     sound: .off, queueLimit: queueLimit),
                 logger: testLogger, onOutcome: log.add, photoFrames: ring)
         }

@@ -286,7 +286,7 @@ import Camera
         #expect(d.primary == ActionBinding(photoOn: .click, videoOnLongPress: false))
         #expect(d.secondary == ActionBinding(photoOn: nil, videoOnLongPress: true))
         #expect(c.capture.hasSecondaryHandler)
-        #expect(d.hooks == [ExecHook(name: "log", argv: ["/usr/bin/logger", "-t", "evcapture"], on: [.click, .photo], actions: ["primary"], timeout: .seconds(2))])
+        #expect(d.hooks == [ExecHook(name: "log", argv: ["/usr/bin/logger", "-t", "evcapture"], on: [.click, .photo], actions: [.primary], timeout: .seconds(2))])
         #expect(d.sound == .off)
         #expect(d.socketPath == "/run/evc.sock")
         #expect(d.controls == ["exposure-bias"])

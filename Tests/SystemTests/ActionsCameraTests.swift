@@ -8,6 +8,7 @@ import V4L2
 
 @testable import EvcaptureDaemon
 import Camera
+import Capture
 import Actions
 import Output
 import ConfigFile
@@ -69,7 +70,7 @@ struct ActionsCameraTests {
         defer { frames.stopAndWait() }
         let ring = try frames.frame(nearest: Self.now(), timeout: .seconds(10))
         #expect(ring.timestampKind.isMonotonic, "\(ring.timestampKind)")
-        let photo = try Photo.save(ring, settings(scratch), CaptureRequest(press: 7, action: "primary", time: 1_763_769_599.5))
+        let photo = try Photo.save(ring, settings(scratch), CaptureRequest(press: 7, action: .primary, time: 1_763_769_599.5))
         #expect(photo.frameTime == ring.time && photo.sequence == ring.frame.sequence)
         #expect(photo.path.hasPrefix(scratch.url.path + "/evcapture-") && photo.path.hasSuffix("-press7.jpg"), "\(photo.path)")
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: photo.path)))
@@ -138,7 +139,7 @@ struct ActionsCameraTests {
         let asked = Self.now()
         let from = asked - 600_000
         let recording = try await VideoRecording.start(
-            from: frames, time: from, settings(scratch), CaptureRequest(press: 4, action: "primary", time: 0), logger: Self.logger)
+            from: frames, time: from, settings(scratch), CaptureRequest(press: 4, action: .primary, time: 0), logger: Self.logger)
         try await Task.sleep(for: .milliseconds(500))
         let video = try await recording.stop().get()
         let first = try #require(video.frameTime)
@@ -169,7 +170,7 @@ struct ActionsCameraTests {
         let frames = source(settings(scratch))
         defer { frames.stopAndWait() }
         let recording = try await VideoRecording.start(
-            from: frames, time: Self.now(), settings(scratch), CaptureRequest(press: 3, action: "primary", time: 0), logger: Self.logger)
+            from: frames, time: Self.now(), settings(scratch), CaptureRequest(press: 3, action: .primary, time: 0), logger: Self.logger)
         try await Task.sleep(for: .seconds(2))
         let video = try await recording.stop().get()
         print("recorded \(video.frames) frames \(video.width)x\(video.height) at \(video.framesPerSecond) fps: \(video.path)")
@@ -204,15 +205,15 @@ struct ActionsCameraTests {
                 default: break
                 }
             })
-        func t(_ kind: ActionTrigger.Kind, _ press: UInt64, _ action: String = "primary") -> ActionTrigger {
+        func t(_ kind: ActionTrigger.Kind, _ press: UInt64, _ action: CaptureAction = .primary) -> ActionTrigger {
             ActionTrigger(kind: kind, action: action, button: "KEY_VOLUMEDOWN", deviceName: "gpio-keys", deviceNode: "/dev/input/event0", press: press, time: 0)
         }
         runner.handle(t(.began, 1))
         runner.handle(t(.longPress, 1))
         try await Task.sleep(for: .seconds(1))
-        runner.handle(t(.began, 2, "secondary"))
-        runner.handle(t(.click, 2, "secondary"))  // photo while recording
-        runner.handle(t(.ended, 2, "secondary"))
+        runner.handle(t(.began, 2, .secondary))
+        runner.handle(t(.click, 2, .secondary))  // photo while recording
+        runner.handle(t(.ended, 2, .secondary))
         try await Task.sleep(for: .seconds(1))
         runner.handle(t(.ended, 1))
         await runner.shutdown()
@@ -236,7 +237,7 @@ struct ActionsCameraTests {
             configuration: ActionsConfiguration(capture: settings(scratch), sound: .off), logger: Self.logger,
             onOutcome: { if case .photoSaved(let p, _) = $0 { saved.withLock { $0.append(p.path) } } })
         for press in UInt64(10)...12 {
-            runner.handle(ActionTrigger(kind: .click, action: "primary", button: "KEY_CAMERA", deviceName: "cam", deviceNode: "/dev/input/event1", press: press, time: 0))
+            runner.handle(ActionTrigger(kind: .click, action: .primary, button: "KEY_CAMERA", deviceName: "cam", deviceNode: "/dev/input/event1", press: press, time: 0))
         }
         // Queued, not taken on the caller's time: taking them would have saved all three by now.
         let savedRightAway = saved.withLock { $0.count }

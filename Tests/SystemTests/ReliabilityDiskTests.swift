@@ -57,7 +57,7 @@ struct ReliabilityDiskTests {
         let frames = FrameSource(settings: settings(disk.path), logger: Self.logger)
         defer { frames.stopAndWait() }
         let recording = try await VideoRecording.start(
-            from: frames, time: monotonicNow().microseconds, settings(disk.path), CaptureRequest(press: 1, action: "primary", time: 0),
+            from: frames, time: monotonicNow().microseconds, settings(disk.path), CaptureRequest(press: 1, action: .primary, time: 0),
             logger: Self.logger)
         let ended = try await {
             for _ in 0..<600 where !recording.hasEnded { try await Task.sleep(for: .milliseconds(50)) }
@@ -92,7 +92,7 @@ struct ReliabilityDiskTests {
             do throws(StreamingError) { ring = try frames.frame(nearest: monotonicNow().microseconds, timeout: .seconds(10)) } catch {
                 throw .camera(error)
             }
-            _ = try Photo.save(ring, settings(disk.path), CaptureRequest(press: 2, action: "primary", time: 0))
+            _ = try Photo.save(ring, settings(disk.path), CaptureRequest(press: 2, action: .primary, time: 0))
         } catch { failure = error }
         #expect(failure?.code == "disk-full", "\(failure.map { "\($0)" } ?? "no error")")
         #expect(disk.files == ["filler"], "nothing partial: \(disk.files)")
