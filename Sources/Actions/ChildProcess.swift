@@ -163,14 +163,21 @@ struct ChildProcess {
             }
         }
 
+        // The child's exit wakes the poll through its pidfd; without one (a kernel before 5.3)
+        // the poll wakes every 50 ms to look.
+        let pidfd = evc_pidfd_open(pid)
+        defer { if pidfd >= 0 { close(pidfd) } }
         while !exited {
-            if pipeOpen {
-                var pfd = pollfd(fd: outputFD, events: Int16(POLLIN), revents: 0)
-                _ = poll(&pfd, 1, 50)
-                drain()
-            } else {
-                usleep(20_000)
-            }
+            // Until the next deadline: the timeout, then the SIGKILL one second after SIGTERM.
+            let deadline = killedAt.map { $0 + .seconds(1) } ?? start + timeout
+            let left = max(0, (deadline - ContinuousClock.now) / .milliseconds(1))
+            let wait = Int32(pidfd >= 0 ? min(left.rounded(.up), 60_000) : min(left.rounded(.up), 50))
+            var fds = [
+                pollfd(fd: pipeOpen ? outputFD : -1, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0),
+            ]
+            _ = poll(&fds, 2, wait)
+            if pipeOpen { drain() }
             let r = waitpid(pid, &status, WNOHANG)
             if r == pid || (r < 0 && errno == ECHILD) {
                 exited = true

@@ -145,11 +145,11 @@ public final class LineWriter: Sendable {
             flushed.fulfil(true)
         }
         let timeout = flushTimeout
-        startThread(name: "evc-flush-wait") {
-            let (s, a) = timeout.components
-            usleep(UInt32(clamping: s * 1_000_000 + a / 1_000_000_000_000))
+        let timer = Task { [flushed] in
+            try? await Task.sleep(for: timeout)
             flushed.fulfil(false)
         }
+        defer { timer.cancel() }
         let done = await flushed.value()
         if done { stdoutThread.stop() }
         return done

@@ -16,6 +16,12 @@ static inline int evc_pipe_cloexec(int fds[2]) { return (int)syscall(SYS_pipe2, 
 static inline int evc_rename_noreplace(const char *from, const char *to) {
     return (int)syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, 1u /* RENAME_NOREPLACE */);
 }
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+/// pidfd_open(pid, 0) (Linux 5.3): a descriptor that polls readable once the child exits, so a
+/// wait for a child and its output is one poll with no timer. -1 with errno on older kernels.
+static inline int evc_pidfd_open(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0u); }
 #include <sys/socket.h>
 /// accept4(fd, SOCK_NONBLOCK | SOCK_CLOEXEC): a client socket no spawned child inherits.
 static inline int evc_accept_nonblock_cloexec(int fd) {
