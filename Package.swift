@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .library(
             name: "EvcaptureKit",
-            targets: ["Capture", "Runtime", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig"]),
+            targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
         // Swift Concurrency's global and main executors on the main thread, without libdispatch.
         .library(name: "ConcurrencyRuntime", targets: ["ConcurrencyRuntime"]),
@@ -72,13 +72,15 @@ let package = Package(
         .target(
             name: "Capture",
             dependencies: ["Roles", "Evdev"]),
+        // The one JSON encoder (and what JSON read back decodes into).
+        .target(name: "JSON"),
         // Threads that run the core's decisions: the capture dispatcher (handlers in press
         // order), thread executors for blocking work.
         .target(name: "Runtime", dependencies: ["Capture", "LinuxIO"]),
         // Cameras: V4L2 (and simulated) cameras bound to the controls, discovery, the camera session.
         .target(
             name: "Camera",
-            dependencies: ["Capture", "V4L2", "Udev", "LinuxIO", "CLinuxShims", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Capture", "JSON", "V4L2", "Udev", "LinuxIO", "CLinuxShims", .product(name: "Logging", package: "swift-log")]),
         // Actions on capture events: photos, videos, hooks, the shutter sound.
         .target(
             name: "Actions",
@@ -86,13 +88,13 @@ let package = Package(
         // Typed events rendered as JSON lines and readable text; line writers, the socket, the monitor.
         .target(
             name: "Output",
-            dependencies: ["Capture", "Runtime", "Actions", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Capture", "Runtime", "JSON", "Actions", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
         // The only importer of CMosquitto: an MQTT client on the IOLoop (reconnect, offline queue, will).
         .target(
             name: "MQTT",
             dependencies: ["CMosquitto", "CLinuxShims", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
         // Many stations: the rig's topics, trigger messages and the fan-out of a station's presses; pure.
-        .target(name: "Rig", dependencies: ["MQTT", "Actions", "Capture"]),
+        .target(name: "Rig", dependencies: ["MQTT", "Actions", "Capture", "JSON"]),
         // The TOML config, parsed straight into the runtime types.
         .target(
             name: "ConfigFile",
@@ -101,7 +103,7 @@ let package = Package(
         .target(
             name: "EvcaptureDaemon",
             dependencies: [
-                "Capture", "Runtime", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig",
+                "Capture", "Runtime", "JSON", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
@@ -126,6 +128,7 @@ let package = Package(
         .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO"]),
         .testTarget(name: "RolesTests", dependencies: ["Roles", "Evdev", "EvcaptureTesting"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev", "EvcaptureTesting"]),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Capture", "Evdev", "EvcaptureTesting"]),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "Evdev", "V4L2", "EvcaptureTesting"]),

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import FoundationEssentials
 import Capture
+import JSON
 import Evdev
 import V4L2
 import Udev
@@ -43,7 +44,6 @@ public struct ControlStateFile: Sendable {
         public var description: String { "\(path): \(problem)" }
     }
 
-    private struct Contents: Codable { var currentControl: String? }
 
     /// The remembered control name; `nil` when the file does not exist yet.
     public func load() throws(Failure) -> String? {
@@ -52,8 +52,14 @@ public struct ControlStateFile: Sendable {
         do { data = Data(try readWholeFile(path).utf8) } catch {
             throw Failure(path: path, problem: "cannot read: \(error)")
         }
-        do { return try JSONDecoder().decode(Contents.self, from: data).currentControl } catch {
+        let contents: JSONValue
+        do { contents = try JSONValue.parse(data) } catch {
             throw Failure(path: path, problem: "not a state file (expected {\"currentControl\": \"name\"}): \(error)")
+        }
+        switch contents["currentControl"] {
+        case .string(let name): return name
+        case nil where contents.isObject, .null: return nil
+        default: throw Failure(path: path, problem: "not a state file (expected {\"currentControl\": \"name\"})")
         }
     }
 
@@ -62,10 +68,7 @@ public struct ControlStateFile: Sendable {
         let url = URL(fileURLWithPath: path)
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            var data = try encoder.encode(Contents(currentControl: currentControl))
-            data.append(0x0a)
+            let data = Data((JSONValue.object([("currentControl", .string(currentControl))]).encoded + "\n").utf8)
             try data.write(to: url, options: .atomic)
         } catch {
             throw Failure(path: path, problem: "cannot write: \((error as? CocoaError)?.underlying.map { "\($0)" } ?? "\(error)")")

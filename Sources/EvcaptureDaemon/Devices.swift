@@ -14,7 +14,7 @@ import LinuxIO
 
 /// One input device as `evcapture devices` shows it: identity, kind and every role with
 /// its reason. The JSON field names are stable.
-public struct DeviceReport: Sendable, Hashable, Encodable {
+public struct DeviceReport: Sendable, Hashable {
     public var node: String
     public var name: String
     public var bus: Int
@@ -40,7 +40,7 @@ public struct DeviceReport: Sendable, Hashable, Encodable {
     public var pairedWith: [Partner]
 
     /// A paired node: `encoder` (this node is its push switch) or `push-switch`.
-    public struct Partner: Sendable, Hashable, Encodable {
+    public struct Partner: Sendable, Hashable {
         public var node: String
         public var name: String
         public var relation: String
@@ -137,12 +137,9 @@ public struct DeviceInventory: Sendable {
             .map { "/dev/input/\($0)" }
     }
 
-    /// The JSON array `evcapture devices --json` prints.
+    /// The JSON array `evcapture devices --json` prints (keys in alphabetical order).
     public func json() -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(devices)) ?? Data("[]".utf8)
-        return String(decoding: data, as: UTF8.self)
+        JSONValue.array(devices.map(\.json)).pretty
     }
 
     /// The human-readable listing, ending with a line about unreadable nodes if any.
@@ -193,5 +190,27 @@ public struct DeviceInventory: Sendable {
                 """
         }
         return out
+    }
+}
+
+extension DeviceReport {
+    /// One device of `evcapture devices --json`: keys in alphabetical order, absent values left out.
+    public var json: JSONValue {
+        func table<V>(_ d: [String: V], _ f: (V) -> JSONValue) -> JSONValue { .object(d.sorted { $0.key < $1.key }.map { ($0.key, f($0.value)) }) }
+        var fields: [(String, JSONValue)] = [
+            ("bus", .int(Int64(bus))), ("counters", .array(counters.map { .string($0) })), ("dedicated", .bool(dedicated)),
+            ("headset", .bool(headset)), ("kind", .string(kind)), ("name", .string(name)), ("node", .string(node)),
+            ("pairedWith", .array(pairedWith.map { .object([("name", .string($0.name)), ("node", .string($0.node)), ("relation", .string($0.relation))]) })),
+        ]
+        if let parent { fields.append(("parent", .string(parent))) }
+        if let phys { fields.append(("phys", .string(phys))) }
+        fields += [
+            ("product", .int(Int64(product))), ("reasons", table(reasons) { .string($0) }), ("roles", table(roles) { .string($0) }),
+            ("sources", table(sources) { .string($0) }), ("steps", table(steps) { .int(Int64($0)) }),
+        ]
+        if let udevRole { fields.append(("udevRole", .string(udevRole))) }
+        if let uniq { fields.append(("uniq", .string(uniq))) }
+        fields += [("vendor", .int(Int64(vendor))), ("version", .int(Int64(version))), ("warnings", .array(warnings.map { .string($0) }))]
+        return .object(fields)
     }
 }

@@ -1,85 +1,8 @@
+@_exported import JSON
 import Capture
 import Evdev
 import Actions
 import LinuxIO
-
-/// A JSON value for the machine output.
-public indirect enum JSONValue: Sendable, Hashable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
-    ExpressibleByBooleanLiteral
-{
-    case string(String)
-    case int(Int64)
-    case double(Double)
-    case bool(Bool)
-    case null
-    case array([JSONValue])
-    /// Fields in the order given.
-    case object([(String, JSONValue)])
-
-    public init(stringLiteral s: String) { self = .string(s) }
-    public init(integerLiteral i: Int64) { self = .int(i) }
-    public init(booleanLiteral b: Bool) { self = .bool(b) }
-
-    public static func == (a: JSONValue, b: JSONValue) -> Bool { a.encoded == b.encoded }
-    public func hash(into h: inout Hasher) { h.combine(encoded) }
-
-    /// Compact JSON text.
-    public var encoded: String {
-        var s = ""
-        encode(into: &s)
-        return s
-    }
-
-    public func encode(into s: inout String) {
-        switch self {
-        case .string(let v): Self.quote(v, into: &s)
-        case .int(let v): s += String(v)
-        case .double(let v): s += v.isFinite ? (v == v.rounded() && Swift.abs(v) < 1e15 ? String(Int64(v)) : String(v)) : "null"
-        case .bool(let v): s += v ? "true" : "false"
-        case .null: s += "null"
-        case .array(let vs):
-            s += "["
-            for (i, v) in vs.enumerated() {
-                if i > 0 { s += "," }
-                v.encode(into: &s)
-            }
-            s += "]"
-        case .object(let fields):
-            s += "{"
-            for (i, (k, v)) in fields.enumerated() {
-                if i > 0 { s += "," }
-                Self.quote(k, into: &s)
-                s += ":"
-                v.encode(into: &s)
-            }
-            s += "}"
-        }
-    }
-
-    static func quote(_ v: String, into s: inout String) {
-        s += "\""
-        // Almost every string (names, nodes, codes) needs no escape: append it whole.
-        if !v.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            s += v
-            s += "\""
-            return
-        }
-        for u in v.unicodeScalars {
-            switch u {
-            case "\"": s += "\\\""
-            case "\\": s += "\\\\"
-            case "\n": s += "\\n"
-            case "\r": s += "\\r"
-            case "\t": s += "\\t"
-            case _ where u.value < 0x20:
-                let hex = String(u.value, radix: 16)
-                s += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: s.unicodeScalars.append(u)
-            }
-        }
-        s += "\""
-    }
-}
 
 /// The JSON lines (docs/json-lines.md): one object per line, each with `event` first and `time` last
 /// (seconds with microseconds, e.g. `12.345678`, the kernel/recording clock), the other

@@ -197,37 +197,3 @@ public func formatValue(_ value: Double, _ format: String?) -> String {
     }
     return String(cFormat: format, value)
 }
-
-extension JSONValue: Decodable {
-    /// A JSON text read back (the monitor reads the daemon's lines with it): whole numbers
-    /// are `.int`, `true` is `.bool` (not the number 1), and objects come with their keys sorted.
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() {
-            self = .null
-        } else if let b = try? c.decode(Bool.self) {
-            self = .bool(b)
-        } else if let i = try? c.decode(Int64.self) {
-            self = .int(i)
-        } else if let d = try? c.decode(Double.self) {
-            self = .double(d)
-        } else if let s = try? c.decode(String.self) {
-            self = .string(s)
-        } else if let a = try? c.decode([JSONValue].self) {
-            self = .array(a)
-        } else {
-            self = .object(try c.decode([String: JSONValue].self).sorted { $0.key < $1.key })
-        }
-    }
-
-    var string: String? { if case .string(let s) = self { s } else { nil } }
-
-    /// A number, whole or not (`nil` for anything else, booleans included).
-    var number: Double? {
-        switch self {
-        case .int(let i): Double(i)
-        case .double(let d): d
-        default: nil
-        }
-    }
-}

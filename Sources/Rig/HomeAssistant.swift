@@ -1,6 +1,6 @@
 import Actions
 import Capture
-import FoundationEssentials
+import JSON
 import MQTT
 
 /// Home Assistant's MQTT discovery for one station: the retained config messages that make
@@ -60,10 +60,7 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
         var out = [config("binary_sensor", "status", status)]
         for action in CaptureAction.allCases {
             for gesture in Gesture.allCases {
-                let trigger = DeviceTrigger(
-                    topic: topics.event("capture"), type: Self.triggerType(gesture), subtype: action.rawValue,
-                    payload: "\(action.rawValue):\(gesture.rawValue)", valueTemplate: Self.gestureTemplate, device: device)
-                out.append(config("device_automation", "\(action.rawValue)-\(gesture.rawValue)", trigger))
+                out.append(config("device_automation", "\(action.rawValue)-\(gesture.rawValue)", trigger(action, gesture)))
             }
         }
         for command in CaptureCommand.allCases {
@@ -72,84 +69,55 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
         return out
     }
 
-    func config(_ component: String, _ object: String, _ payload: some Encodable) -> MQTTMessage {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
-        // Only strings, lists and numbers: encoding cannot fail.
-        let json = try! encoder.encode(payload)
-        return MQTTMessage(
-            topic: "\(discoveryPrefix)/\(component)/\(nodeID)/\(object)/config", payload: Array(json), qos: .atLeastOnce, retain: true)
+    func config(_ component: String, _ object: String, _ payload: JSONValue) -> MQTTMessage {
+        MQTTMessage(
+            topic: "\(discoveryPrefix)/\(component)/\(nodeID)/\(object)/config", payload: Array(payload.encoded.utf8),
+            qos: .atLeastOnce, retain: true)
     }
 
-    // The payloads, with Home Assistant's keys in camel case (encoded as snake case).
+    // The payloads, with Home Assistant's snake-case keys, in alphabetical order.
 
-    struct Device: Encodable, Hashable {
-        var identifiers: [String]
-        var name: String
-        var manufacturer = "evcapture"
-        var model = "capture station"
+    /// An object with its keys in alphabetical order.
+    static func object(_ fields: [(String, JSONValue)]) -> JSONValue { .object(fields.sorted { $0.0 < $1.0 }) }
+
+    var device: JSONValue {
+        Self.object([
+            ("identifiers", .array([.string(identifier)])), ("name", .string(topics.settings.station)),
+            ("manufacturer", "evcapture"), ("model", "capture station"),
+        ])
     }
 
-    struct Origin: Encodable, Hashable {
-        var name = "evcapture"
-    }
-
-    struct StatusSensor: Encodable {
-        var name = "Online"
-        var uniqueId: String
-        var stateTopic: String
-        var payloadOn = "online"
-        var payloadOff = "offline"
-        var deviceClass = "connectivity"
-        var entityCategory = "diagnostic"
-        var qos = 1
-        var device: Device
-        var origin = Origin()
-    }
-
-    struct DeviceTrigger: Encodable {
-        var automationType = "trigger"
-        var topic: String
-        var type: String
-        var subtype: String
-        var payload: String
-        var valueTemplate: String
-        var qos = 1
-        var device: Device
-        var origin = Origin()
-    }
-
-    struct Button: Encodable {
-        var name: String
-        var uniqueId: String
-        var commandTopic: String
-        var payloadPress: String
-        var availabilityTopic: String
-        var payloadAvailable = "online"
-        var payloadNotAvailable = "offline"
-        var icon: String
-        var qos = 1
-        var device: Device
-        var origin = Origin()
-    }
-
-    var device: Device { Device(identifiers: [identifier], name: topics.settings.station) }
+    static let origin = object([("name", "evcapture")])
 
     /// No availability of its own: an `offline` station shows as disconnected, not as unknown.
-    var status: StatusSensor {
-        StatusSensor(uniqueId: "\(identifier):status", stateTopic: topics.status, device: device)
+    var status: JSONValue {
+        Self.object([
+            ("name", "Online"), ("unique_id", .string("\(identifier):status")), ("state_topic", .string(topics.status)),
+            ("payload_on", "online"), ("payload_off", "offline"), ("device_class", "connectivity"),
+            ("entity_category", "diagnostic"), ("qos", 1), ("device", device), ("origin", Self.origin),
+        ])
     }
 
-    func button(_ command: CaptureCommand) -> Button {
+    func trigger(_ action: CaptureAction, _ gesture: Gesture) -> JSONValue {
+        Self.object([
+            ("automation_type", "trigger"), ("topic", .string(topics.event("capture"))), ("type", .string(Self.triggerType(gesture))),
+            ("subtype", .string(action.rawValue)), ("payload", .string("\(action.rawValue):\(gesture.rawValue)")),
+            ("value_template", .string(Self.gestureTemplate)), ("qos", 1), ("device", device), ("origin", Self.origin),
+        ])
+    }
+
+    func button(_ command: CaptureCommand) -> JSONValue {
         let (name, icon) =
             switch command {
             case .photo: ("Photo", "mdi:camera")
             case .videoStart: ("Start video", "mdi:record-rec")
             case .videoStop: ("Stop video", "mdi:stop")
             }
-        return Button(
-            name: name, uniqueId: "\(identifier):\(command.rawValue)", commandTopic: topics.ownTrigger,
-            payloadPress: TriggerMessage(command: command).json, availabilityTopic: topics.status, icon: icon, device: device)
+        return Self.object([
+            ("name", .string(name)), ("unique_id", .string("\(identifier):\(command.rawValue)")),
+            ("command_topic", .string(topics.ownTrigger)), ("payload_press", .string(TriggerMessage(command: command).json)),
+            ("availability_topic", .string(topics.status)), ("payload_available", "online"), ("payload_not_available", "offline"),
+            ("icon", .string(icon)), ("qos", 1), ("device", device), ("origin", Self.origin),
+        ])
     }
 }

@@ -1,6 +1,6 @@
 import Actions
 import Capture
-import FoundationEssentials
+import JSON
 
 /// A command on a trigger topic (docs/mqtt.md#trigger-messages):
 ///
@@ -42,12 +42,11 @@ public struct TriggerMessage: Sendable, Hashable {
             throw TriggerMessageError("is \(payload.count) bytes, more than \(maximumSize)")
         }
         guard String(validating: payload, as: UTF8.self) != nil else { throw TriggerMessageError("is not UTF-8 text") }
-        let object: [String: JSONScalar]
-        do {
-            object = try JSONDecoder().decode([String: JSONScalar].self, from: Data(payload))
-        } catch {
+        let parsed = try? JSONValue.parse(payload)
+        guard case .object(let members) = parsed else {
             throw TriggerMessageError("is not a JSON object (like {\"command\":\"photo\"})")
         }
+        let object = Dictionary(members, uniquingKeysWith: { _, last in last })
         for key in object.keys.sorted() where !fields.contains(key) {
             throw TriggerMessageError("has an unknown field \"\(key)\" (known: \(fields.joined(separator: ", ")))")
         }
@@ -55,22 +54,22 @@ public struct TriggerMessage: Sendable, Hashable {
             throw TriggerMessageError("has no \"command\" (\(commandList))")
         }
         guard case .string(let commandName) = commandValue, let command = CaptureCommand(rawValue: commandName) else {
-            throw TriggerMessageError("\"command\" must be one of \(commandList), not \(commandValue)")
+            throw TriggerMessageError("\"command\" must be one of \(commandList), not \(commandValue.brief)")
         }
         var message = TriggerMessage(command: command)
         if let v = object["trigger"] {
-            guard case .string(let id) = v else { throw TriggerMessageError("\"trigger\" must be a string, not \(v)") }
+            guard case .string(let id) = v else { throw TriggerMessageError("\"trigger\" must be a string, not \(v.brief)") }
             if let problem = Self.problem(withID: id) { throw TriggerMessageError("\"trigger\" \(problem)") }
             message.trigger = id
         }
         if let v = object["time"] {
-            guard case .number(let t) = v, plausibleTimes.contains(t) else {
-                throw TriggerMessageError("\"time\" must be wall-clock seconds since 1970 (like 1764000000.123), not \(v)")
+            guard let t = v.number, plausibleTimes.contains(t) else {
+                throw TriggerMessageError("\"time\" must be wall-clock seconds since 1970 (like 1764000000.123), not \(v.brief)")
             }
             message.time = t
         }
         if let v = object["from"] {
-            guard case .string(let from) = v else { throw TriggerMessageError("\"from\" must be a string, not \(v)") }
+            guard case .string(let from) = v else { throw TriggerMessageError("\"from\" must be a string, not \(v.brief)") }
             if let problem = RigSettings.problem(withName: from) { throw TriggerMessageError("\"from\" \(problem)") }
             message.from = from
         }
@@ -93,12 +92,11 @@ public struct TriggerMessage: Sendable, Hashable {
 
     /// The message as compact JSON (fields in schema order).
     public var json: String {
-        // Every string here is validated (names and ids): nothing to escape.
-        var s = "{\"command\":\"\(command.rawValue)\""
-        if let trigger { s += ",\"trigger\":\"\(trigger)\"" }
-        if let time { s += ",\"time\":" + String(cFormat: "%.6f", time) }
-        if let from { s += ",\"from\":\"\(from)\"" }
-        return s + "}"
+        var fields: [(String, JSONValue)] = [("command", .string(command.rawValue))]
+        if let trigger { fields.append(("trigger", .string(trigger))) }
+        if let time { fields.append(("time", .fixed(time, places: 6))) }
+        if let from { fields.append(("from", .string(from))) }
+        return JSONValue.object(fields).encoded
     }
 }
 
@@ -107,39 +105,4 @@ public struct TriggerMessageError: Error, Sendable, Hashable, CustomStringConver
     public var problem: String
     public init(_ problem: String) { self.problem = problem }
     public var description: String { "trigger message \(problem)" }
-}
-
-/// One JSON value of a trigger message, as far as validation needs it.
-enum JSONScalar: Decodable, Hashable, CustomStringConvertible {
-    case string(String)
-    case number(Double)
-    case bool(Bool)
-    case null
-    /// An array or object.
-    case nested
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() {
-            self = .null
-        } else if let b = try? c.decode(Bool.self) {
-            self = .bool(b)
-        } else if let d = try? c.decode(Double.self) {
-            self = .number(d)
-        } else if let s = try? c.decode(String.self) {
-            self = .string(s)
-        } else {
-            self = .nested
-        }
-    }
-
-    var description: String {
-        switch self {
-        case .string(let s): "\"\(s.count > 40 ? s.prefix(40) + "…" : Substring(s))\""
-        case .number(let d): String(d)
-        case .bool(let b): String(b)
-        case .null: "null"
-        case .nested: "an array or object"
-        }
-    }
 }
