@@ -111,7 +111,6 @@ struct ChildProcess {
     /// the pipe.
     func wait(timeout: Duration, maxLineBytes: Int = ChildProcess.maxLineBytes, onLine: (String) -> Void) -> ChildOutcome {
         let start = ContinuousClock.now
-        var killedAt: ContinuousClock.Instant?
         var timedOut = false
         var pending = [UInt8]()
         var kept = [UInt8]()
@@ -167,9 +166,10 @@ struct ChildProcess {
         // the poll wakes every 50 ms to look.
         let pidfd = evc_pidfd_open(pid)
         defer { if pidfd >= 0 { close(pidfd) } }
+        var lastSignal: ContinuousClock.Instant?
         while !exited {
-            // Until the next deadline: the timeout, then the SIGKILL one second after SIGTERM.
-            let deadline = killedAt.map { $0 + .seconds(1) } ?? start + timeout
+            // Until the next deadline: the timeout, then a SIGKILL each second after SIGTERM.
+            let deadline = lastSignal.map { $0 + .seconds(1) } ?? start + timeout
             let left = max(0, (deadline - ContinuousClock.now) / .milliseconds(1))
             let wait = Int32(pidfd >= 0 ? min(left.rounded(.up), 60_000) : min(left.rounded(.up), 50))
             var fds = [
@@ -184,11 +184,12 @@ struct ChildProcess {
                 break
             }
             let now = ContinuousClock.now
-            if killedAt == nil, now - start >= timeout {
+            if lastSignal == nil, now - start >= timeout {
                 timedOut = true
-                killedAt = now
+                lastSignal = now
                 kill(-pid, SIGTERM)
-            } else if let k = killedAt, now - k >= .seconds(1) {
+            } else if let last = lastSignal, now - last >= .seconds(1) {
+                lastSignal = now
                 kill(-pid, SIGKILL)
             }
         }

@@ -17,23 +17,15 @@ public struct DaemonSettings: Sendable {
     /// Where photos and videos come from; nil: the controls camera.
     public var captureDevice: String?
     public var followExternalChanges = false
-    public var width: Int?
-    public var height: Int?
-    /// The frame rate to ask the capture device for (`[camera] fps`); nil keeps the driver's.
-    public var framesPerSecond: Double?
-    public var jpegQuality = 90
-    /// When the capture stream runs, which moment a photo shows, pre-roll and the ring
-    /// (docs/behaviour.md#the-moment-of-the-press).
-    public var streamMode = StreamMode.always
-    public var photoMoment = CaptureSettings.PhotoMoment.press
-    public var preRoll = Duration.zero
-    public var ring = RingLimits()
-    public var streamIdleStop = Duration.seconds(10)
+    /// Photos and videos as `[camera]` and `[output]` configure them: size, rate, quality,
+    /// file names, the stream mode, the photo's moment, pre-roll and the ring
+    /// (docs/behaviour.md#the-moment-of-the-press). The reader writes straight into it;
+    /// its device and directory are the daemon's to resolve (``captureDevice``,
+    /// ``outputDirectory``), and ``capture(devicePath:)`` fills them in.
+    public var capture = CaptureSettings(devicePath: "", outputDirectory: "")
     /// When the capture session runs: always, or launched by a button until idle (`[session]`).
     public var session = SessionPolicy()
     public var outputDirectory: String?
-    public var photoName = FileNamePattern.defaultPhoto
-    public var videoName = FileNamePattern.defaultVideo
     public var primary = ActionBinding.default
     /// nil: no secondary handler (secondary presses act as primary).
     public var secondary: ActionBinding?
@@ -49,6 +41,15 @@ public struct DaemonSettings: Sendable {
     public var rig: RigSettings?
 
     public init() {}
+
+    /// The capture settings for photos and videos from `devicePath`, into the configured
+    /// directory (or the default one).
+    public func capture(devicePath: String) -> CaptureSettings {
+        var s = capture
+        s.devicePath = devicePath
+        s.outputDirectory = outputDirectory ?? Self.defaultOutputDirectory()
+        return s
+    }
 
     /// The bindings of the buttons: `primary`, and `secondary` when it has a handler.
     public var bindings: [CaptureAction: ActionBinding] {

@@ -64,19 +64,19 @@ extension ConfigReader {
                     "device", "capture-device", "external-changes", "width", "height", "stream", "photo-frame", "pre-roll",
                     "ring-seconds", "ring-memory", "idle-stop", "fps",
                 ])
-            if let m = try oneOf(camera, "stream", path: p, StreamMode.allCases.map(\.rawValue)) { d.streamMode = StreamMode(rawValue: m)! }
+            if let m = try oneOf(camera, "stream", path: p, StreamMode.allCases.map(\.rawValue)) { d.capture.streamMode = StreamMode(rawValue: m)! }
             if let m = try oneOf(camera, "photo-frame", path: p, CaptureSettings.PhotoMoment.allCases.map(\.rawValue)) {
-                d.photoMoment = CaptureSettings.PhotoMoment(rawValue: m)!
+                d.capture.photoMoment = CaptureSettings.PhotoMoment(rawValue: m)!
             }
-            if let s = try seconds(camera, "ring-seconds", path: p) { d.ring.seconds = Double(s / .milliseconds(1)) / 1000 }
-            if let mb = try int(camera, "ring-memory", path: p, in: 4...4096) { d.ring.memoryBytes = mb << 20 }
+            if let s = try seconds(camera, "ring-seconds", path: p) { d.capture.ring.seconds = Double(s / .milliseconds(1)) / 1000 }
+            if let mb = try int(camera, "ring-memory", path: p, in: 4...4096) { d.capture.ring.memoryBytes = mb << 20 }
             if let s = try seconds(camera, "pre-roll", path: p, allowingZero: true) {
-                guard Double(s / .milliseconds(1)) / 1000 <= d.ring.seconds else {
-                    throw error(p + ["pre-roll"], "camera.pre-roll must be at most camera.ring-seconds (\(d.ring.seconds)): the ring keeps no more")
+                guard Double(s / .milliseconds(1)) / 1000 <= d.capture.ring.seconds else {
+                    throw error(p + ["pre-roll"], "camera.pre-roll must be at most camera.ring-seconds (\(d.capture.ring.seconds)): the ring keeps no more")
                 }
-                d.preRoll = s
+                d.capture.preRoll = s
             }
-            if let s = try seconds(camera, "idle-stop", path: p) { d.streamIdleStop = s }
+            if let s = try seconds(camera, "idle-stop", path: p) { d.capture.streamIdleStop = s }
             if let dev = try string(camera, "device", path: p) {
                 d.camera = dev == "auto" ? .automatic : dev == "none" ? nil : .path(dev)
             }
@@ -87,21 +87,21 @@ extension ConfigReader {
                 }
                 d.followExternalChanges = e == "follow"
             }
-            d.width = try int(camera, "width", path: p, in: 16...8192)
-            d.height = try int(camera, "height", path: p, in: 16...8192)
+            d.capture.width = try int(camera, "width", path: p, in: 16...8192)
+            d.capture.height = try int(camera, "height", path: p, in: 16...8192)
             if let v = camera["fps"] {
                 // Whole or fractional (7.5, 29.97): what `v4l2-ctl --list-formats-ext` lists.
                 guard let fps = v.int.map(Double.init) ?? v.double, (1...240).contains(fps) else {
                     throw error(p + ["fps"], "camera.fps must be a number of frames per second between 1 and 240, not \(shown(v))")
                 }
-                d.framesPerSecond = fps
+                d.capture.framesPerSecond = fps
             }
         }
         if let output = try self.table(table, "output", path: []) {
             let p = ["output"]
             try checkKeys(output, path: p, allowed: ["directory", "photo-name", "video-name", "jpeg-quality"])
             if let dir = try string(output, "directory", path: p) { d.outputDirectory = try outputDirectory(dir, path: p + ["directory"]) }
-            for (key, keyPath) in [("photo-name", \DaemonSettings.photoName), ("video-name", \DaemonSettings.videoName)] {
+            for (key, keyPath) in [("photo-name", \DaemonSettings.capture.photoPattern), ("video-name", \DaemonSettings.capture.videoPattern)] {
                 if let s = try string(output, key, path: p) {
                     do {
                         d[keyPath: keyPath] = try FileNamePattern(s)
@@ -110,7 +110,7 @@ extension ConfigReader {
                     }
                 }
             }
-            if let q = try int(output, "jpeg-quality", path: p, in: 1...100) { d.jpegQuality = q }
+            if let q = try int(output, "jpeg-quality", path: p, in: 1...100) { d.capture.jpegQuality = q }
         }
         if let handlers = try self.table(table, "handlers", path: []) {
             let p = ["handlers"]

@@ -107,13 +107,7 @@ struct CameraSetup: Sendable {
         let lines = self.lines
         return ActionRunner(
             configuration: ActionsConfiguration(
-                capture: captureDevice.map {
-                    CaptureSettings(
-                        devicePath: $0, outputDirectory: d.outputDirectory ?? DaemonSettings.defaultOutputDirectory(),
-                        photoPattern: d.photoName, videoPattern: d.videoName, width: d.width, height: d.height,
-                        jpegQuality: d.jpegQuality, streamMode: d.streamMode, photoMoment: d.photoMoment, preRoll: d.preRoll,
-                        ring: d.ring, streamIdleStop: d.streamIdleStop, framesPerSecond: d.framesPerSecond)
-                },
+                capture: captureDevice.map { d.capture(devicePath: $0) },
                 bindings: d.bindings, hooks: d.hooks, sound: d.sound),
             logger: logger,
             onOutcome: { outcome in lines.emit(outcome, at: monotonicNow()) })

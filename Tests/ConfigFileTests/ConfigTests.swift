@@ -220,18 +220,18 @@ import Camera
     }
 
     @Test func fpsIsAskedForOnlyWhenGivenAndTakesBothEndsOfItsRange() throws {
-        #expect(try Config.parse("", file: "t.toml").daemon.framesPerSecond == nil)  // the driver's rate
-        #expect(try Config.parse("[camera]\nfps = 1\n", file: "t.toml").daemon.framesPerSecond == 1)
-        #expect(try Config.parse("[camera]\nfps = 240\n", file: "t.toml").daemon.framesPerSecond == 240)
-        #expect(try Config.parse("[camera]\nfps = 7.5\n", file: "t.toml").daemon.framesPerSecond == 7.5)
-        #expect(try Config.parse("[camera]\r\nfps = 29.97\r\n", file: "t.toml").daemon.framesPerSecond == 29.97)
+        #expect(try Config.parse("", file: "t.toml").daemon.capture.framesPerSecond == nil)  // the driver's rate
+        #expect(try Config.parse("[camera]\nfps = 1\n", file: "t.toml").daemon.capture.framesPerSecond == 1)
+        #expect(try Config.parse("[camera]\nfps = 240\n", file: "t.toml").daemon.capture.framesPerSecond == 240)
+        #expect(try Config.parse("[camera]\nfps = 7.5\n", file: "t.toml").daemon.capture.framesPerSecond == 7.5)
+        #expect(try Config.parse("[camera]\r\nfps = 29.97\r\n", file: "t.toml").daemon.capture.framesPerSecond == 29.97)
     }
 
     @Test func theCaptureStreamDefaultsToTheRunningRingAndThePress() throws {
         let d = try Config.parse("[camera]\npre-roll = 0\n", file: "t.toml").daemon
-        #expect(d.streamMode == .always && d.photoMoment == .press && d.preRoll == .zero)
-        #expect(d.ring == RingLimits() && d.streamIdleStop == .seconds(10))
-        #expect(try Config.parse("[camera]\nring-memory = 4\n", file: "t.toml").daemon.ring.memoryBytes == 4 << 20)
+        #expect(d.capture.streamMode == .always && d.capture.photoMoment == .press && d.capture.preRoll == .zero)
+        #expect(d.capture.ring == RingLimits() && d.capture.streamIdleStop == .seconds(10))
+        #expect(try Config.parse("[camera]\nring-memory = 4\n", file: "t.toml").daemon.capture.ring.memoryBytes == 4 << 20)
     }
 
     @Test func daemonSectionsAreRead() throws {
@@ -279,10 +279,10 @@ import Camera
         #expect(d.camera == .path("/dev/v4l/by-id/usb-cam-video-index0"))
         #expect(d.captureDevice == "/dev/video2")
         #expect(d.followExternalChanges)
-        #expect(d.streamMode == .onPress && d.photoMoment == .release && d.streamIdleStop == .seconds(30))
-        #expect(d.ring == RingLimits(seconds: 4, memoryBytes: 4096 << 20) && d.preRoll == .seconds(4))
+        #expect(d.capture.streamMode == .onPress && d.capture.photoMoment == .release && d.capture.streamIdleStop == .seconds(30))
+        #expect(d.capture.ring == RingLimits(seconds: 4, memoryBytes: 4096 << 20) && d.capture.preRoll == .seconds(4))
         #expect(d.outputDirectory == "/srv/evcapture")
-        #expect(d.jpegQuality == 80)
+        #expect(d.capture.jpegQuality == 80)
         #expect(d.primary == ActionBinding(photoOn: .click, videoOnLongPress: false))
         #expect(d.secondary == ActionBinding(photoOn: nil, videoOnLongPress: true))
         #expect(c.capture.hasSecondaryHandler)
@@ -313,7 +313,7 @@ import Camera
         }
         // The full example sets the capture stream as documented.
         let full = try Config.parse(try #require(blocks.first { $0.contains("[capture]") }), file: "README.md")
-        #expect(full.daemon.preRoll == .milliseconds(500) && full.daemon.streamMode == .always && full.daemon.session.mode == .always)
+        #expect(full.daemon.capture.preRoll == .milliseconds(500) && full.daemon.capture.streamMode == .always && full.daemon.session.mode == .always)
     }
 }
 
