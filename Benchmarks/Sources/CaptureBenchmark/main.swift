@@ -3,6 +3,7 @@
 // release mode and read the figures (BENCHMARKS.md records them).
 import Camera
 import Capture
+import Runtime
 import Evdev
 import Foundation
 import MallocCounter

@@ -14,6 +14,7 @@
 import Camera
 import Output
 import Capture
+import Runtime
 import Evdev
 import LinuxIO
 import Logging
