@@ -174,6 +174,8 @@ def main():
     p.add_argument("--presses", type=int, default=250_000)
     p.add_argument("--starts", type=int, default=5)
     p.add_argument("--idle", type=float, default=10.0)
+    p.add_argument("--baseline", help="another evcapture build (say, main's before a change): idle wakeups and private "
+                   "memory measured for both, alternating daemons in this boot")
     p.add_argument("--also", help="another evcapture build (e.g. the shared Swift runtime): start and steady RSS only")
     p.add_argument("--idle-floor", help="a minimal Swift concurrency program (idle-floor) measured the same way")
     a = p.parse_args()
@@ -310,12 +312,19 @@ directory = "{tmp}/out"
     log(f"daemon exit status {status}")
 
     # Private memory (smaps_rollup's Anonymous: heap, stacks, written data pages) and
-    # Private_Dirty, steady after READY and after 200 clicks and 10 dial steps; three daemons.
-    rows = []
-    for n in range(3):
-        d = Daemon(a.evcapture, config, tmp, 200 + n)
+    # Private_Dirty, steady after READY and after 200 clicks and 10 dial steps, and the threads
+    # woken in a.idle seconds of nothing; three daemons per build, the builds alternating.
+    builds = [("this build", a.evcapture)] + ([("baseline", a.baseline)] if a.baseline else [])
+    rows = {label: [] for label, _ in builds}
+    for n in range(3 * len(builds)):
+        label, exe = builds[n % len(builds)]
+        d = Daemon(exe, config, tmp, 200 + n)
         d.wait_ready()
-        time.sleep(3)
+        time.sleep(8)
+        quiet0 = threads(d.proc.pid)
+        time.sleep(a.idle)
+        quiet1 = threads(d.proc.pid)
+        woken = sum(1 for tid, v in quiet1.items() if tid not in quiet0 or v[1:] != quiet0[tid][1:]) + sum(1 for t in quiet0 if t not in quiet1)
         ready = (rollup_kb(d.proc.pid, "Anonymous"), rollup_kb(d.proc.pid, "Private_Dirty"))
         b0 = d.began
         for _ in range(25):
@@ -327,10 +336,13 @@ directory = "{tmp}/out"
         flood.stdout.readline()
         d.wait_began(b0 + 200, 10)
         time.sleep(1)
-        rows.append((ready, (rollup_kb(d.proc.pid, "Anonymous"), rollup_kb(d.proc.pid, "Private_Dirty"))))
+        rows[label].append((ready, (rollup_kb(d.proc.pid, "Anonymous"), rollup_kb(d.proc.pid, "Private_Dirty")), woken, len(quiet1)))
         d.stop()
-    log("figure private-memory: Anonymous kB (Private_Dirty kB) at READY+3 s → after 200 clicks and 10 dial steps: "
-        + ", ".join(f"{r[0]} ({r[1]}) → {x[0]} ({x[1]})" for r, x in rows))
+    for label, _ in builds:
+        log(f"figure private-memory ({label}): Anonymous kB (Private_Dirty kB) at READY+8 s → after 200 clicks and 10 dial steps: "
+            + ", ".join(f"{r[0]} ({r[1]}) → {x[0]} ({x[1]})" for r, x, _, _ in rows[label]))
+        log(f"figure idle-wakeups ({label}): threads woken in {a.idle:.0f} s: "
+            + ", ".join(f"{w} of {t}" for _, _, w, t in rows[label]))
     if a.also:
         times, rss = [], []
         for n in range(3):

@@ -19,6 +19,14 @@ echo "bench: === input latency: evcapture ==="
 "$EVC_BENCH_LATENCY" keys "$presses" 200 || status=1
 echo "bench: === input latency: evcapture, pipeline output on the I/O thread (the daemon's path) ==="
 EVC_BENCH_INLINE=1 "$EVC_BENCH_LATENCY" keys "$presses" 200 || status=1
+if [ -n "${EVC_BENCH_BASELINE_LATENCY:-}" ]; then
+    echo "bench: === input latency: C floor (between the builds) ==="
+    "$EVC_BENCH_DIR/evdev-floor" "$presses" 200 || status=1
+    echo "bench: === input latency: baseline ==="
+    "$EVC_BENCH_BASELINE_LATENCY" keys "$presses" 200 || status=1
+    echo "bench: === input latency: baseline, pipeline output on the I/O thread ==="
+    EVC_BENCH_INLINE=1 "$EVC_BENCH_BASELINE_LATENCY" keys "$presses" 200 || status=1
+fi
 echo "bench: === input latency: C floor again (drift check) ==="
 "$EVC_BENCH_DIR/evdev-floor" "$presses" 200 || status=1
 fi
@@ -41,6 +49,12 @@ if [ -n "$node" ]; then
     "$EVC_BENCH_DIR/evdev-floor" knob "$node" "$knob_steps" "${EVC_BENCH_KNOB_GAP:-2000}" || status=1
     "$EVC_BENCH_LATENCY" knob "$node" "$knob_steps" "${EVC_BENCH_KNOB_GAP:-2000}" || status=1
     "$EVC_BENCH_DIR/evdev-floor" knob "$node" "$knob_steps" "${EVC_BENCH_KNOB_GAP:-2000}" || status=1
+    if [ -n "${EVC_BENCH_BASELINE_LATENCY:-}" ]; then
+        echo "bench: === knob: baseline, then the floor and this build again ==="
+        "$EVC_BENCH_BASELINE_LATENCY" knob "$node" "$knob_steps" "${EVC_BENCH_KNOB_GAP:-2000}" || status=1
+        "$EVC_BENCH_DIR/evdev-floor" knob "$node" "$knob_steps" "${EVC_BENCH_KNOB_GAP:-2000}" || status=1
+        "$EVC_BENCH_LATENCY" knob "$node" "$knob_steps" "${EVC_BENCH_KNOB_GAP:-2000}" || status=1
+    fi
     echo "bench: fake camera received $(grep -c 'SET_CUR zoom_absolute' "$TMPDIR/fakeuvc-knob.log") zoom SET_CURs, problems: $(grep -c -e ' lost' -e aborted "$TMPDIR/fakeuvc-knob.log")"
 else
     echo "bench: the fake camera did not appear"; status=1
@@ -58,7 +72,7 @@ case "${EVC_BENCH_ONLY:-}" in latency|knob) exit $status ;; esac
 case "${EVC_BENCH_ONLY:-}" in shutter|rig) ;; *)
 echo "bench: === daemon: start, idle, memory (5 input devices + fake camera) ==="
 python3 "$EVC_BENCH_DIR_SRC/daemon.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" --presses "$daemon_presses" \
-    --idle-floor "$EVC_BENCH_IDLE_FLOOR" ${EVC_BENCH_EVCAPTURE_SHARED:+--also "$EVC_BENCH_EVCAPTURE_SHARED"} || status=1
+    --idle-floor "$EVC_BENCH_IDLE_FLOOR" ${EVC_BENCH_EVCAPTURE_SHARED:+--also "$EVC_BENCH_EVCAPTURE_SHARED"} ${EVC_BENCH_BASELINE_EVCAPTURE:+--baseline "$EVC_BENCH_BASELINE_EVCAPTURE"} || status=1
 ;; esac
 
 [ "${EVC_BENCH_ONLY:-}" = daemon ] && exit $status
