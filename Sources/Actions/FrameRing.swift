@@ -95,6 +95,11 @@ public final class FrameSource: Sendable {
         var stopped: [DispatchSemaphore] = []
         /// A start came while the thread was stopping.
         var restart = false
+        /// Live view clients watching (``addViewer()``); each also counts as a reader.
+        var viewers = 0
+        /// Stop when the last viewer leaves: the stream was off when the first came, or a
+        /// stop came while they watched.
+        var stopAfterViewers = false
     }
     private let state = Mutex(State())
     private let mode: StreamMode
@@ -123,6 +128,7 @@ public final class FrameSource: Sendable {
     public func start() {
         let start = state.withLock { s -> UInt64? in
             s.lastUse = monotonicNow().microseconds
+            s.stopAfterViewers = false
             guard !s.running else {
                 // A stop is pending: cancel it; should the thread have seen it already, it
                 // starts a new stream as it ends.
@@ -146,8 +152,40 @@ public final class FrameSource: Sendable {
     /// empties the ring). A ``start()`` before then keeps it running.
     public func stop() {
         state.withLock { s in
+            // Someone watches the live view: the stream stops when the last viewer leaves.
+            if s.viewers > 0 {
+                s.stopAfterViewers = true
+                return
+            }
             s.stopRequested = true
             s.restart = false
+        }
+    }
+
+    /// A live view client starts watching: the stream runs (whatever the mode and the
+    /// session) until the last one leaves, and then goes back to what it would have done.
+    public func addViewer() {
+        let wasOff = state.withLock { s -> Bool in
+            s.viewers += 1
+            s.readers += 1
+            return !s.running || s.stopRequested
+        }
+        guard wasOff else { return }
+        start()
+        state.withLock { $0.stopAfterViewers = true }
+    }
+
+    /// A live view client stops watching (once per ``addViewer()``).
+    public func removeViewer() {
+        state.withLock { s in
+            s.viewers -= 1
+            s.readers -= 1
+            s.lastUse = monotonicNow().microseconds
+            if s.viewers == 0 && s.stopAfterViewers {
+                s.stopAfterViewers = false
+                s.stopRequested = true
+                s.restart = false
+            }
         }
     }
 
