@@ -98,8 +98,9 @@ public final class FrameSource: Sendable {
         /// Live view clients watching (``addViewer()``); each also counts as a reader.
         var viewers = 0
         /// Stop when the last viewer leaves: the stream was off when the first came, or a
-        /// stop came while they watched.
+        /// stop came while they watched (`stopAsked`).
         var stopAfterViewers = false
+        var stopAsked = false
     }
     private let state = Mutex(State())
     private let mode: StreamMode
@@ -126,9 +127,18 @@ public final class FrameSource: Sendable {
 
     /// Starts the stream if it is not running (returns at once; frames follow).
     public func start() {
+        // Asked for (the session): it stays on when the last live view client leaves.
+        state.withLock { s in
+            s.stopAfterViewers = false
+            s.stopAsked = false
+        }
+        resume()
+    }
+
+    /// Starts the stream if it is not running, for a reader or a viewer.
+    private func resume() {
         let start = state.withLock { s -> UInt64? in
             s.lastUse = monotonicNow().microseconds
-            s.stopAfterViewers = false
             guard !s.running else {
                 // A stop is pending: cancel it; should the thread have seen it already, it
                 // starts a new stream as it ends.
@@ -155,6 +165,7 @@ public final class FrameSource: Sendable {
             // Someone watches the live view: the stream stops when the last viewer leaves.
             if s.viewers > 0 {
                 s.stopAfterViewers = true
+                s.stopAsked = true
                 return
             }
             s.stopRequested = true
@@ -168,11 +179,11 @@ public final class FrameSource: Sendable {
         let wasOff = state.withLock { s -> Bool in
             s.viewers += 1
             s.readers += 1
-            return !s.running || s.stopRequested
+            let off = !s.running || s.stopRequested
+            if off { s.stopAfterViewers = true }
+            return off
         }
-        guard wasOff else { return }
-        start()
-        state.withLock { $0.stopAfterViewers = true }
+        if wasOff { resume() }
     }
 
     /// A live view client stops watching (once per ``addViewer()``).
@@ -182,9 +193,14 @@ public final class FrameSource: Sendable {
             s.readers -= 1
             s.lastUse = monotonicNow().microseconds
             if s.viewers == 0 && s.stopAfterViewers {
+                // Started for the viewers: `on-press` and `on-action` streams stop by
+                // themselves once idle, an `always` stream only when told.
+                if mode == .always || s.stopAsked {
+                    s.stopRequested = true
+                    s.restart = false
+                }
                 s.stopAfterViewers = false
-                s.stopRequested = true
-                s.restart = false
+                s.stopAsked = false
             }
         }
     }
@@ -211,7 +227,7 @@ public final class FrameSource: Sendable {
         // A reader before the start: in `onAction` mode the stream stops when none is left.
         state.withLock { $0.readers += 1 }
         defer { state.withLock { $0.readers -= 1 } }
-        start()
+        resume()
         let deadline = ContinuousClock.now + timeout
         var target = time
         if mode == .onAction || !wasRunning {
@@ -240,7 +256,7 @@ public final class FrameSource: Sendable {
     public func frames(from time: Int64, timeout: Duration, _ each: (RingFrame) throws -> Bool) throws -> (delivered: Int, skipped: Int) {
         state.withLock { $0.readers += 1 }
         defer { state.withLock { $0.readers -= 1 } }
-        start()
+        resume()
         var next: UInt64?  // the ring counter of the next frame to deliver
         var delivered = 0, skipped = 0
         while true {

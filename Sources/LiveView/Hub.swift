@@ -20,6 +20,8 @@ final class Hub: @unchecked Sendable {
     /// Listeners of `/events`: the line writer does not wake the loop while there are none.
     private let listenerCount = Atomic<Int>(0)
     private var feed: PreviewFeed?
+    /// Set once the server stops: nothing is handed to the loop after that (it shuts down).
+    private let closed = Mutex(false)
     let frames: @Sendable () -> FrameSource?
     let logger: Logger
 
@@ -31,6 +33,20 @@ final class Hub: @unchecked Sendable {
     }
 
     func attach(_ feed: PreviewFeed) { self.feed = feed }
+
+    /// Runs `body` on the loop, unless the server has stopped. The lock is held while the
+    /// task is handed over, so ``close()`` returns only when no hand-over is in progress.
+    private func onLoop(_ body: @escaping @Sendable () -> Void) {
+        closed.withLock { closed in
+            if !closed { loop.execute(body) }
+        }
+    }
+
+    /// The server stops: the feed ends, and nothing more reaches the loop.
+    func close() {
+        closed.withLock { $0 = true }
+        feed?.stop()
+    }
 
     /// Room for one more stream (`/stream.mjpg`, `/events`, a snapshot being taken).
     var hasRoom: Bool {
@@ -62,7 +78,7 @@ final class Hub: @unchecked Sendable {
     /// From the feed's thread: each viewer gets the frame now, or as its newest once it can
     /// take it.
     func publish(_ frame: PreviewFrame) {
-        loop.execute { [self] in
+        onLoop { [self] in
             for v in viewers.values { v.send(frame) }
         }
     }
@@ -72,7 +88,7 @@ final class Hub: @unchecked Sendable {
         guard listenerCount.load(ordering: .relaxed) > 0 else { return }
         var buffer = ByteBuffer()
         buffer.writeString(Framing.event(line))
-        loop.execute { [self, buffer] in
+        onLoop { [self, buffer] in
             for l in listeners.values { l.sendEvent(buffer) }
         }
     }
@@ -88,17 +104,18 @@ final class Hub: @unchecked Sendable {
         }
         snapshots += 1
         let logger = logger
-        startThread(name: "evc-snapshot") {
+        startThread(name: "evc-snapshot") { [self] in
             frames.addViewer()
             defer { frames.removeViewer() }
+            var result: PreviewFrame?
             do {
                 let ring = try frames.frame(nearest: monotonicNow().microseconds, timeout: .seconds(3))
                 let jpeg = try JPEG.data(from: ring.frame, quality: quality)
-                promise.succeed(PreviewFrame(jpeg: ByteBuffer(bytes: jpeg), time: ring.time, sequence: ring.frame.sequence))
+                result = PreviewFrame(jpeg: ByteBuffer(bytes: jpeg), time: ring.time, sequence: ring.frame.sequence)
             } catch {
                 logger.info("live view: no snapshot: \(error)")
-                promise.succeed(nil)
             }
+            onLoop { [result] in promise.succeed(result) }
         }
         return promise.futureResult.always { [self] _ in snapshots -= 1 }
     }

@@ -85,6 +85,8 @@ enum LiveViewPage {
         };
         events.onerror = () => { $("status").textContent = "reconnecting…"; };
         events.onopen = () => { $("status").textContent = ""; };
+        // The picture's size once a frame is shown (for people and tests reading the DOM).
+        $("live").onload = () => { $("view").dataset.picture = $("live").naturalWidth + "x" + $("live").naturalHeight; };
         // The stream ends when the daemon stops or restarts: try again.
         $("live").onerror = () => setTimeout(() => { $("live").src = "stream.mjpg?" + Date.now(); }, 2000);
         photos();

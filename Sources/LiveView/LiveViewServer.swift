@@ -121,6 +121,7 @@ public final class LiveViewServer: Sendable {
 
     /// Closes every connection and the loop.
     public func stop() async {
+        core.hub.close()
         let bound = channel.withLock { c in
             defer { c = nil }
             return c

@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import EvcaptureTesting
+import Foundation
+import Testing
+
+/// A real browser on the live view's page: headless Chromium, run in the VM beside the
+/// daemon (the guest has no network to the host, so both run there), loads `/` and shows
+/// the picture.
+@Suite(.systemTest, .needsDaemonExecutable, .serialized)
+struct LiveViewBrowserSystemTests {
+    static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let ffmpeg = ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    @Test(.enabled(if: vividNode() != nil && chromium != nil && ffmpeg != nil, "needs vivid, chromium and ffmpeg"))
+    func thePageShowsThePicture() throws {
+        let vivid = try #require(vividNode())
+        let port = 18085
+        let scratch = try DaemonScratch("liveview-browser")
+        let config = try scratch.write(
+            "evcapture.toml",
+            """
+            [camera]
+            device = "none"
+            capture-device = "\(vivid)"
+            width = 640
+            height = 480
+            [output]
+            directory = "\(scratch.output)"
+            [http]
+            listen = "127.0.0.1:\(port)"
+            preview-width = 320
+            """)
+        let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
+        defer { daemon.terminate() }
+        #expect(waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("live view on http://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
+
+        var env = scratch.environment
+        env["HOME"] = scratch.path
+        let chrome = try #require(Self.chromium)
+        let common = [
+            chrome, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+            "--user-data-dir=\(scratch.path)/chromium", "--window-size=480,800", "--hide-scrollbars",
+        ]
+        // The DOM once the first frame is on the page: the page notes the picture's size.
+        let dom = try run(common + ["--timeout=20000", "--dump-dom", "http://127.0.0.1:\(port)/"], environment: env, timeout: .seconds(180))
+        #expect(dom.stdout.contains("data-picture=\"320x240\""), "\(dom)\n\(daemon.transcript)")
+
+        // What a person sees: the top of the page is vivid's test pattern, not a blank box.
+        let shot = scratch.path + "/page.png"
+        let screenshot = try run(common + ["--timeout=20000", "--screenshot=\(shot)", "http://127.0.0.1:\(port)/"], environment: env, timeout: .seconds(180))
+        try #require(FileManager.default.fileExists(atPath: shot), "\(screenshot)")
+        let grey = scratch.path + "/picture.gray"
+        let crop = try run([try #require(Self.ffmpeg), "-v", "error", "-y", "-i", shot, "-vf", "crop=480:300:0:0", "-f", "rawvideo", "-pix_fmt", "gray", grey])
+        try #require(crop.succeeded, "\(crop)")
+        let pixels = Array(try Data(contentsOf: URL(fileURLWithPath: grey)))
+        try #require(pixels.count == 480 * 300)
+        let mean = Double(pixels.reduce(0) { $0 + Int($1) }) / Double(pixels.count)
+        let variance = pixels.reduce(0.0) { $0 + (Double($1) - mean) * (Double($1) - mean) } / Double(pixels.count)
+        #expect(variance.squareRoot() > 30, "the picture area is nearly uniform (mean \(mean), deviation \(variance.squareRoot())): \(shot)")
+        // Kept for a person: `.build-systest/out/` on the host.
+        if let out = ProcessInfo.processInfo.environment["EVCAPTURE_SYSTEST_OUT"], !out.isEmpty {
+            _ = try? FileManager.default.copyItem(atPath: shot, toPath: out + "/liveview-page.png")
+        }
+    }
+}
