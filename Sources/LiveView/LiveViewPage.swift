@@ -24,7 +24,7 @@ enum LiveViewPage {
         #status{text-align:center;color:#999;font-size:13px}
         </style></head>
         <body>
-        <div id="view"><img id="live" src="stream.mjpg" alt="live view">
+        <div id="view"><img id="live" alt="live view">
         <div id="overlay" class="off"><span id="name">no control</span><span id="value"></span>
         <input id="slider" type="range" min="0" max="1" step="any" value="0"></div></div>
         <div id="bar"><button id="minus" aria-label="step down">&minus;</button>
@@ -89,6 +89,8 @@ enum LiveViewPage {
         $("live").onload = () => { $("view").dataset.picture = $("live").naturalWidth + "x" + $("live").naturalHeight; };
         // The stream ends when the daemon stops or restarts: try again.
         $("live").onerror = () => setTimeout(() => { $("live").src = "stream.mjpg?" + Date.now(); }, 2000);
+        // The stream starts once the page is parsed: a slow phone shows the controls first.
+        $("live").src = "stream.mjpg";
         photos();
         </script></body></html>
         """

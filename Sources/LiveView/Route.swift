@@ -35,7 +35,7 @@ public enum Route: Sendable, Hashable {
             self = .badRequest("the path is not valid percent-encoded UTF-8")
             return
         }
-        let get = method == "GET" || method == "HEAD"
+        let get = method == "GET"
         func readOnly(_ route: Route) -> Route { get ? route : .methodNotAllowed(allow: "GET") }
         func changing(_ route: Route) -> Route { method == "POST" ? route : .methodNotAllowed(allow: "POST") }
         switch path {

@@ -20,6 +20,7 @@ import Testing
         ("PUT", "/api/control/next", .methodNotAllowed(allow: "POST")),
         ("POST", "/stream.mjpg", .methodNotAllowed(allow: "GET")),
         ("DELETE", "/media/a.jpg", .methodNotAllowed(allow: "GET")),
+        ("HEAD", "/snapshot.jpg", .methodNotAllowed(allow: "GET")),
         ("POST", "/api/control/step", .badRequest("by must be a whole number of steps, -100 to 100, not 0")),
         ("POST", "/api/control/step?by=0", .badRequest("by must be a whole number of steps, -100 to 100, not 0")),
         ("POST", "/api/control/step?by=1000", .badRequest("by must be a whole number of steps, -100 to 100, not 0")),

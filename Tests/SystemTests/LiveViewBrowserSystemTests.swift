@@ -26,6 +26,7 @@ struct LiveViewBrowserSystemTests {
             capture-device = "\(vivid)"
             width = 640
             height = 480
+            fps = 5                 # the guest's one emulated CPU runs the browser too
             [output]
             directory = "\(scratch.output)"
             [http]
@@ -44,12 +45,12 @@ struct LiveViewBrowserSystemTests {
             "--user-data-dir=\(scratch.path)/chromium", "--window-size=480,800", "--hide-scrollbars",
         ]
         // The DOM once the first frame is on the page: the page notes the picture's size.
-        let dom = try run(common + ["--timeout=20000", "--dump-dom", "http://127.0.0.1:\(port)/"], environment: env, timeout: .seconds(180))
+        let dom = try run(common + ["--timeout=45000", "--dump-dom", "http://127.0.0.1:\(port)/"], environment: env, timeout: .seconds(240))
         #expect(dom.stdout.contains("data-picture=\"320x240\""), "\(dom)\n\(daemon.transcript)")
 
         // What a person sees: the top of the page is vivid's test pattern, not a blank box.
         let shot = scratch.path + "/page.png"
-        let screenshot = try run(common + ["--timeout=20000", "--screenshot=\(shot)", "http://127.0.0.1:\(port)/"], environment: env, timeout: .seconds(180))
+        let screenshot = try run(common + ["--timeout=45000", "--screenshot=\(shot)", "http://127.0.0.1:\(port)/"], environment: env, timeout: .seconds(240))
         try #require(FileManager.default.fileExists(atPath: shot), "\(screenshot)")
         let grey = scratch.path + "/picture.gray"
         let crop = try run([try #require(Self.ffmpeg), "-v", "error", "-y", "-i", shot, "-vf", "crop=480:300:0:0", "-f", "rawvideo", "-pix_fmt", "gray", grey])

@@ -213,4 +213,22 @@ struct LiveViewSystemTests {
         #expect(waitUntil(timeout: .seconds(10)) { daemon.stderr.contains("capture stream stopped") }, "\(daemon.transcript)")
         #expect(!daemon.objects.contains(where: DaemonLines.session("started")), "\(daemon.transcript)")
     }
+
+    @Test(.enabled(if: vividNode() != nil && hasCurl && TestCertificates.openssl != nil, "needs vivid, curl and openssl"))
+    func withACertificateItSpeaksHTTPSOnly() throws {
+        let port = 18086
+        let scratch = try DaemonScratch("liveview-tls-certs")
+        let ca = try TestCertificates(directory: scratch.path, name: "liveview")
+        let server = try ca.server("liveview", names: ["127.0.0.1"])
+        let (_, daemon) = try start(
+            "liveview-tls", port: port, http: "certificate = \"\(server.certificate)\"\nprivate-key = \"\(server.key)\"", devices: [])
+        defer { daemon.terminate() }
+        let snapshot = scratch.path + "/tls.jpg"
+        let (status, r) = try LiveViewClient.request(["--cacert", ca.caFile, "https://127.0.0.1:\(port)/snapshot.jpg"], output: snapshot)
+        #expect(status == 200, "\(r)\n\(daemon.transcript)")
+        #expect(looksLikeJPEG(Array(try Data(contentsOf: URL(fileURLWithPath: snapshot)))))
+        // Plain HTTP on the TLS port gets no answer, and the daemon runs on.
+        #expect(try LiveViewClient.request(["http://127.0.0.1:\(port)/"]).status == 0)
+        #expect(daemon.isRunning, "\(daemon.transcript)")
+    }
 }
