@@ -39,7 +39,7 @@ struct LiveViewSystemTests {
             daemon.terminate()
             throw ProcessError(argv: daemon.arguments, problem: "\(node) was never added:\n\(daemon.transcript)")
         }
-        #expect(waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("live view on http://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
+        #expect(waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
         return (scratch, daemon)
     }
 
