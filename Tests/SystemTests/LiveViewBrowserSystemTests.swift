@@ -22,19 +22,24 @@ struct LiveViewBrowserSystemTests {
             "evcapture.toml",
             """
             [camera]
-            device = "none"
-            capture-device = "\(vivid)"
+            device = "\(vivid)"
             width = 640
             height = 480
             fps = 5                 # the guest's one emulated CPU runs the browser too
             [output]
             directory = "\(scratch.output)"
+            [controls]
+            order = ["zoom"]        # vivid has none: digital zoom
+            steps-per-range = 3
+            idle-timeout = 60
             [http]
             listen = "127.0.0.1:\(port)"
             preview-width = 320
             """)
+        let knob = try fixtureDevice("rotary-encoder-rel-x")
         let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
         defer { daemon.terminate() }
+        try #require(daemon.waitFor(DaemonLines.deviceAdded(knob.node)) != nil, "\(daemon.transcript)")
         #expect(waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("live view on http://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
 
         var env = scratch.environment
@@ -44,9 +49,24 @@ struct LiveViewBrowserSystemTests {
             chrome, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
             "--user-data-dir=\(scratch.path)/chromium", "--window-size=480,800", "--hide-scrollbars",
         ]
-        // The DOM once the first frame is on the page: the page notes the picture's size.
-        let dom = try run(common + ["--timeout=45000", "--dump-dom", "http://127.0.0.1:\(port)/"], environment: env, timeout: .seconds(240))
-        #expect(dom.stdout.contains("data-picture=\"320x240\""), "\(dom)\n\(daemon.transcript)")
+        // The DOM after 45 s: the page notes the picture's size once a frame is shown, and the
+        // knob turned meanwhile (a detent every 3 s, from 25 s on) shows in the overlay.
+        let browser = try DaemonProcess(
+            "liveview-chromium", executable: chrome, arguments: Array(common.dropFirst()) + ["--timeout=45000", "--dump-dom", "http://127.0.0.1:\(port)/"],
+            environment: env)
+        defer { browser.terminate() }
+        Thread.sleep(forTimeInterval: 25)
+        for _ in 0..<4 where browser.isRunning {
+            try knob.move(.relX, by: 1)
+            Thread.sleep(forTimeInterval: 3)
+        }
+        let exited = browser.waitForExit(timeout: .seconds(200))
+        #expect(exited == 0, "\(browser.transcript)")
+        let dom = browser.stdout
+        #expect(dom.contains("data-picture=\"320x240\""), "\(browser.transcript)\n\(daemon.transcript)")
+        #expect(daemon.objects.contains { $0.event == "control" && $0.string("control") == "zoom" }, "\(daemon.transcript)")
+        #expect(dom.contains("<div id=\"overlay\" class=\"\">"), "the overlay stayed off: \(dom)")
+        #expect(dom.lowercased().contains("<span id=\"name\">zoom</span>"), "\(dom)")
 
         // What a person sees: the top of the page is vivid's test pattern, not a blank box.
         let shot = scratch.path + "/page.png"
