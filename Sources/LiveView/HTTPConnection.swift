@@ -32,6 +32,8 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         case closed
     }
     private var mode = Mode.idle
+    /// The request's version, answered in kind (an HTTP/1.0 client gets no chunked stream).
+    private var version = HTTPVersion.http1_1
     private var context: ChannelHandlerContext?
     private let server: ServerCore
 
@@ -60,6 +62,7 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             guard case .idle = mode else { return }
+            version = head.version.major == 1 && head.version.minor == 0 ? .http1_0 : .http1_1
             if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > Self.maximumBody {
                 return fail(.payloadTooLarge, context)
             }
@@ -198,7 +201,7 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
             h.add(name: "Content-Disposition", value: "inline; filename=\"\(name.filter { $0 != "\"" && $0 != "\\" })\"")
             h.add(name: "X-Content-Type-Options", value: "nosniff")
             if !keepAlive { h.add(name: "Connection", value: "close") }
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: h))), promise: nil)
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: h))), promise: nil)
             mode = .file(fd: fd, offset: 0, remaining: bytes, keepAlive: keepAlive)
             pumpFile()
         case .input(let input):
@@ -223,7 +226,7 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         h.add(name: "Content-Type", value: type)
         h.add(name: "Cache-Control", value: "no-cache, no-store")
         h.add(name: "Connection", value: "close")
-        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: h))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: h))), promise: nil)
     }
 
     private func reply(
@@ -242,7 +245,7 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         h.add(name: "Content-Length", value: String(body.readableBytes))
         h.add(name: "Cache-Control", value: "no-store")
         if !keepAlive { h.add(name: "Connection", value: "close") }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: h))), promise: nil)
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: h))), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         end(keepAlive: keepAlive, context)
     }

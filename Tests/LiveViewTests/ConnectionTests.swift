@@ -142,6 +142,16 @@ import Testing
         #expect(later.components(separatedBy: "--evcaptureframe").count == 2, "\(later)")
     }
 
+    @Test func anHTTP10ViewerGetsAPlainStream() throws {
+        let h = try Harness()
+        let head = try h.send("GET /stream.mjpg HTTP/1.0\r\n\r\n")
+        #expect(head.hasPrefix("HTTP/1.0 200 OK\r\n") && !head.lowercased().contains("chunked"), "\(head)")
+        h.hub.publish(PreviewFrame(jpeg: ByteBuffer(string: "JPEG"), time: 1, sequence: 1))
+        h.loop.run()
+        let part = try h.received()
+        #expect(part.hasPrefix("--evcaptureframe\r\n") && part.hasSuffix("\r\n\r\nJPEG\r\n"), "\(part)")
+    }
+
     @Test func beyondMaxClientsIs503() throws {
         var settings = LiveViewSettings()
         settings.maxClients = 2

@@ -49,16 +49,18 @@ struct LiveViewBrowserSystemTests {
             chrome, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
             "--user-data-dir=\(scratch.path)/chromium", "--window-size=480,800", "--hide-scrollbars",
         ]
-        // The DOM after 45 s: the page notes the picture's size once a frame is shown, and the
-        // knob turned meanwhile (a detent every 3 s, from 25 s on) shows in the overlay.
+        // The DOM 45 s after the page started loading: the page notes the picture's size once
+        // a frame is shown, and the knob turned meanwhile (a detent every 2 s until the
+        // browser is done: its start-up under emulation takes a while) shows in the overlay.
         let browser = try DaemonProcess(
             "liveview-chromium", executable: chrome, arguments: Array(common.dropFirst()) + ["--timeout=45000", "--dump-dom", "http://127.0.0.1:\(port)/"],
             environment: env)
         defer { browser.terminate() }
-        Thread.sleep(forTimeInterval: 25)
-        for _ in 0..<4 where browser.isRunning {
-            try knob.move(.relX, by: 1)
-            Thread.sleep(forTimeInterval: 3)
+        var step: Int32 = 1
+        for _ in 0..<100 where browser.isRunning {
+            Thread.sleep(forTimeInterval: 2)
+            try knob.move(.relX, by: step)
+            step = -step
         }
         let exited = browser.waitForExit(timeout: .seconds(200))
         #expect(exited == 0, "\(browser.transcript)")
