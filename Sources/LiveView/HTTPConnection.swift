@@ -34,6 +34,8 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
     private var mode = Mode.idle
     /// The request's version, answered in kind (an HTTP/1.0 client gets no chunked stream).
     private var version = HTTPVersion.http1_1
+    /// The request being answered, for the debug log.
+    private var request = ""
     private var context: ChannelHandlerContext?
     private let server: ServerCore
 
@@ -63,6 +65,7 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         case .head(let head):
             guard case .idle = mode else { return }
             version = head.version.major == 1 && head.version.minor == 0 ? .http1_0 : .http1_1
+            request = "\(head.method) \(head.uri.prefix(200))"
             if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > Self.maximumBody {
                 return fail(.payloadTooLarge, context)
             }
@@ -222,6 +225,7 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func startStreaming(type: String, _ context: ChannelHandlerContext) {
+        server.hub.logger.debug("live view: \(request): 200, streaming", metadata: ["http.client": "\(context.remoteAddress.map { "\($0)" } ?? "")"])
         var h = HTTPHeaders()
         h.add(name: "Content-Type", value: type)
         h.add(name: "Cache-Control", value: "no-cache, no-store")
@@ -240,6 +244,7 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         _ status: HTTPResponseStatus, body: ByteBuffer, type: String, headers: HTTPHeaders = [:], keepAlive: Bool,
         _ context: ChannelHandlerContext
     ) {
+        server.hub.logger.debug("live view: \(request): \(status.code)", metadata: ["http.client": "\(context.remoteAddress.map { "\($0)" } ?? "")"])
         var h = headers
         h.add(name: "Content-Type", value: type)
         h.add(name: "Content-Length", value: String(body.readableBytes))

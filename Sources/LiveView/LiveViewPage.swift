@@ -76,14 +76,17 @@ enum LiveViewPage {
           }).catch(() => {});
         }
         const events = new EventSource("events");
+        let received = 0;
         events.onmessage = m => {
+          $("view").dataset.events = ++received;
           let e; try { e = JSON.parse(m.data); } catch { return; }
           if (e.event === "control") show(e);
           else if (e.event === "controls" && e.control && e.control !== control) { control = e.control; $("name").textContent = e.control; }
           else if (e.event === "controls" && e.state === "inactive") $("overlay").classList.add("off");
           else if (e.event === "action" && e.file) photos();
         };
-        events.onerror = () => { $("status").textContent = "reconnecting…"; };
+        let failures = 0;
+        events.onerror = () => { $("status").textContent = "reconnecting…"; $("view").dataset.eventErrors = ++failures; };
         events.onopen = () => { $("status").textContent = ""; };
         // The picture's size once a frame is shown (for people and tests reading the DOM).
         $("live").onload = () => { $("view").dataset.picture = $("live").naturalWidth + "x" + $("live").naturalHeight; };

@@ -37,7 +37,8 @@ struct LiveViewBrowserSystemTests {
             preview-width = 320
             """)
         let knob = try fixtureDevice("rotary-encoder-rel-x")
-        let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
+        let daemon = try DaemonProcess(
+            scratch.label, arguments: ["run", "--config", config, "--json", "--log-level", "debug"], environment: scratch.environment)
         defer { daemon.terminate() }
         try #require(daemon.waitFor(DaemonLines.deviceAdded(knob.node)) != nil, "\(daemon.transcript)")
         #expect(waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("live view on http://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
