@@ -50,11 +50,12 @@ struct LiveViewBrowserSystemTests {
             chrome, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
             "--user-data-dir=\(scratch.path)/chromium", "--window-size=480,800", "--hide-scrollbars",
         ]
-        // The DOM 45 s after the page started loading: the page notes the picture's size once
+        // The DOM 80 s after the page started loading: the page notes the picture's size once
         // a frame is shown, and the knob turned meanwhile (a detent every 2 s until the
-        // browser is done: its start-up under emulation takes a while) shows in the overlay.
+        // browser is done) shows in the overlay. Under emulation the browser takes its time:
+        // its event stream was seen to connect 20 s after the page.
         let browser = try DaemonProcess(
-            "liveview-chromium", executable: chrome, arguments: Array(common.dropFirst()) + ["--timeout=45000", "--dump-dom", "http://127.0.0.1:\(port)/"],
+            "liveview-chromium", executable: chrome, arguments: Array(common.dropFirst()) + ["--timeout=80000", "--dump-dom", "http://127.0.0.1:\(port)/"],
             environment: env)
         defer { browser.terminate() }
         var step: Int32 = 1
@@ -70,6 +71,7 @@ struct LiveViewBrowserSystemTests {
         #expect(daemon.objects.contains { $0.event == "control" && $0.string("control") == "zoom" }, "\(daemon.transcript)")
         #expect(dom.contains("<div id=\"overlay\" class=\"\">"), "the overlay stayed off: \(dom)")
         #expect(dom.lowercased().contains("<span id=\"name\">zoom</span>"), "\(dom)")
+        #expect(dom.contains("data-events=\""), "no event reached the page: \(dom)\n\(daemon.transcript)")
 
         // What a person sees: the top of the page is vivid's test pattern, not a blank box.
         let shot = scratch.path + "/page.png"
