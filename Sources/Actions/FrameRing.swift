@@ -97,10 +97,9 @@ public final class FrameSource: Sendable {
         var restart = false
         /// Live view clients watching (``addViewer()``); each also counts as a reader.
         var viewers = 0
-        /// Stop when the last viewer leaves: the stream was off when the first came, or a
-        /// stop came while they watched (`stopAsked`).
-        var stopAfterViewers = false
-        var stopAsked = false
+        /// Stop when the last viewer leaves: it was off when the first came, or a stop came
+        /// while they watched (`stopAsked`).
+        var stopAfterViewers = false, stopAsked = false
     }
     private let state = Mutex(State())
     private let mode: StreamMode
@@ -128,10 +127,7 @@ public final class FrameSource: Sendable {
     /// Starts the stream if it is not running (returns at once; frames follow).
     public func start() {
         // Asked for (the session): it stays on when the last live view client leaves.
-        state.withLock { s in
-            s.stopAfterViewers = false
-            s.stopAsked = false
-        }
+        state.withLock { s in (s.stopAfterViewers, s.stopAsked) = (false, false) }
         resume()
     }
 
@@ -193,14 +189,12 @@ public final class FrameSource: Sendable {
             s.readers -= 1
             s.lastUse = monotonicNow().microseconds
             if s.viewers == 0 && s.stopAfterViewers {
-                // Started for the viewers: `on-press` and `on-action` streams stop by
-                // themselves once idle, an `always` stream only when told.
+                // `on-press`/`on-action` streams stop once idle, an `always` one when told.
                 if mode == .always || s.stopAsked {
                     s.stopRequested = true
                     s.restart = false
                 }
-                s.stopAfterViewers = false
-                s.stopAsked = false
+                (s.stopAfterViewers, s.stopAsked) = (false, false)
             }
         }
     }
