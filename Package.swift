@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .library(
             name: "EvcaptureKit",
-            targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig"]),
+            targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
         // Swift Concurrency's global and main executors on the main thread, without libdispatch.
         .library(name: "ConcurrencyRuntime", targets: ["ConcurrencyRuntime"]),
@@ -18,6 +18,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         // TOMLKit 0.6.0 with its toml++ parser unable to abort: Vendor/README.md
         .package(path: "Vendor/TOMLKit"),
+        // The live view's HTTP server (`[http]`): HTTP/1 and TLS.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // Debian's libevdev / libudev, imported through pkg-config.
@@ -95,15 +98,23 @@ let package = Package(
             dependencies: ["CMosquitto", "CLinuxShims", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
         // Many stations: the rig's topics, trigger messages and the fan-out of a station's presses; pure.
         .target(name: "Rig", dependencies: ["MQTT", "Actions", "Capture", "JSON"]),
+        // The live view (`[http]`): the ring as MJPEG, snapshots, events as SSE, the web page; SwiftNIO.
+        .target(
+            name: "LiveView",
+            dependencies: [
+                "Capture", "Actions", "Output", "Evdev", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
         // The TOML config, parsed straight into the runtime types.
         .target(
             name: "ConfigFile",
-            dependencies: ["Capture", "Actions", "Camera", "MQTT", "Rig", .product(name: "TOMLKit", package: "TOMLKit")]),
+            dependencies: ["Capture", "Actions", "Camera", "MQTT", "Rig", "LiveView", .product(name: "TOMLKit", package: "TOMLKit")]),
         // The daemon: devices, camera and actions composed into a service; sd_notify; the devices report; replay.
         .target(
             name: "EvcaptureDaemon",
             dependencies: [
-                "Capture", "Runtime", "JSON", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig",
+                "Capture", "Runtime", "JSON", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig", "LiveView",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
@@ -134,7 +145,14 @@ let package = Package(
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "Evdev", "V4L2", "EvcaptureTesting"]),
         .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Actions", "Capture", "Evdev", "V4L2", "LinuxIO"]),
         .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Evdev", "Actions", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Actions", "Camera", "MQTT", "Rig"]),
+        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Actions", "Camera", "MQTT", "Rig", "LiveView"]),
+        .testTarget(
+            name: "LiveViewTests",
+            dependencies: [
+                "LiveView", "Output", "Actions", "Capture", "EvcaptureTesting",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "RigTests", dependencies: ["Rig", "MQTT", "Actions", "Capture", "Evdev"]),
         // Against a real mosquitto broker on a free 127.0.0.1 port (skipped when mosquitto is not installed).
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
@@ -150,7 +168,7 @@ let package = Package(
             name: "SystemTests",
             dependencies: [
                 "EvcaptureDaemon", "Camera", "Actions", "Output", "ConfigFile", "Capture", "Evdev", "Udev", "V4L2", "LinuxIO",
-                "EvcaptureTesting", "MQTT",
+                "EvcaptureTesting", "MQTT", "LiveView",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -91,6 +91,11 @@ public final class FrameSource: Sendable {
         var stopped: [DispatchSemaphore] = []
         /// A start came while the thread was stopping.
         var restart = false
+        /// Live view clients watching (``addViewer()``); each also counts as a reader.
+        var viewers = 0
+        /// Stop when the last viewer leaves: it was off when the first came, or a stop came
+        /// while they watched (`stopAsked`).
+        var stopAfterViewers = false, stopAsked = false
     }
     private let state = Mutex(State())
     private let mode: StreamMode
@@ -117,6 +122,13 @@ public final class FrameSource: Sendable {
 
     /// Starts the stream if it is not running (returns at once; frames follow).
     public func start() {
+        // Asked for (the session): it stays on when the last live view client leaves.
+        state.withLock { s in (s.stopAfterViewers, s.stopAsked) = (false, false) }
+        resume()
+    }
+
+    /// Starts the stream if it is not running, for a reader or a viewer.
+    private func resume() {
         let start = state.withLock { s -> UInt64? in
             s.lastUse = monotonicNow().microseconds
             guard !s.running else {
@@ -142,8 +154,44 @@ public final class FrameSource: Sendable {
     /// empties the ring). A ``start()`` before then keeps it running.
     public func stop() {
         state.withLock { s in
+            // Someone watches the live view: the stream stops when the last viewer leaves.
+            if s.viewers > 0 {
+                s.stopAfterViewers = true
+                s.stopAsked = true
+                return
+            }
             s.stopRequested = true
             s.restart = false
+        }
+    }
+
+    /// A live view client starts watching: the stream runs (whatever the mode and the
+    /// session) until the last one leaves, and then goes back to what it would have done.
+    public func addViewer() {
+        let wasOff = state.withLock { s -> Bool in
+            s.viewers += 1
+            s.readers += 1
+            let off = !s.running || s.stopRequested
+            if off { s.stopAfterViewers = true }
+            return off
+        }
+        if wasOff { resume() }
+    }
+
+    /// A live view client stops watching (once per ``addViewer()``).
+    public func removeViewer() {
+        state.withLock { s in
+            s.viewers -= 1
+            s.readers -= 1
+            s.lastUse = monotonicNow().microseconds
+            if s.viewers == 0 && s.stopAfterViewers {
+                // `on-press` streams stop once idle, an `always` one when told.
+                if mode == .always || s.stopAsked {
+                    s.stopRequested = true
+                    s.restart = false
+                }
+                (s.stopAfterViewers, s.stopAsked) = (false, false)
+            }
         }
     }
 
@@ -168,7 +216,7 @@ public final class FrameSource: Sendable {
         // A reader before the start: the idle stop waits for it.
         state.withLock { $0.readers += 1 }
         defer { state.withLock { $0.readers -= 1 } }
-        start()
+        resume()
         let deadline = ContinuousClock.now + timeout
         var target = time
         if !wasRunning {
@@ -196,7 +244,7 @@ public final class FrameSource: Sendable {
     public func frames(from time: Int64, timeout: Duration, _ each: (RingFrame) throws -> Bool) throws -> (delivered: Int, skipped: Int) {
         state.withLock { $0.readers += 1 }
         defer { state.withLock { $0.readers -= 1 } }
-        start()
+        resume()
         var next: UInt64?  // the ring counter of the next frame to deliver
         var delivered = 0, skipped = 0
         while true {

@@ -190,7 +190,7 @@ public struct Config: Sendable {
         var config = Config()
         try reader.checkKeys(
             table, path: [],
-            allowed: ["capture", "devices", "camera", "output", "handlers", "hooks", "sound", "socket", "controls", "session", "mqtt"])
+            allowed: ["capture", "devices", "camera", "output", "handlers", "hooks", "sound", "socket", "controls", "session", "mqtt", "http"])
 
         if let capture = try reader.table(table, "capture", path: []) {
             let p = ["capture"]
@@ -258,6 +258,7 @@ public struct Config: Sendable {
         if let mqtt = try reader.table(table, "mqtt", path: []) {
             (config.daemon.mqtt, config.daemon.rig) = try reader.mqtt(mqtt)
         }
+        if let http = try reader.table(table, "http", path: []) { config.daemon.http = try reader.http(http) }
         return config
     }
 }

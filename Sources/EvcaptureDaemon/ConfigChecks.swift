@@ -65,6 +65,14 @@ public struct ServiceSandbox: Sendable, Equatable {
     public var protectHome: String?
     /// StateDirectory= (as /var/lib/…), RuntimeDirectory= (as /run/…) and ReadWritePaths=.
     public var writable: [String] = []
+    /// `RestrictAddressFamilies=`: the families allowed (nil: any) and those denied (`~`).
+    public var allowedAddressFamilies: [String]?
+    public var deniedAddressFamilies: [String] = []
+
+    /// Whether the service may open sockets of `family` (`AF_INET`, `AF_INET6`).
+    public func allows(_ family: String) -> Bool {
+        (allowedAddressFamilies?.contains(family) ?? true) && !deniedAddressFamilies.contains(family)
+    }
 
     public static let unitDirectories = [
         "/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system",
@@ -117,6 +125,14 @@ public struct ServiceSandbox: Sendable, Equatable {
                     if value.isEmpty { readWrite = [] } else { readWrite += words.map { String($0.drop { $0 == "-" || $0 == "+" }) } }
                 case "StateDirectory":
                     if value.isEmpty { state = [] } else { state += words.map { "/var/lib/" + $0.split(separator: ":")[0] } }
+                case "RestrictAddressFamilies":
+                    if value.isEmpty {
+                        (s.allowedAddressFamilies, s.deniedAddressFamilies) = (nil, [])
+                    } else if value.hasPrefix("~") {
+                        s.deniedAddressFamilies += value.dropFirst().split(separator: " ").map(String.init)
+                    } else {
+                        s.allowedAddressFamilies = (s.allowedAddressFamilies ?? []) + words
+                    }
                 case "RuntimeDirectory":
                     if value.isEmpty { runtime = [] } else { runtime += words.map { "/run/" + $0.split(separator: ":")[0] } }
                 default: break
@@ -250,6 +266,14 @@ public enum ConfigCheck {
         if let dir = config.daemon.outputDirectory, let sandbox, let problem = sandbox.problem(writing: dir) {
             out += ReadableLines.escaped("\(file): warning: output.directory \(dir): \(problem)").replacing("\\n", with: "\n") + "\n"
             warnings += 1
+        }
+        if let http = config.daemon.http, let sandbox {
+            let family = http.listen.host.contains(":") ? "AF_INET6" : "AF_INET"
+            if !sandbox.allows(family) {
+                out += "\(file): warning: [http]: \(sandbox.unit) allows no \(family) socket (RestrictAddressFamilies): "
+                    + "the service cannot listen on \(http.listen); docs/live-view.md shows the drop-in\n"
+                warnings += 1
+            }
         }
         return (out, warnings)
     }

@@ -16,6 +16,7 @@ import ConfigFile
 import MQTT
 import Rig
 import V4L2
+import LiveView
 
 /// Where the daemon's JSON lines and readable lines go.
 public struct DaemonOutputOptions: Sendable {
@@ -121,6 +122,18 @@ public final class Daemon: Service, Sendable {
             await state.attach(link)
             rig = link
         }
+        // The live view (`[http]`): without it no HTTP socket is opened.
+        var liveView: LiveViewServer?
+        if let http = config.daemon.http {
+            let hooks = LiveViewHooks(
+                frames: { [weak state] in state?.liveFrames.withLock { $0 } },
+                input: { [weak state] input in Task { await state?.accept(input) } })
+            let server = try LiveViewServer(
+                settings: http, outputDirectory: outputDirectory, snapshotQuality: config.daemon.capture.jpegQuality, hooks: hooks, logger: logger)
+            try await server.start()
+            lines.add(server.eventSink)
+            liveView = server
+        }
         try await state.start(camera: cameraSession)
         try await rig?.client.start()
         if let rig {
@@ -148,6 +161,7 @@ public final class Daemon: Service, Sendable {
         watcherTask.cancel()
         let actions = await state.stop()
         await actions.shutdown()
+        await liveView?.stop()
         // Every line written (the last `session stopped` included), to stdout and to the
         // socket's clients, before the socket closes and the process exits.
         await lines.finishAndFlush()

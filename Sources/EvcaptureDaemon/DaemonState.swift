@@ -51,6 +51,10 @@ actor DaemonState {
     var rig: RigLink?
     /// Press times (wall clock) for the actions, and with a rig's fan-out its trigger ids and messages.
     var presses = FanOutPolicy(station: "", sendsTriggers: false)
+    /// The live view's virtual device in the pipeline, once it was used (``accept(_:)``).
+    var liveViewDevice: Int?
+    /// The capture stream for the live view, read from its thread (it changes with `actions`).
+    nonisolated let liveFrames: Mutex<FrameSource?>
 
     init(
         settings: CaptureCoreSettings, session: SessionPolicy, controls: CameraControlsStage?, loop: IOLoop, lines: LineWriter,
@@ -64,6 +68,7 @@ actor DaemonState {
         self.loop = loop
         self.lines = lines
         self.actions = actions
+        liveFrames = Mutex(actions.frames)
         self.cameras = cameras
         self.logger = logger
         self.onReady = onReady
@@ -283,6 +288,7 @@ actor DaemonState {
         if setup.config.daemon.captureDevice == nil {
             let old = actions
             actions = setup.actionRunner(for: session)
+            liveFrames.withLock { [frames = actions.frames] in $0 = frames }
             actions.sessionChanged(running: pipeline.isRunning)
             Task { await old.shutdown() }
         }

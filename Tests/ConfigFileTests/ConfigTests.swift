@@ -62,7 +62,7 @@ import Camera
         ),
         (
             "# top\n\n[camra]\nx = 1\n",
-            "bad.toml:3: unknown key \"camra\" (known: capture, devices, camera, output, handlers, hooks, sound, socket, controls, session, mqtt)"
+            "bad.toml:3: unknown key \"camra\" (known: capture, devices, camera, output, handlers, hooks, sound, socket, controls, session, mqtt, http)"
         ),
         (
             "# top\n\n[camera]\nx = 1\n",

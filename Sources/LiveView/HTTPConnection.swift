@@ -1,0 +1,299 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOCore
+import NIOHTTP1
+
+/// One client connection: parsed requests (NIOHTTP1) in, responses out. Runs on the
+/// server's event loop only, and never blocks it: frames come ready-encoded, files are read
+/// a chunk at a time as the socket takes them.
+final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// A POST body larger than this is refused (413): no endpoint takes one.
+    static let maximumBody = 1024
+    /// How much of a file is read per write.
+    static let fileChunk = 64 * 1024
+    /// Events kept for a listener that does not read, before it is closed.
+    static let maximumQueuedEvents = 1000
+
+    private enum Mode {
+        /// Between requests (an idle connection is closed by the read timeout).
+        case idle
+        case reading(HTTPRequestHead, Route, body: Int)
+        /// A response is on its way (a snapshot being taken).
+        case busy
+        /// `/stream.mjpg`: `pending` is the newest frame the socket could not take yet.
+        case stream(pending: PreviewFrame?)
+        /// `/events`: lines the socket could not take yet.
+        case events(queued: [ByteBuffer])
+        case file(fd: Int32, offset: Int, remaining: Int, keepAlive: Bool)
+        case closed
+    }
+    private var mode = Mode.idle
+    /// The request's version, answered in kind (an HTTP/1.0 client gets no chunked stream).
+    private var version = HTTPVersion.http1_1
+    /// The request being answered, for the debug log.
+    private var request = ""
+    private var context: ChannelHandlerContext?
+    private let server: ServerCore
+
+    init(server: ServerCore) { self.server = server }
+
+    func handlerAdded(context: ChannelHandlerContext) { self.context = context }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        finish()
+        self.context = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        finish()
+        context.fireChannelInactive()
+    }
+
+    private func finish() {
+        if case .file(let fd, _, _, _) = mode { close(fd) }
+        if case .closed = mode { return }
+        mode = .closed
+        server.hub.remove(self)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            guard case .idle = mode else { return }
+            version = head.version.major == 1 && head.version.minor == 0 ? .http1_0 : .http1_1
+            request = "\(head.method) \(head.uri.prefix(200))"
+            if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > Self.maximumBody {
+                return fail(.payloadTooLarge, context)
+            }
+            mode = .reading(head, Route(method: head.method.rawValue, target: head.uri), body: 0)
+        case .body(let part):
+            guard case .reading(let head, let route, let body) = mode else { return }
+            let total = body + part.readableBytes
+            guard total <= Self.maximumBody else { return fail(.payloadTooLarge, context) }
+            mode = .reading(head, route, body: total)
+        case .end:
+            guard case .reading(let head, let route, _) = mode else { return }
+            mode = .busy
+            respond(to: head, route, context)
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // Read timeout: a client that sends nothing (or half a request) for that long goes.
+        // One that watches a stream sends nothing by design and stays.
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
+            switch mode {
+            case .idle, .reading: context.close(promise: nil)
+            default: break
+            }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // NIOHTTP1's parser refused the bytes: an answer if none has started, then close.
+        if let parse = error as? HTTPParserError {
+            switch mode {
+            case .idle, .reading: fail(parse == .headerOverflow ? .requestHeaderFieldsTooLarge : .badRequest, context)
+            default: context.close(promise: nil)
+            }
+            return
+        }
+        context.close(promise: nil)
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        guard context.channel.isWritable else { return }
+        switch mode {
+        case .stream(let pending?):
+            mode = .stream(pending: nil)
+            send(pending)
+        case .events(let queued) where !queued.isEmpty:
+            mode = .events(queued: [])
+            for b in queued { context.write(wrapOutboundOut(.body(.byteBuffer(b))), promise: nil) }
+            context.flush()
+        case .file:
+            pumpFile()
+        default:
+            break
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    // MARK: - Streams
+
+    /// A frame for a viewer: written now when the socket takes it, else kept as the newest
+    /// (replacing an older one) until it does. A slow client drops frames; nothing piles up.
+    func send(_ frame: PreviewFrame) {
+        guard case .stream = mode, let context else { return }
+        guard context.channel.isWritable else {
+            mode = .stream(pending: frame)
+            return
+        }
+        var header = context.channel.allocator.buffer(capacity: 160)
+        header.writeString(Framing.partHeader(length: frame.jpeg.readableBytes, time: frame.time, sequence: frame.sequence))
+        context.write(wrapOutboundOut(.body(.byteBuffer(header))), promise: nil)
+        // The same storage for every viewer: ByteBuffer is copy-on-write and nobody writes to it.
+        context.write(wrapOutboundOut(.body(.byteBuffer(frame.jpeg))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(server.partTrailer))), promise: nil)
+    }
+
+    /// An event for a listener; one that stops reading is closed once its queue is full.
+    func sendEvent(_ buffer: ByteBuffer) {
+        guard case .events(var queued) = mode, let context else { return }
+        if context.channel.isWritable && queued.isEmpty {
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            return
+        }
+        guard queued.count < Self.maximumQueuedEvents else {
+            context.close(promise: nil)
+            return
+        }
+        queued.append(buffer)
+        mode = .events(queued: queued)
+    }
+
+    // MARK: - Responses
+
+    private func respond(to head: HTTPRequestHead, _ route: Route, _ context: ChannelHandlerContext) {
+        let keepAlive = head.isKeepAlive
+        if let credentials = server.settings.credentials, !credentials.accept(authorization: head.headers.first(name: "authorization")) {
+            var h = HTTPHeaders()
+            h.add(name: "WWW-Authenticate", value: "Basic realm=\"evcapture\", charset=\"UTF-8\"")
+            return reply(.unauthorized, text: "credentials needed\n", headers: h, keepAlive: keepAlive, context)
+        }
+        switch route {
+        case .page:
+            var h = HTTPHeaders()
+            h.add(name: "Content-Security-Policy", value: "default-src 'self'; img-src 'self' blob:; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'")
+            reply(.ok, body: server.page, type: "text/html; charset=utf-8", headers: h, keepAlive: keepAlive, context)
+        case .stream:
+            guard server.hub.hasRoom else { return reply(.serviceUnavailable, text: "too many clients\n", keepAlive: false, context) }
+            startStreaming(type: Framing.streamContentType, context)
+            mode = .stream(pending: nil)
+            server.hub.addViewer(self)
+        case .events:
+            guard server.hub.hasRoom else { return reply(.serviceUnavailable, text: "too many clients\n", keepAlive: false, context) }
+            startStreaming(type: "text/event-stream", context)
+            var hello = context.channel.allocator.buffer(capacity: 16)
+            hello.writeString(": evcapture\n\n")
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(hello))), promise: nil)
+            mode = .events(queued: [])
+            server.hub.addListener(self)
+        case .snapshot:
+            guard server.hub.hasRoom else { return reply(.serviceUnavailable, text: "too many clients\n", keepAlive: false, context) }
+            server.hub.snapshot(quality: server.snapshotQuality).assumeIsolated().whenSuccess { [self] frame in
+                guard case .busy = mode, let context = self.context else { return }
+                guard let frame else { return reply(.serviceUnavailable, text: "no frame from the camera\n", keepAlive: keepAlive, context) }
+                var h = HTTPHeaders()
+                h.add(name: "X-Timestamp", value: Framing.timestamp(frame.time))
+                reply(.ok, body: frame.jpeg, type: "image/jpeg", headers: h, keepAlive: keepAlive, context)
+            }
+        case .mediaList:
+            reply(.ok, text: MediaDirectory.json(server.media.list()), type: "application/json", keepAlive: keepAlive, context)
+        case .media(let name):
+            guard let (fd, bytes) = server.media.open(name) else { return reply(.notFound, text: "no such file\n", keepAlive: keepAlive, context) }
+            var h = HTTPHeaders()
+            h.add(name: "Content-Type", value: MediaDirectory.contentType(of: name))
+            h.add(name: "Content-Length", value: String(bytes))
+            h.add(name: "Content-Disposition", value: "inline; filename=\"\(name.filter { $0 != "\"" && $0 != "\\" })\"")
+            h.add(name: "X-Content-Type-Options", value: "nosniff")
+            if !keepAlive { h.add(name: "Connection", value: "close") }
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: h))), promise: nil)
+            mode = .file(fd: fd, offset: 0, remaining: bytes, keepAlive: keepAlive)
+            pumpFile()
+        case .input(let input):
+            guard originAllowed(origin: head.headers.first(name: "origin"), host: head.headers.first(name: "host")) else {
+                return reply(.forbidden, text: "Origin does not match Host\n", keepAlive: keepAlive, context)
+            }
+            server.input(input)
+            reply(.accepted, text: "{\"accepted\":true}", type: "application/json", keepAlive: keepAlive, context)
+        case .methodNotAllowed(let allow):
+            var h = HTTPHeaders()
+            h.add(name: "Allow", value: allow)
+            reply(.methodNotAllowed, text: "use \(allow)\n", headers: h, keepAlive: keepAlive, context)
+        case .badRequest(let why):
+            reply(.badRequest, text: why + "\n", keepAlive: false, context)
+        case .notFound:
+            reply(.notFound, text: "not found\n", keepAlive: keepAlive, context)
+        }
+    }
+
+    private func startStreaming(type: String, _ context: ChannelHandlerContext) {
+        server.hub.logger.debug("live view: \(request): 200, streaming", metadata: ["http.client": "\(context.remoteAddress.map { "\($0)" } ?? "")"])
+        var h = HTTPHeaders()
+        h.add(name: "Content-Type", value: type)
+        h.add(name: "Cache-Control", value: "no-cache, no-store")
+        h.add(name: "Connection", value: "close")
+        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: h))), promise: nil)
+    }
+
+    private func reply(
+        _ status: HTTPResponseStatus, text: String, type: String = "text/plain; charset=utf-8", headers: HTTPHeaders = [:],
+        keepAlive: Bool, _ context: ChannelHandlerContext
+    ) {
+        reply(status, body: ByteBuffer(string: text), type: type, headers: headers, keepAlive: keepAlive, context)
+    }
+
+    private func reply(
+        _ status: HTTPResponseStatus, body: ByteBuffer, type: String, headers: HTTPHeaders = [:], keepAlive: Bool,
+        _ context: ChannelHandlerContext
+    ) {
+        server.hub.logger.debug("live view: \(request): \(status.code)", metadata: ["http.client": "\(context.remoteAddress.map { "\($0)" } ?? "")"])
+        var h = headers
+        h.add(name: "Content-Type", value: type)
+        h.add(name: "Content-Length", value: String(body.readableBytes))
+        h.add(name: "Cache-Control", value: "no-store")
+        if !keepAlive { h.add(name: "Connection", value: "close") }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: h))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        end(keepAlive: keepAlive, context)
+    }
+
+    private func end(keepAlive: Bool, _ context: ChannelHandlerContext) {
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if keepAlive {
+            mode = .idle
+        } else {
+            mode = .busy
+            let channel = context.channel
+            written.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    /// An error answer before any other, then the connection closes.
+    private func fail(_ status: HTTPResponseStatus, _ context: ChannelHandlerContext) {
+        reply(status, text: "\(status.reasonPhrase)\n", keepAlive: false, context)
+    }
+
+    /// Writes the file's next chunks while the socket takes them.
+    private func pumpFile() {
+        guard let context else { return }
+        while case .file(let fd, let offset, let remaining, let keepAlive) = mode {
+            if remaining == 0 {
+                close(fd)
+                return end(keepAlive: keepAlive, context)
+            }
+            guard context.channel.isWritable else { return context.flush() }
+            var chunk = context.channel.allocator.buffer(capacity: min(Self.fileChunk, remaining))
+            let n = chunk.writeWithUnsafeMutableBytes(minimumWritableBytes: min(Self.fileChunk, remaining)) { b in
+                max(0, pread(fd, b.baseAddress, min(b.count, remaining), off_t(offset)))
+            }
+            guard n > 0 else {
+                // The file shrank under us: the length promised cannot be kept.
+                close(fd)
+                mode = .closed
+                context.close(promise: nil)
+                return
+            }
+            mode = .file(fd: fd, offset: offset + n, remaining: remaining - n, keepAlive: keepAlive)
+            context.write(wrapOutboundOut(.body(.byteBuffer(chunk))), promise: nil)
+        }
+        context.flush()
+    }
+}

@@ -1,0 +1,144 @@
+import Actions
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import Output
+import Synchronization
+
+/// What the live view needs from the daemon.
+public struct LiveViewHooks: Sendable {
+    /// The capture stream now (nil without a camera); it may change when a camera comes.
+    public var frames: @Sendable () -> FrameSource?
+    /// A request from the page, to take the path a button or knob takes.
+    public var input: @Sendable (LiveViewInput) -> Void
+    public init(frames: @escaping @Sendable () -> FrameSource?, input: @escaping @Sendable (LiveViewInput) -> Void) {
+        self.frames = frames
+        self.input = input
+    }
+}
+
+/// What every connection shares (immutable, apart from the loop-bound hub).
+final class ServerCore: Sendable {
+    let settings: LiveViewSettings
+    let hub: Hub
+    let media: MediaDirectory
+    let input: @Sendable (LiveViewInput) -> Void
+    let page: ByteBuffer
+    let partTrailer: ByteBuffer
+    let snapshotQuality: Int
+    init(settings: LiveViewSettings, hub: Hub, media: MediaDirectory, snapshotQuality: Int, input: @escaping @Sendable (LiveViewInput) -> Void) {
+        self.settings = settings
+        self.hub = hub
+        self.media = media
+        self.input = input
+        self.snapshotQuality = snapshotQuality
+        page = ByteBuffer(string: LiveViewPage.html)
+        partTrailer = ByteBuffer(string: Framing.partTrailer)
+    }
+}
+
+public struct LiveViewError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    init(_ d: String) { description = d }
+}
+
+/// The live view's HTTP server (`[http]`): one SwiftNIO event loop thread, which sleeps in
+/// `epoll_wait` while no client is connected (no timer is armed until one is). Frames and
+/// events reach it from their own threads; it never calls into the input path, which it
+/// reaches only through ``LiveViewHooks/input``.
+public final class LiveViewServer: Sendable {
+    public let settings: LiveViewSettings
+    private let group: MultiThreadedEventLoopGroup
+    private let core: ServerCore
+    private let tls: NIOSSLContext?
+    private let logger: Logger
+    private let channel = Mutex<(any Channel)?>(nil)
+
+    /// Reads the TLS files when configured (a bad file is an error here, before anything starts).
+    public init(
+        settings: LiveViewSettings, outputDirectory: String, snapshotQuality: Int = 90, hooks: LiveViewHooks, logger: Logger
+    ) throws(LiveViewError) {
+        if let files = settings.tls {
+            do {
+                let chain = try NIOSSLCertificate.fromPEMFile(files.certificate).map { NIOSSLCertificateSource.certificate($0) }
+                let key = try NIOSSLPrivateKey(file: files.privateKey, format: .pem)
+                tls = try NIOSSLContext(configuration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
+            } catch {
+                throw LiveViewError("http: cannot use \(files.certificate) and \(files.privateKey) for TLS: \(error)")
+            }
+        } else {
+            tls = nil
+        }
+        self.settings = settings
+        self.logger = logger
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let hub = Hub(loop: group.next(), maxClients: settings.maxClients, frames: hooks.frames, logger: logger)
+        hub.attach(PreviewFeed(source: hooks.frames, previewWidth: settings.previewWidth, quality: settings.previewQuality, logger: logger) {
+            [hub] frame in hub.publish(frame)
+        })
+        core = ServerCore(
+            settings: settings, hub: hub, media: MediaDirectory(path: outputDirectory), snapshotQuality: snapshotQuality, input: hooks.input)
+    }
+
+    /// Binds the listen address; throws when it cannot (in use, not an address of this host).
+    public func start() async throws(LiveViewError) {
+        let core = core
+        let tls = tls
+        // All connections beyond this are closed at once: each stream has its limit, and
+        // this bounds the sockets a client can hold open with requests it never finishes.
+        let maximumConnections = settings.maxClients * 4 + 8
+        let counter = ConnectionCounter()
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 32)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: 64 * 1024, high: 256 * 1024))
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    guard counter.open.add(1, ordering: .relaxed).newValue <= maximumConnections else {
+                        counter.open.subtract(1, ordering: .relaxed)
+                        channel.close(promise: nil)
+                        return
+                    }
+                    channel.closeFuture.whenComplete { _ in counter.open.subtract(1, ordering: .relaxed) }
+                    let sync = channel.pipeline.syncOperations
+                    if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
+                    try sync.addHandler(IdleStateHandler(readTimeout: .seconds(10)))
+                    try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: false)
+                    try sync.addHandler(HTTPConnection(server: core))
+                }
+            }
+        do {
+            let bound = try await bootstrap.bind(host: settings.listen.host, port: settings.listen.port).get()
+            channel.withLock { $0 = bound }
+        } catch {
+            try? await group.shutdownGracefully()
+            throw LiveViewError("http: cannot listen on \(settings.listen): \(error)")
+        }
+        logger.info("live view on \(tls == nil ? "http" : "https")://\(settings.listen)/", metadata: ["http.listen": "\(settings.listen)"])
+    }
+
+    /// Closes every connection and the loop.
+    public func stop() async {
+        core.hub.close()
+        let bound = channel.withLock { c in
+            defer { c = nil }
+            return c
+        }
+        try? await bound?.close()
+        try? await group.shutdownGracefully()
+    }
+
+    /// Gives `/events` every JSON line the daemon writes (add it to the line writer).
+    public var eventSink: any JSONLineSink { EventSink(hub: core.hub) }
+
+    private struct EventSink: JSONLineSink {
+        let hub: Hub
+        func send(_ line: String) { hub.publish(line: line) }
+    }
+
+    private final class ConnectionCounter: Sendable {
+        let open = Atomic<Int>(0)
+    }
+}

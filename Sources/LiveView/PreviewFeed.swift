@@ -1,0 +1,146 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Actions
+import Evdev
+import LinuxIO
+import Logging
+import NIOCore
+import Synchronization
+import V4L2
+
+/// One frame of the live view, as every client gets it: one buffer shared by all (writing
+/// it to N sockets copies nothing but into each socket).
+public struct PreviewFrame: Sendable {
+    public var jpeg: ByteBuffer
+    /// The frame's kernel timestamp (CLOCK_MONOTONIC µs).
+    public var time: Int64
+    public var sequence: UInt32
+}
+
+/// Takes the newest frame from the capture stream's ring, on a thread of its own, only while
+/// someone watches: MJPEG frames as the camera sent them, YUYV frames scaled down and encoded
+/// once. Watching keeps the stream running (``FrameSource/addViewer()``).
+final class PreviewFeed: Sendable {
+    private let source: @Sendable () -> FrameSource?
+    private let previewWidth: Int
+    private let quality: Int
+    private let publish: @Sendable (PreviewFrame) -> Void
+    private let logger: Logger
+    private struct State {
+        var wanted = false
+        var running = false
+    }
+    private let state = Mutex(State())
+
+    init(
+        source: @escaping @Sendable () -> FrameSource?, previewWidth: Int, quality: Int, logger: Logger,
+        publish: @escaping @Sendable (PreviewFrame) -> Void
+    ) {
+        self.source = source
+        self.previewWidth = previewWidth
+        self.quality = quality
+        self.logger = logger
+        self.publish = publish
+    }
+
+    /// The first viewer came.
+    func start() {
+        let spawn = state.withLock { s -> Bool in
+            s.wanted = true
+            defer { s.running = true }
+            return !s.running
+        }
+        if spawn { startThread(name: "evc-preview") { [self] in run() } }
+    }
+
+    /// The last viewer left: the thread ends after the frame it waits for.
+    func stop() {
+        state.withLock { $0.wanted = false }
+    }
+
+    private var wanted: Bool { state.withLock { $0.wanted } }
+
+    private func run() {
+        while true {
+            while wanted {
+                guard let frames = source() else {
+                    // No camera yet: look again soon (only while someone watches).
+                    sleepMilliseconds(500)
+                    continue
+                }
+                frames.addViewer()
+                feed(from: frames)
+                frames.removeViewer()
+            }
+            // A viewer may have come back between the loop's last look and now.
+            let done = state.withLock { s -> Bool in
+                if s.wanted { return false }
+                s.running = false
+                return true
+            }
+            if done { return }
+        }
+    }
+
+    /// Frames until nobody watches, or the camera changed or failed (then the caller looks again).
+    private func feed(from frames: FrameSource) {
+        var last: Int64 = 0
+        while wanted {
+            do {
+                // The next frame from now: always the newest, never a backlog.
+                let ring = try frames.frame(nearest: max(monotonicNow().microseconds, last + 1), timeout: .seconds(2))
+                guard ring.time > last else { continue }
+                last = ring.time
+                let jpeg = try Self.jpeg(ring.frame, previewWidth: previewWidth, quality: quality)
+                publish(PreviewFrame(jpeg: ByteBuffer(bytes: jpeg), time: ring.time, sequence: ring.frame.sequence))
+            } catch let error as StreamingError where error.code == .timedOut {
+                continue
+            } catch {
+                logger.debug("live view: \(error)")
+                sleepMilliseconds(500)
+                return
+            }
+        }
+    }
+
+    /// MJPEG as sent; YUYV scaled down by a whole factor to at most `previewWidth`, then encoded.
+    static func jpeg(_ frame: VideoFrame, previewWidth: Int, quality: Int) throws -> [UInt8] {
+        let f = frame.format
+        guard f.pixelFormat == .yuyv else { return try JPEG.data(from: frame, quality: quality) }
+        let factor = max(1, (f.width + previewWidth - 1) / max(previewWidth, 1))
+        guard factor > 1 else { return try JPEG.data(from: frame, quality: quality) }
+        let (small, width, height) = downscaleYUYV(frame.bytes, width: f.width, height: f.height, bytesPerLine: f.bytesPerLine, by: factor)
+        return try JPEG.encodeYUYV(small, width: width, height: height, bytesPerLine: width * 2, quality: quality)
+    }
+
+    private func sleepMilliseconds(_ ms: Int) {
+        usleep(UInt32(ms) * 1000)
+    }
+}
+
+/// A YUYV image with every `factor`-th pixel of every `factor`-th row (chroma from the
+/// sampled pixel's pair); the width is kept even.
+func downscaleYUYV(_ src: [UInt8], width: Int, height: Int, bytesPerLine: Int, by factor: Int) -> ([UInt8], Int, Int) {
+    let w = max(2, (width / factor) & ~1)
+    let h = max(1, height / factor)
+    var out = [UInt8](repeating: 0, count: w * h * 2)
+    out.withUnsafeMutableBufferPointer { dst in
+        src.withUnsafeBufferPointer { s in
+            for y in 0..<h {
+                let row = y * factor * bytesPerLine
+                guard row + width * 2 <= s.count else { break }
+                for m in 0..<(w / 2) {
+                    let x0 = 2 * m * factor, x1 = (2 * m + 1) * factor
+                    let pair = row + (x0 / 2) * 4
+                    let o = (y * w + 2 * m) * 2
+                    dst[o] = s[row + (x0 / 2) * 4 + (x0 % 2) * 2]
+                    dst[o + 1] = s[pair + 1]
+                    dst[o + 2] = s[row + (x1 / 2) * 4 + (x1 % 2) * 2]
+                    dst[o + 3] = s[pair + 3]
+                }
+            }
+        }
+    }
+    return (out, w, h)
+}

@@ -1,0 +1,94 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import EvcaptureTesting
+import Foundation
+import Testing
+
+/// A real browser on the live view's page: headless Chromium, run in the VM beside the
+/// daemon (the guest has no network to the host, so both run there), loads `/` and shows
+/// the picture.
+@Suite(.systemTest, .needsDaemonExecutable, .serialized)
+struct LiveViewBrowserSystemTests {
+    static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let ffmpeg = ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    @Test(.enabled(if: vividNode() != nil && chromium != nil && ffmpeg != nil, "needs vivid, chromium and ffmpeg"))
+    func thePageShowsThePicture() throws {
+        let vivid = try #require(vividNode())
+        let port = 18085
+        let scratch = try DaemonScratch("liveview-browser")
+        let config = try scratch.write(
+            "evcapture.toml",
+            """
+            [camera]
+            device = "\(vivid)"
+            width = 640
+            height = 480
+            fps = 5                 # the guest's one emulated CPU runs the browser too
+            [output]
+            directory = "\(scratch.output)"
+            [controls]
+            order = ["zoom"]        # vivid has none: digital zoom
+            steps-per-range = 3
+            idle-timeout = 60
+            [http]
+            listen = "127.0.0.1:\(port)"
+            preview-width = 320
+            """)
+        let knob = try fixtureDevice("rotary-encoder-rel-x")
+        let daemon = try DaemonProcess(
+            scratch.label, arguments: ["run", "--config", config, "--json", "--log-level", "debug"], environment: scratch.environment)
+        defer { daemon.terminate() }
+        try #require(daemon.waitFor(DaemonLines.deviceAdded(knob.node)) != nil, "\(daemon.transcript)")
+        #expect(waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("live view on http://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
+
+        var env = scratch.environment
+        env["HOME"] = scratch.path
+        let chrome = try #require(Self.chromium)
+        let options = [
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+            "--user-data-dir=\(scratch.path)/chromium", "--window-size=480,800", "--hide-scrollbars",
+        ]
+        // One load of the page, read 80 s after it started (under emulation the browser takes
+        // its time: its event stream was seen to connect 20 s after the page): the DOM — the
+        // page notes the picture's size once a frame is shown, and the knob turned meanwhile
+        // (a detent every 2 s until the browser is done) shows in the overlay — and what a
+        // person sees, a screenshot.
+        let shot = scratch.path + "/page.png"
+        let browser = try DaemonProcess(
+            "liveview-chromium", executable: chrome,
+            arguments: options + ["--timeout=80000", "--dump-dom", "--screenshot=\(shot)", "http://127.0.0.1:\(port)/"],
+            environment: env)
+        defer { browser.terminate() }
+        var step: Int32 = 1
+        for _ in 0..<100 where browser.isRunning {
+            Thread.sleep(forTimeInterval: 2)
+            try knob.move(.relX, by: step)
+            step = -step
+        }
+        let exited = browser.waitForExit(timeout: .seconds(200))
+        #expect(exited == 0, "\(browser.transcript)")
+        let dom = browser.stdout
+        #expect(dom.contains("data-picture=\"320x240\""), "\(browser.transcript)\n\(daemon.transcript)")
+        #expect(daemon.objects.contains { $0.event == "control" && $0.string("control") == "zoom" }, "\(daemon.transcript)")
+        #expect(dom.contains("<div id=\"overlay\" class=\"\">"), "the overlay stayed off: \(dom)")
+        #expect(dom.lowercased().contains("<span id=\"name\">zoom</span>"), "\(dom)")
+        #expect(dom.contains("data-events=\""), "no event reached the page: \(dom)\n\(daemon.transcript)")
+
+        // The top of the screenshot is vivid's test pattern, not a blank box.
+        try #require(FileManager.default.fileExists(atPath: shot), "\(browser.transcript)")
+        let grey = scratch.path + "/picture.gray"
+        let crop = try run([try #require(Self.ffmpeg), "-v", "error", "-y", "-i", shot, "-vf", "crop=480:300:0:0", "-f", "rawvideo", "-pix_fmt", "gray", grey])
+        try #require(crop.succeeded, "\(crop)")
+        let pixels = Array(try Data(contentsOf: URL(fileURLWithPath: grey)))
+        try #require(pixels.count == 480 * 300)
+        let mean = Double(pixels.reduce(0) { $0 + Int($1) }) / Double(pixels.count)
+        let variance = pixels.reduce(0.0) { $0 + (Double($1) - mean) * (Double($1) - mean) } / Double(pixels.count)
+        #expect(variance.squareRoot() > 30, "the picture area is nearly uniform (mean \(mean), deviation \(variance.squareRoot())): \(shot)")
+        // Kept for a person: `.build-systest/out/` on the host.
+        if let out = ProcessInfo.processInfo.environment["EVCAPTURE_SYSTEST_OUT"], !out.isEmpty {
+            _ = try? FileManager.default.copyItem(atPath: shot, toPath: out + "/liveview-page.png")
+        }
+    }
+}
