@@ -162,6 +162,13 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
 
     private func respond(to head: HTTPRequestHead, _ route: Route, _ context: ChannelHandlerContext) {
         let keepAlive = head.isKeepAlive
+        // Without credentials (loopback only) a request must name this machine by a loopback
+        // name: a page of another site rebound to 127.0.0.1 is answered with nothing.
+        if server.settings.credentials == nil, !loopbackHostAllowed(head.headers.first(name: "host")) {
+            return reply(
+                .forbidden, text: "this live view answers only localhost and 127.0.0.1 (configure credentials to serve other names)\n",
+                keepAlive: false, context)
+        }
         if let credentials = server.settings.credentials, !credentials.accept(authorization: head.headers.first(name: "authorization")) {
             var h = HTTPHeaders()
             h.add(name: "WWW-Authenticate", value: "Basic realm=\"evcapture\", charset=\"UTF-8\"")

@@ -116,6 +116,9 @@ struct LiveViewSystemTests {
         // A POST from another site's page is refused, and takes no photo.
         let before = daemon.objects.count
         #expect(try LiveViewClient.request(["-X", "POST", "-H", "Origin: http://evil.example", "\(base)/api/capture"]).status == 403)
+        // A page of another site rebound to 127.0.0.1 names itself in Host: nothing is answered.
+        #expect(try LiveViewClient.request(["-X", "POST", "-H", "Host: evil.example", "-H", "Origin: http://evil.example", "\(base)/api/capture"]).status == 403)
+        #expect(try LiveViewClient.request(["-H", "Host: evil.example", "\(base)/snapshot.jpg"]).status == 403)
         Thread.sleep(forTimeInterval: 1)
         #expect(!daemon.objects[before...].contains { $0.event == "capture" }, "\(daemon.transcript)")
     }
