@@ -21,7 +21,7 @@ extension ConfigReader {
         let password = try string(t, "password", path: p)
         switch (username, password) {
         case (let u?, let w?):
-            guard !u.isEmpty, !u.contains(":") else { throw error(p + ["username"], "http.username must be non-empty and without \":\"") }
+            guard !u.isEmpty, !u.utf8.contains(UInt8(ascii: ":")) else { throw error(p + ["username"], "http.username must be non-empty and without \":\"") }
             guard w.utf8.count >= 8 else { throw error(p + ["password"], "http.password must be at least 8 characters") }
             s.credentials = Credentials(username: u, password: w)
         case (nil, nil):

@@ -268,7 +268,7 @@ public enum ConfigCheck {
             warnings += 1
         }
         if let http = config.daemon.http, let sandbox {
-            let family = http.listen.host.contains(":") ? "AF_INET6" : "AF_INET"
+            let family = http.listen.host.utf8.contains(UInt8(ascii: ":")) ? "AF_INET6" : "AF_INET"
             if !sandbox.allows(family) {
                 out += "\(file): warning: [http]: \(sandbox.unit) allows no \(family) socket (RestrictAddressFamilies): "
                     + "the service cannot listen on \(http.listen); docs/live-view.md shows the drop-in\n"
