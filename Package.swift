@@ -100,7 +100,7 @@ let package = Package(
         // The TOML config, parsed straight into the runtime types.
         .target(
             name: "ConfigFile",
-            dependencies: ["Capture", "Actions", "Camera", "MQTT", "Rig", .product(name: "TOMLKit", package: "TOMLKit")]),
+            dependencies: ["Capture", "Actions", "Camera", "Movie", "MQTT", "Rig", .product(name: "TOMLKit", package: "TOMLKit")]),
         // The daemon: devices, camera and actions composed into a service; sd_notify; the devices report; replay.
         .target(
             name: "EvcaptureDaemon",
@@ -133,9 +133,9 @@ let package = Package(
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2"]),
         .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "Evdev", "V4L2", "EvcaptureTesting"]),
-        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Actions", "Capture", "Evdev", "V4L2", "LinuxIO"]),
+        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Actions", "Movie", "Capture", "Evdev", "V4L2", "LinuxIO"]),
         .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Evdev", "Actions", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Actions", "Camera", "MQTT", "Rig"]),
+        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Actions", "Camera", "Movie", "MQTT", "Rig"]),
         .testTarget(name: "RigTests", dependencies: ["Rig", "MQTT", "Actions", "Capture", "Evdev"]),
         // Against a real mosquitto broker on a free 127.0.0.1 port (skipped when mosquitto is not installed).
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),

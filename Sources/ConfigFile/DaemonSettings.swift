@@ -9,6 +9,7 @@ import Actions
 import Camera
 import MQTT
 import Rig
+import Movie
 
 /// Everything `evcapture run` reads from the config beyond the capture core and roles.
 public struct DaemonSettings: Sendable {
@@ -32,7 +33,10 @@ public struct DaemonSettings: Sendable {
     public var session = SessionPolicy()
     public var outputDirectory: String?
     public var photoName = FileNamePattern.defaultPhoto
-    public var videoName = FileNamePattern.defaultVideo
+    /// nil: the video format's default (`….mp4`, `….avi`).
+    public var videoName: FileNamePattern?
+    public var videoFormat = VideoFormat.mp4
+    public var h264 = H264Settings()
     public var primary = ActionBinding.default
     /// nil: no secondary handler (secondary presses act as primary).
     public var secondary: ActionBinding?

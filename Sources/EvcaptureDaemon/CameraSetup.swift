@@ -112,7 +112,8 @@ struct CameraSetup: Sendable {
                         devicePath: $0, outputDirectory: d.outputDirectory ?? DaemonSettings.defaultOutputDirectory(),
                         photoPattern: d.photoName, videoPattern: d.videoName, width: d.width, height: d.height,
                         jpegQuality: d.jpegQuality, streamMode: d.streamMode, photoMoment: d.photoMoment, preRoll: d.preRoll,
-                        ring: d.ring, streamIdleStop: d.streamIdleStop, framesPerSecond: d.framesPerSecond)
+                        ring: d.ring, streamIdleStop: d.streamIdleStop, framesPerSecond: d.framesPerSecond,
+                        videoFormat: d.videoFormat, h264: d.h264)
                 },
                 bindings: d.bindings, hooks: d.hooks, sound: d.sound),
             logger: logger,
