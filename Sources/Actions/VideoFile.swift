@@ -145,3 +145,20 @@ final class VideoFile {
         e.code == .write ? .file(FileWriteError(errno: e.errno, context: e.context)) : .video(e)
     }
 }
+
+extension VideoFormat {
+    /// What a recording in this format will be on this system: for MP4, which encoder and
+    /// why (`video: H.264 in fragmented MP4, encoder libx264 (software: no V4L2 hardware
+    /// H.264 encoder on this system)`).
+    public func report(_ h264: H264Settings) -> String {
+        switch self {
+        case .avi:
+            return "video: MJPEG in AVI (the camera's JPEG frames, or YUYV frames encoded as JPEG)"
+        case .mp4:
+            switch EncoderChoice.current(h264) {
+            case .success(let choice): return "video: H.264 in fragmented MP4, encoder \(choice)"
+            case .failure(let e): return "video: H.264 in fragmented MP4, but \(e.context): recordings will fail (video-format = \"avi\" needs no encoder)"
+            }
+        }
+    }
+}
