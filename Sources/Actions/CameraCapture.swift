@@ -201,6 +201,9 @@ public enum Photo {
 public final class VideoRecording: Sendable {
     public let request: CaptureRequest
     private let stopRequested = Atomic<Bool>(false)
+    /// The release's time (monotonic µs): the recording ends with the frame nearest it, so
+    /// it lasts as long as the button was held. `Int64.min`: stop at once.
+    private let stopTime = Atomic<Int64>(.min)
     private let started = OneShot<Result<StreamFormat, ActionError>>()
     private let finished = OneShot<Result<VideoResult, ActionError>>()
 
@@ -220,7 +223,10 @@ public final class VideoRecording: Sendable {
     }
 
     /// Asks the recording thread to stop, waits for the file to be complete and named.
-    public func stop() async -> Result<VideoResult, ActionError> {
+    /// `at`: the release's time (monotonic µs): frames until then are still recorded (the
+    /// recording may lag behind the camera); nil: stop with the frame being written.
+    public func stop(at time: Int64? = nil) async -> Result<VideoResult, ActionError> {
+        stopTime.store(time ?? .min, ordering: .relaxed)
         stopRequested.store(true, ordering: .releasing)
         return await finished.value()
     }
@@ -242,6 +248,12 @@ public final class VideoRecording: Sendable {
             // Encoding runs here, on the recording's own thread: the ring keeps the frames
             // it has not taken yet, and counts those it fell behind on (`skipped`).
             let counts = try source.frames(from: time, timeout: settings.frameTimeout) { ring in
+                let stopAt = stopRequested.load(ordering: .acquiring) ? stopTime.load(ordering: .relaxed) : nil
+                // The last frame is the one nearest the release: not this one when the
+                // previous frame was nearer.
+                if let stopAt, stopAt != .min, firstTimestamp != nil, ring.time >= stopAt, stopAt - lastTimestamp <= ring.time - stopAt {
+                    return false
+                }
                 if file == nil {
                     format = ring.frame.format
                     file = try VideoFile(first: ring, name: name, settings, zoom: request.zoom)
@@ -258,7 +270,7 @@ public final class VideoRecording: Sendable {
                     started.fulfil(.success(ring.frame.format))
                 }
                 lastTimestamp = ring.time
-                return !stopRequested.load(ordering: .acquiring)
+                return !(stopRequested.load(ordering: .acquiring) && ring.time >= stopTime.load(ordering: .relaxed))
             }
             skipped = counts.skipped
         } catch let e as StreamingError {

@@ -25,11 +25,11 @@ struct ActionsCameraTests {
     }
 
     func settings(
-        _ directory: ScratchDirectory, frameTimeout: Duration = .seconds(5), preRoll: Duration = .zero
+        _ directory: ScratchDirectory, frameTimeout: Duration = .seconds(5), preRoll: Duration = .zero, videoFormat: VideoFormat = .mp4
     ) -> CaptureSettings {
         CaptureSettings(
             devicePath: node, outputDirectory: directory.url.path, width: 320, height: 240,
-            frameTimeout: frameTimeout, photoWarmupFrames: 1, preRoll: preRoll)
+            frameTimeout: frameTimeout, photoWarmupFrames: 1, preRoll: preRoll, videoFormat: videoFormat)
     }
 
     func source(_ s: CaptureSettings) -> FrameSource { FrameSource(settings: s, logger: Self.logger) }
@@ -172,10 +172,11 @@ struct ActionsCameraTests {
 
     @Test func aTwoSecondRecordingIsAnAVIWithAPlausibleFrameCount() async throws {
         let scratch = try ScratchDirectory(prefix: "video")
-        let frames = source(settings(scratch))
+        let frames = source(settings(scratch, videoFormat: .avi))
         defer { frames.stopAndWait() }
         let recording = try await VideoRecording.start(
-            from: frames, time: Self.now(), settings(scratch), CaptureRequest(press: 3, action: "primary", time: 0), logger: Self.logger)
+            from: frames, time: Self.now(), settings(scratch, videoFormat: .avi), CaptureRequest(press: 3, action: "primary", time: 0),
+            logger: Self.logger)
         try await Task.sleep(for: .seconds(2))
         let video = try await recording.stop().get()
         print("recorded \(video.frames) frames \(video.width)x\(video.height) at \(video.framesPerSecond) fps: \(video.path)")
@@ -225,7 +226,7 @@ struct ActionsCameraTests {
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
         let files = saved.withLock { $0 }
         #expect(files.count == 2)
-        #expect(files.contains { $0.hasSuffix("-press2.jpg") } && files.contains { $0.hasSuffix("-press1.avi") }, "\(files)")
+        #expect(files.contains { $0.hasSuffix("-press2.jpg") } && files.contains { $0.hasSuffix("-press1.mp4") }, "\(files)")
         if let jpg = files.first(where: { $0.hasSuffix(".jpg") }) {
             #expect(try JPEG.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: jpg)))).width == 320)
         }
