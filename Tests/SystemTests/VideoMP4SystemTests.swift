@@ -46,7 +46,10 @@ struct VideoMP4SystemTests {
             let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
             if parts.count == 2 { fields[parts[0]] = parts[1] }
         }
-        let times = frames.stdout.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        // One line per frame, `pts_time` first (side data may add fields after a comma).
+        let times = frames.stdout.split(separator: "\n").compactMap { line in
+            line.split(separator: ",").first.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        }
         return (fields["codec_name"] ?? "", Int(fields["nb_read_frames"] ?? "") ?? -1, times, stream.stderr + frames.stderr)
     }
 
