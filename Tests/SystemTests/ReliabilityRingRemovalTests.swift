@@ -76,6 +76,8 @@ struct ReliabilityRingRemovalTests {
             #expect(daemon.waitFor(timeout: .seconds(15)) { objects in
                 objects.filter { $0["action"] as? String == "video" }.count > videosBefore
             }, "the video recorded before the removal was not kept\n\(daemon)")
+            let video = daemon.objects(event: "action").last { $0["action"] as? String == "video" }
+            #expect(video?["stopped"] as? String == "camera-removed", "the video line does not say why it stopped: \(video ?? [:])")
             plugBackAndExpectTheRingToRestart("after the second removal")
             try clickGivesAPhoto("after the second removal")
 
