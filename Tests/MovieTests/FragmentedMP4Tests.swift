@@ -107,6 +107,46 @@ import V4L2
         #expect(MP4Recovery.repair(fd: fd) == nil)
     }
 
+    /// A camera's own H.264 (Annex B access units, as `V4L2_PIX_FMT_H264` frames come) is
+    /// muxed without encoding: every frame kept, fragments cut at its IDR frames. The
+    /// stream is made by the ffmpeg CLI here; no camera of the test lab delivers H.264.
+    @Test(.enabled(if: ffprobe != nil && FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg"), "needs ffmpeg and ffprobe"))
+    func aCamerasH264IsMuxedAsItIs() throws {
+        let dir = NSTemporaryDirectory() + "movie-h264-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        p.arguments = [
+            "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=25", "-t", "3", "-c:v", "libx264", "-g", "25",
+            "-bf", "0", "-x264-params", "aud=1", "-f", "h264", dir + "/camera.h264",
+        ]
+        try p.run()
+        p.waitUntilExit()
+        let stream = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/camera.h264")))
+        // Access units: each starts with an access unit delimiter (NAL type 9).
+        var starts: [Int] = []
+        for i in 0..<(stream.count - 4) where stream[i] == 0 && stream[i + 1] == 0 && stream[i + 2] == 0 && stream[i + 3] == 1
+            && stream[i + 4] & 0x1F == 9 { starts.append(i) }
+        let units = zip(starts, starts.dropFirst() + [stream.count]).map { Array(stream[$0..<$1]) }
+        #expect(units.count == 75)
+        #expect(units.filter(FragmentedMP4Writer.isKeyframe(annexB:)).count == 3)
+
+        let path = dir + "/camera.mp4"
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        defer { close(fd) }
+        let format = StreamFormat(width: 64, height: 48, pixelFormat: .h264, bytesPerLine: 0, framesPerSecond: 25)
+        let writer = try FragmentedMP4Writer(
+            fd: fd, path: path, format: format, settings: H264Settings(),
+            encoder: EncoderChoice(name: "none", isHardware: false, reason: "unused"), creationTime: 0)
+        #expect(writer.encoder == nil)
+        for (i, unit) in units.enumerated() { try writer.append(unit, at: 3_000_000 + Int64(i) * 40_000) }
+        #expect(writer.framesOnDisk == 50, "two whole fragments before the last one is cut")
+        try writer.finish()
+        let probe = try Self.probe(path, "stream=codec_name,nb_read_frames,width,height")
+        #expect(probe.contains("codec_name=h264") && probe.contains("nb_read_frames=75") && probe.contains("width=64"), "\(probe)")
+    }
+
     @Test func annexBKeyframes() {
         #expect(FragmentedMP4Writer.isKeyframe(annexB: [0, 0, 0, 1, 0x67, 1, 2, 0, 0, 1, 0x68, 3, 0, 0, 1, 0x65, 9]))
         #expect(!FragmentedMP4Writer.isKeyframe(annexB: [0, 0, 0, 1, 0x41, 1, 2, 3]))
