@@ -140,6 +140,8 @@ public struct VideoResult: Sendable, Equatable {
     public var frameTime: Int64?
     /// Frames the recording could not keep up with (the ring overwrote them).
     public var skipped: Int = 0
+    /// Damaged camera frames left out (MP4: a JPEG that does not decode).
+    public var undecodable: Int = 0
     public var format: VideoFormat = .avi
     /// The H.264 encoder (MP4 only; nil when the camera's H.264 was kept as it is).
     public var encoder: String? = nil
@@ -293,6 +295,7 @@ public final class VideoRecording: Sendable {
             truncated = true
         }
         if skipped > 0 { logger.info("video fell behind the camera", metadata: ["video.skipped": "\(skipped)"]) }
+        if file.undecodable > 0 { logger.info("damaged camera frames left out", metadata: ["video.undecodable": "\(file.undecodable)"]) }
         let fps = Self.frameRate(
             frames: file.frameCount + skipped, first: firstTimestamp ?? 0, last: lastTimestamp, nominal: format.framesPerSecond)
         do {
@@ -301,7 +304,7 @@ public final class VideoRecording: Sendable {
             finished.fulfil(.success(VideoResult(
                 path: path, frames: frames, framesPerSecond: fps,
                 width: format.width, height: format.height, truncated: truncated || cut != nil, frameTime: firstTimestamp, skipped: skipped,
-                format: settings.videoFormat, encoder: file.encoder?.name,
+                undecodable: file.undecodable, format: settings.videoFormat, encoder: file.encoder?.name,
                 duration: Double(lastTimestamp - first) / 1_000_000 + 1 / fps, stoppedBy: failure ?? cut, trigger: request.trigger)))
         } catch {
             file.abandon()

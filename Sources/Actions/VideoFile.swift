@@ -85,6 +85,12 @@ final class VideoFile {
         }
     }
 
+    /// Camera frames left out of an MP4 because they could not be decoded.
+    var undecodable: Int {
+        if case .mp4(let w, _) = writer { return w.undecodable }
+        return 0
+    }
+
     /// Frames in the file.
     var frameCount: Int {
         switch writer {

@@ -27,6 +27,8 @@ public final class FragmentedMP4Writer {
     public private(set) var framesOnDisk = 0
     /// Bytes of whole fragments on disk: where a failed write cuts the file back to.
     public private(set) var bytesOnDisk: Int64 = 0
+    /// Camera frames left out because they could not be decoded (damaged MJPEG).
+    public private(set) var undecodable = 0
     /// The clock of the recording (presentation times, keyframes).
     public private(set) var timing: FrameTiming
 
@@ -56,16 +58,12 @@ public final class FragmentedMP4Writer {
         width = crop.width
         height = crop.height
         timing = FrameTiming(keyframeInterval: min(settings.keyframeInterval, H264Settings.maximumKeyframeInterval), nominalRate: format.framesPerSecond)
+        let converter = format.pixelFormat == .h264 ? nil : try FrameConverter(format: format, crop: crop)
+        self.converter = converter
+        self.encoder = converter == nil ? nil : encoder
         sink = .allocate(capacity: 1)
         sink.initialize(to: evc_fd_sink(fd: fd, written: 0, error: 0))
         packet = av_packet_alloc()
-        if format.pixelFormat == .h264 {
-            self.encoder = nil
-            converter = nil
-        } else {
-            self.encoder = encoder
-            converter = try FrameConverter(format: format, crop: crop)
-        }
         if converter != nil { try openEncoder(encoder, settings, format.framesPerSecond) }
         try openMuxer(creationTime: creationTime)
     }
@@ -151,9 +149,13 @@ public final class FragmentedMP4Writer {
     /// before it, and the writer takes no more frames.
     public func append(_ bytes: [UInt8], at micros: Int64) throws(MovieError) {
         if let failure { throw failure }
+        if let converter {
+            // A damaged camera frame (a webcam's broken JPEG) is left out and counted; the
+            // recording goes on.
+            do { try converter.convert(bytes) } catch { undecodable += 1; return }
+        }
         let (pts, duration, keyframe) = timing.frame(at: micros)
         if let converter, let codec {
-            try converter.convert(bytes)
             let picture = converter.picture
             picture.pointee.pts = pts
             picture.pointee.pict_type = keyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE

@@ -325,6 +325,7 @@ extension JSONLines {
                     + [("file", .string(r.path)), ("frames", .int(Int64(r.frames)))] + frameTime(r.frameTime)
                     + [("format", .string(r.format.rawValue))] + (r.encoder.map { [("encoder", .string($0))] } ?? [])
                     + [("duration", .double((r.duration * 1000).rounded() / 1000)), ("skipped", .int(Int64(r.skipped)))]
+                    + (r.undecodable > 0 ? [("undecodable", .int(Int64(r.undecodable)))] : [])
                     + (r.stoppedBy.map { [("stopped", .string($0.code)), ("reason", .string($0.description))] } ?? []))
         case .videoRecovered(let r):
             object(

@@ -147,6 +147,41 @@ import V4L2
         #expect(probe.contains("codec_name=h264") && probe.contains("nb_read_frames=75") && probe.contains("width=64"), "\(probe)")
     }
 
+    /// MJPEG camera frames are decoded (libavcodec), cropped for a digital zoom and encoded;
+    /// a damaged frame is left out and counted, and the recording goes on.
+    @Test(.enabled(if: ffprobe != nil && FileManager.default.isExecutableFile(atPath: "/usr/bin/ffmpeg"), "needs ffmpeg and ffprobe"))
+    func mjpegFramesAreDecodedCroppedAndADamagedOneIsLeftOut() throws {
+        let dir = NSTemporaryDirectory() + "movie-mjpeg-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        p.arguments = ["-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-t", "1", "-c:v", "mjpeg", "-f", "mjpeg", dir + "/camera.mjpeg"]
+        try p.run()
+        p.waitUntilExit()
+        let stream = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/camera.mjpeg")))
+        var starts: [Int] = []
+        for i in 0..<(stream.count - 2) where stream[i] == 0xFF && stream[i + 1] == 0xD8 && stream[i + 2] == 0xFF { starts.append(i) }
+        var jpegs = zip(starts, starts.dropFirst() + [stream.count]).map { Array(stream[$0..<$1]) }
+        #expect(jpegs.count == 25)
+        jpegs[10] = [0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3]  // cut short: no image in it
+
+        let path = dir + "/zoomed.mp4"
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        defer { close(fd) }
+        let format = StreamFormat(width: 160, height: 120, pixelFormat: .mjpeg, bytesPerLine: 0, framesPerSecond: 25)
+        let crop = CropRect(width: 160, height: 120, zoom: 2)
+        #expect(crop == CropRect(x: 40, y: 30, width: 80, height: 60))
+        let writer = try FragmentedMP4Writer(
+            fd: fd, path: path, format: format, crop: crop, settings: H264Settings(),
+            encoder: EncoderChoice.current(H264Settings()).get(), creationTime: 0)
+        for (i, jpeg) in jpegs.enumerated() { try writer.append(jpeg, at: Int64(i) * 40_000) }
+        try writer.finish()
+        #expect(writer.undecodable == 1 && writer.frames == 24)
+        let probe = try Self.probe(path, "stream=codec_name,nb_read_frames,width,height")
+        #expect(probe.contains("codec_name=h264") && probe.contains("nb_read_frames=24") && probe.contains("width=80") && probe.contains("height=60"), "\(probe)")
+    }
+
     @Test func annexBKeyframes() {
         #expect(FragmentedMP4Writer.isKeyframe(annexB: [0, 0, 0, 1, 0x67, 1, 2, 0, 0, 1, 0x68, 3, 0, 0, 1, 0x65, 9]))
         #expect(!FragmentedMP4Writer.isKeyframe(annexB: [0, 0, 0, 1, 0x41, 1, 2, 3]))
