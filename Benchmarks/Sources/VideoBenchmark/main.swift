@@ -36,9 +36,9 @@ let rawFD = open(raw, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
 for f in frames { _ = f.withUnsafeBytes { write(rawFD, $0.baseAddress, $0.count) } }
 close(rawFD)
 
-func cpu(_ who: Int32) -> Double {
+func cpu() -> Double {
     var u = rusage()
-    getrusage(who, &u)
+    getrusage(RUSAGE_SELF.rawValue, &u)
     return Double(u.ru_utime.tv_sec) + Double(u.ru_utime.tv_usec) / 1e6 + Double(u.ru_stime.tv_sec) + Double(u.ru_stime.tv_usec) / 1e6
 }
 
@@ -48,12 +48,12 @@ func evcapture() throws -> (cpu: Double, bytes: Int) {
     defer { close(fd) }
     let format = StreamFormat(width: width, height: height, pixelFormat: .yuyv, bytesPerLine: width * 2, framesPerSecond: Double(fps))
     let settings = H264Settings(encoder: .named("libx264"))
-    let start = cpu(RUSAGE_SELF)
+    let start = cpu()
     let writer = try FragmentedMP4Writer(
         fd: fd, path: path, format: format, settings: settings, encoder: EncoderChoice.current(settings).get(), creationTime: 0)
     for (i, f) in frames.enumerated() { try writer.append(f, at: Int64(i) * 1_000_000 / Int64(fps)) }
     try writer.finish()
-    let used = cpu(RUSAGE_SELF) - start
+    let used = cpu() - start
     var st = stat()
     fstat(fd, &st)
     return (used, Int(st.st_size))
