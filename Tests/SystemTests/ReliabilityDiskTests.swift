@@ -49,9 +49,9 @@ struct ReliabilityDiskTests {
             photoWarmupFrames: 1, videoFormat: videoFormat)
     }
 
-    /// A recording into a 256 KiB tmpfs: the disk fills after a few dozen frames; the
-    /// recording ends by itself and the file keeps every whole frame, with its index: ffprobe
-    /// decodes as many frames as the writer reports.
+    /// A recording into a small tmpfs: the disk fills after a few dozen frames; the recording
+    /// ends by itself, says `disk-full`, and the file keeps every whole frame (AVI, with its
+    /// index) or fragment (MP4): ffprobe decodes as many frames as the writer reports.
     @Test(.timeLimit(.minutes(2)), arguments: [VideoFormat.mp4, .avi]) func aVideoWhoseDiskFillsIsKeptPlayable(format: VideoFormat) async throws {
         // An MP4 is about a tenth of an AVI: a smaller disk fills as soon.
         let size = format == .mp4 ? "128k" : "256k"
