@@ -272,7 +272,12 @@ public final class VideoRecording: Sendable {
                     started.fulfil(.success(ring.frame.format))
                 }
                 lastTimestamp = ring.time
-                return !(stopRequested.load(ordering: .acquiring) && ring.time >= stopTime.load(ordering: .relaxed))
+                guard let stopAt else { return true }
+                if ring.time >= stopAt { return false }  // `.min`: at once
+                // A camera whose clock is not the events' never reaches the release's
+                // time: it stops once the ring could no longer hold that moment.
+                let limit = Int64(settings.ring.seconds * 1_000_000) + Int64(settings.frameTimeout / .microseconds(1))
+                return monotonicNow().microseconds - stopAt <= limit
             }
             skipped = counts.skipped
         } catch let e as StreamingError {
