@@ -94,3 +94,18 @@ import V4L2
         #expect(Self.files(dir) == [(live.temporaryPath as NSString).lastPathComponent])
     }
 }
+
+@Suite struct VideoReportTests {
+    /// What `evcapture controls` and `check-config` say about videos: the encoder and why.
+    @Test func theReportNamesTheEncoderAndWhy() {
+        let mp4 = VideoFormat.mp4.report(H264Settings())
+        #expect(mp4.hasPrefix("video: H.264 in fragmented MP4, encoder "), "\(mp4)")
+        // This machine (and CI's) has no V4L2 hardware H.264 encoder: software, said why.
+        if EncoderChoice.hardwareNode == nil {
+            #expect(mp4.contains("libx264 (software: no V4L2 hardware H.264 encoder on this system)"), "\(mp4)")
+        }
+        let missing = VideoFormat.mp4.report(H264Settings(encoder: .named("h264_v4l2m2m")))
+        if EncoderChoice.hardwareNode == nil { #expect(missing.contains("recordings will fail"), "\(missing)") }
+        #expect(VideoFormat.avi.report(H264Settings()).hasPrefix("video: MJPEG in AVI"))
+    }
+}
