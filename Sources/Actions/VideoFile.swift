@@ -10,7 +10,7 @@ public enum VideoFormat: String, Sendable, Hashable, CaseIterable {
     /// fragment (1 s) lost to a crash.
     case mp4
     /// MJPEG in AVI: every frame a whole JPEG as the camera sent it (frame-exact work),
-    /// about ten times the size.
+    /// several times the size.
     case avi
 
     /// `.mp4`, `.avi`
