@@ -40,10 +40,11 @@ let package = Package(
         .systemLibrary(
             name: "CLibexif", pkgConfig: "libexif",
             providers: [.apt(["libexif-dev"])]),
-        // Debian's FFmpeg libraries: H.264 encoding and fragmented MP4 for videos.
-        .systemLibrary(
-            name: "CFFmpeg", pkgConfig: "libavformat",
-            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev"])]),
+        // Debian's FFmpeg libraries (libavformat-dev, libavcodec-dev, libavutil-dev,
+        // libswscale-dev): H.264 and fragmented MP4 for videos. Their headers, and the
+        // libraries loaded on first use rather than linked (loader.c: the daemon that never
+        // records pays nothing for them).
+        .target(name: "CFFmpeg"),
         // Debian's libmosquitto: the MQTT client, driven from the daemon's epoll loop.
         .systemLibrary(
             name: "CMosquitto", pkgConfig: "libmosquitto",

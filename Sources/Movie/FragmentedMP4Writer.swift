@@ -51,6 +51,7 @@ public final class FragmentedMP4Writer {
         fd: Int32, path: String, format: StreamFormat, crop: CropRect? = nil, settings: H264Settings,
         encoder: EncoderChoice, creationTime: Double
     ) throws(MovieError) {
+        try FFmpegLibraries.load()
         av_log_set_level(AV_LOG_ERROR)
         let crop = crop ?? CropRect(x: 0, y: 0, width: format.width, height: format.height)
         self.fd = fd

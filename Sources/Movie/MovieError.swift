@@ -42,10 +42,27 @@ public struct MovieError: Error, CustomStringConvertible, Sendable, Equatable {
     public var description: String { "\(context) (\(code))" }
 }
 
+/// FFmpeg's libraries, loaded on first use (not linked: see Sources/CFFmpeg/loader.c).
+enum FFmpegLibraries {
+    /// Why they cannot be loaded; nil once they are.
+    static let failure: String? = {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard evc_ffmpeg_load(&buffer, buffer.count) != 0 else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }()
+
+    static func load() throws(MovieError) {
+        if let failure {
+            throw MovieError(code: .noEncoder, context: "FFmpeg's libraries are not installed (\(failure)): apt-get install libavformat59 libswscale6")
+        }
+    }
+}
+
 extension EncoderChoice {
     /// The encoders this process's FFmpeg has, among ``H264Settings/knownEncoders``.
     public static var availableEncoders: Set<String> {
-        Set(H264Settings.knownEncoders.filter { avcodec_find_encoder_by_name($0) != nil })
+        guard FFmpegLibraries.failure == nil else { return [] }
+        return Set(H264Settings.knownEncoders.filter { avcodec_find_encoder_by_name($0) != nil })
     }
 
     /// The system's V4L2 memory-to-memory H.264 encoder, looked for once per process (a
@@ -54,6 +71,7 @@ extension EncoderChoice {
 
     /// The encoder a recording with `settings` uses on this system, and why.
     public static func current(_ settings: H264Settings) -> Result<EncoderChoice, MovieError> {
+        do { try FFmpegLibraries.load() } catch { return .failure(error) }
         let available = availableEncoders
         let wantsHardware = settings.encoder == .automatic || settings.encoder == .named("h264_v4l2m2m")
         let node = wantsHardware && available.contains("h264_v4l2m2m") ? hardwareNode : nil

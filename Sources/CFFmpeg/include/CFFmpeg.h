@@ -14,6 +14,15 @@
 #include <stdint.h>
 #include <unistd.h>
 
+// ---- FFmpeg's libraries, loaded on first use (loader.c) ----------------------------------
+
+/// Loads libavutil, libswscale, libavcodec and libavformat (the sonames these headers are
+/// from) and resolves every function evcapture calls; 0 on success, else -1 with the
+/// reason in `error`. Call it before any other FFmpeg function; later calls return the
+/// first one's result. The daemon pays for FFmpeg (and the codec libraries it pulls in)
+/// only once a video is recorded or an encoder is looked for.
+int evc_ffmpeg_load(char *error, size_t error_size);
+
 // ---- What Swift cannot import from FFmpeg's headers (used by Sources/Movie) ------------
 
 static inline int evc_averror_eagain(void) { return AVERROR(EAGAIN); }
@@ -39,7 +48,7 @@ typedef struct evc_fd_sink {
 #define EVC_AVIO_WRITE_BUFFER uint8_t *
 #endif
 
-static int evc_fd_sink_write(void *opaque, EVC_AVIO_WRITE_BUFFER buf, int size) {
+static inline int evc_fd_sink_write(void *opaque, EVC_AVIO_WRITE_BUFFER buf, int size) {
     evc_fd_sink *sink = (evc_fd_sink *)opaque;
     if (sink->error) return AVERROR(sink->error);
     int done = 0;
