@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .library(
             name: "EvcaptureKit",
-            targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView"]),
+            targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Movie", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
         // Swift Concurrency's global and main executors on the main thread, without libdispatch.
         .library(name: "ConcurrencyRuntime", targets: ["ConcurrencyRuntime"]),
@@ -42,6 +42,11 @@ let package = Package(
         .systemLibrary(
             name: "CLibexif", pkgConfig: "libexif",
             providers: [.apt(["libexif-dev"])]),
+        // Debian's FFmpeg libraries (libavformat-dev, libavcodec-dev, libavutil-dev,
+        // libswscale-dev): H.264 and fragmented MP4 for videos. Their headers, and the
+        // libraries loaded on first use rather than linked (loader.c: the daemon that never
+        // records pays nothing for them).
+        .target(name: "CFFmpeg"),
         // Debian's libmosquitto: the MQTT client, driven from the daemon's epoll loop.
         .systemLibrary(
             name: "CMosquitto", pkgConfig: "libmosquitto",
@@ -84,10 +89,12 @@ let package = Package(
         .target(
             name: "Camera",
             dependencies: ["Capture", "JSON", "V4L2", "Udev", "LinuxIO", "CLinuxShims", .product(name: "Logging", package: "swift-log")]),
+        // The only importer of CFFmpeg: H.264 (hardware or software encoder) in fragmented MP4, and MP4 recovery.
+        .target(name: "Movie", dependencies: ["CFFmpeg", "V4L2"]),
         // Actions on capture events: photos, videos, hooks, the shutter sound.
         .target(
             name: "Actions",
-            dependencies: ["Capture", "Runtime", "V4L2", "LinuxIO", "CLibjpeg", "CLibturbojpeg", "CLibexif", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Capture", "Runtime", "V4L2", "LinuxIO", "Movie", "CLibjpeg", "CLibturbojpeg", "CLibexif", .product(name: "Logging", package: "swift-log")]),
         // Typed events rendered as JSON lines and readable text; line writers, the socket, the monitor.
         .target(
             name: "Output",
@@ -109,7 +116,7 @@ let package = Package(
         // The TOML config, parsed straight into the runtime types.
         .target(
             name: "ConfigFile",
-            dependencies: ["Capture", "Actions", "Camera", "MQTT", "Rig", "LiveView", .product(name: "TOMLKit", package: "TOMLKit")]),
+            dependencies: ["Capture", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", .product(name: "TOMLKit", package: "TOMLKit")]),
         // The daemon: devices, camera and actions composed into a service; sd_notify; the devices report; replay.
         .target(
             name: "EvcaptureDaemon",
@@ -122,7 +129,7 @@ let package = Package(
             name: "evcapture",
             dependencies: [
                 "EvcaptureDaemon", "Capture", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO",
-                "ConcurrencyRuntime",
+                "ConcurrencyRuntime", "Movie",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -142,10 +149,11 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Capture", "Evdev", "EvcaptureTesting"]),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2"]),
+        .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "Evdev", "V4L2", "EvcaptureTesting"]),
-        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Actions", "Capture", "Evdev", "V4L2", "LinuxIO"]),
-        .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Evdev", "Actions", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Actions", "Camera", "MQTT", "Rig", "LiveView"]),
+        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Actions", "Movie", "Capture", "Evdev", "V4L2", "LinuxIO"]),
+        .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Evdev", "Actions", "Movie", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView"]),
         .testTarget(
             name: "LiveViewTests",
             dependencies: [

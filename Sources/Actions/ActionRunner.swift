@@ -358,10 +358,10 @@ public final class ActionRunner: ActionTriggerSink {
 
     private func runVideo(_ commands: AsyncStream<VideoCommand>) async {
         var active: (trigger: ActionTrigger, recording: VideoRecording)?
-        func finish() async {
+        func finish(at release: Int64? = nil) async {
             guard let (trigger, recording) = active else { return }
             active = nil
-            let result = await recording.stop()
+            let result = await recording.stop(at: release)
             switch result {
             case .success(let video):
                 logger.info("video saved", metadata: ["file.path": "\(video.path)", "video.frames": "\(video.frames)"])
@@ -399,7 +399,7 @@ public final class ActionRunner: ActionTriggerSink {
                     onOutcome(.failed(error, press: trigger.press))
                 }
             case .stop(let trigger):
-                if let current = active, Self.stop(trigger, ends: current.trigger) { await finish() }
+                if let current = active, Self.stop(trigger, ends: current.trigger) { await finish(at: trigger.eventTime) }
             case .stopAll:
                 await finish()
             }

@@ -79,6 +79,8 @@ public enum ActionOutcome: Sendable {
     case photoSaved(PhotoResult, press: UInt64)
     case videoStarted(press: UInt64, trigger: String?)
     case videoSaved(VideoResult, press: UInt64)
+    /// A recording a crash interrupted, kept at start under its name.
+    case videoRecovered(RecoveredVideo)
     case hookFinished(name: String, ChildOutcome, press: UInt64)
     case soundStarted(file: String, press: UInt64)
     case failed(ActionError, press: UInt64?)

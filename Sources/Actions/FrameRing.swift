@@ -238,8 +238,8 @@ public final class FrameSource: Sendable {
         }
     }
 
-    /// Frames from `time` (monotonic µs; the oldest kept when the ring does not reach back
-    /// that far) in order, then each new one, to `each` until it returns false. Frames the
+    /// Frames from the one nearest `time` (monotonic µs; the oldest kept when the ring does
+    /// not reach back that far) in order, then each new one, to `each` until it returns false. Frames the
     /// reader fell behind on (the ring overwrote them) are skipped and counted.
     public func frames(from time: Int64, timeout: Duration, _ each: (RingFrame) throws -> Bool) throws -> (delivered: Int, skipped: Int) {
         state.withLock { $0.readers += 1 }
@@ -250,14 +250,20 @@ public final class FrameSource: Sendable {
         while true {
             let deadline = ContinuousClock.now + timeout
             if next == nil {
+                // The frame nearest `time`, as a photo of that moment takes: once one at or
+                // after it is there, unless the stream is cold (its first frames come late).
                 try waitFor(deadline: deadline, timeout: timeout) { s in s.filled > 0 }
+                try? waitFor(deadline: min(deadline, ContinuousClock.now + .seconds(1)), timeout: timeout) { s in
+                    s.slots[(s.head - 1 + s.slots.count) % s.slots.count].time >= time
+                }
                 next = state.withLock { s in
-                    // The first kept frame at or after `time`.
+                    var best = 0
                     for k in 0..<s.filled {
                         let i = (s.head - s.filled + k + s.slots.count) % s.slots.count
-                        if s.slots[i].time >= time { return s.total - UInt64(s.filled - k) }
+                        let b = (s.head - s.filled + best + s.slots.count) % s.slots.count
+                        if abs(s.slots[i].time - time) < abs(s.slots[b].time - time) { best = k }
                     }
-                    return s.total - 1
+                    return s.total - UInt64(s.filled - best)
                 }
             }
             let wanted = next!

@@ -10,6 +10,7 @@ import Camera
 import MQTT
 import Rig
 import LiveView
+import Movie
 
 /// Everything `evcapture run` reads from the config beyond the capture core and roles.
 public struct DaemonSettings: Sendable {

@@ -9,6 +9,7 @@ import Actions
 import Camera
 import MQTT
 import Rig
+import Movie
 
 extension ConfigReader {
     func int(_ t: TOMLTable, _ key: String, path: [String], in range: ClosedRange<Int>) throws(ConfigError) -> Int? {
@@ -50,6 +51,26 @@ extension ConfigReader {
             if let n = UInt16(digits, radix: 16) { return n }
         }
         throw error(path + [key], "\(dotted(path + [key])) must be a 16-bit id, as an integer or a hex string like \"077d\", not \(shown(v))")
+    }
+
+    /// `[output]`'s video keys: format, encoder, CRF or bitrate, keyframe interval.
+    func video(_ output: TOMLTable, path p: [String], into d: inout DaemonSettings) throws(ConfigError) {
+        if let f = try oneOf(output, "video-format", path: p, VideoFormat.allCases.map(\.rawValue)) { d.capture.videoFormat = VideoFormat(rawValue: f)! }
+        if let e = try string(output, "video-encoder", path: p) {
+            guard e == "auto" || H264Settings.knownEncoders.contains(e) else {
+                let known = (["auto"] + H264Settings.knownEncoders).map { "\"\($0)\"" }.joined(separator: ", ")
+                throw error(p + ["video-encoder"], "output.video-encoder must be one of \(known), not \"\(e)\"")
+            }
+            d.capture.h264.encoder = e == "auto" ? .automatic : .named(e)
+        }
+        let crf = try int(output, "video-crf", path: p, in: 0...51)
+        let kbits = try int(output, "video-bitrate", path: p, in: 100...100_000)
+        if crf != nil, kbits != nil {
+            throw error(p + ["video-bitrate"], "output.video-crf and output.video-bitrate both set: give one (constant quality, or kbit/s)")
+        }
+        if let crf { d.capture.h264.rateControl = .quality(crf) }
+        if let kbits { d.capture.h264.rateControl = .bitrate(kbits * 1000) }
+        if let s = try seconds(output, "video-keyframe-interval", path: p, in: 0.1...1) { d.capture.h264.keyframeInterval = s }
     }
 
     /// The daemon's sections: `[camera]`, `[output]`, `[handlers]`, `[[hooks]]`, `[sound]`,
@@ -99,18 +120,33 @@ extension ConfigReader {
         }
         if let output = try self.table(table, "output", path: []) {
             let p = ["output"]
-            try checkKeys(output, path: p, allowed: ["directory", "photo-name", "video-name", "jpeg-quality"])
+            try checkKeys(
+                output, path: p,
+                allowed: [
+                    "directory", "photo-name", "video-name", "jpeg-quality", "video-format", "video-encoder", "video-crf",
+                    "video-bitrate", "video-keyframe-interval",
+                ])
+            try video(output, path: p, into: &d)
             if let dir = try string(output, "directory", path: p) { d.outputDirectory = try outputDirectory(dir, path: p + ["directory"]) }
-            for (key, keyPath) in [("photo-name", \DaemonSettings.capture.photoPattern), ("video-name", \DaemonSettings.capture.videoPattern)] {
+            var names: [String: FileNamePattern] = [:]
+            for key in ["photo-name", "video-name"] {
                 if let s = try string(output, key, path: p) {
                     do {
-                        d[keyPath: keyPath] = try FileNamePattern(s)
+                        names[key] = try FileNamePattern(s)
                     } catch {
                         throw self.error(p + [key], "output.\(key): \(error)")
                     }
                 }
             }
+            if let photo = names["photo-name"] { d.capture.photoPattern = photo }
+            // Without a video-name, the format's own default (`….mp4`, `….avi`).
+            d.capture.videoPattern = names["video-name"] ?? d.capture.videoFormat.defaultPattern
             if let q = try int(output, "jpeg-quality", path: p, in: 1...100) { d.capture.jpegQuality = q }
+            if let name = names["video-name"], let named = VideoFormat(fileName: name.pattern), named != d.capture.videoFormat {
+                throw error(
+                    p + ["video-name"],
+                    "output.video-name \"\(name.pattern)\" ends in \(named.fileExtension), but output.video-format is \"\(d.capture.videoFormat.rawValue)\": end it in \(d.capture.videoFormat.fileExtension) or set video-format = \"\(named.rawValue)\"")
+            }
         }
         if let handlers = try self.table(table, "handlers", path: []) {
             let p = ["handlers"]

@@ -99,9 +99,15 @@ public final class Daemon: Service, Sendable {
         // and a camera plugged in later is picked up.
         let cameras = CameraSetup(config: config, loop: loop, logger: logger, lines: lines)
         let cameraSession = cameras.openAtStart()
-        // Photos and videos a kill or a power loss cut short (hidden `.evcapture-*.part`).
+        // Recordings a kill or a power loss cut short are kept (finished and named, each
+        // said in an `action` line); unfinished photos (hidden `.evcapture-*.part`) go.
         let outputDirectory = config.daemon.outputDirectory ?? DaemonSettings.defaultOutputDirectory()
-        let leftovers = AtomicFile.removeLeftovers(in: outputDirectory)
+        let recovery = VideoRecovery.recover(in: outputDirectory)
+        for video in recovery.recovered {
+            logger.info("kept a recording an earlier run left unfinished", metadata: ["file.path": "\(video.path)", "video.frames": "\(video.frames)"])
+            lines.emit(.videoRecovered(video), at: monotonicNow())
+        }
+        let leftovers = recovery.removed + AtomicFile.removeLeftovers(in: outputDirectory)
         if !leftovers.isEmpty {
             logger.info(
                 "removed \(leftovers.count) unfinished file(s) an earlier run left",

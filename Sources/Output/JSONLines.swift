@@ -245,7 +245,16 @@ extension JSONLines {
             object(
                 event: "action", time: time,
                 [("action", .string("video"))] + origin(press: press, trigger: r.trigger)
-                    + [("file", .string(r.path)), ("frames", .int(Int64(r.frames)))] + frameTime(r.frameTime))
+                    + [("file", .string(r.path)), ("frames", .int(Int64(r.frames)))] + frameTime(r.frameTime)
+                    + [("format", .string(r.format.rawValue))] + (r.encoder.map { [("encoder", .string($0))] } ?? [])
+                    + [("duration", .double((r.duration * 1000).rounded() / 1000)), ("skipped", .int(Int64(r.skipped)))]
+                    + (r.undecodable > 0 ? [("undecodable", .int(Int64(r.undecodable)))] : [])
+                    + (r.stoppedBy.map { [("stopped", .string($0.code)), ("reason", .string($0.description))] } ?? []))
+        case .videoRecovered(let r):
+            object(
+                event: "action", time: time,
+                [("action", .string("video-recovered")), ("file", .string(r.path)), ("frames", .int(Int64(r.frames))),
+                 ("format", .string(r.format.rawValue)), ("from", .string(r.temporaryName))])
         case .hookFinished(let name, let result, let press):
             object(
                 event: "action", time: time,
@@ -284,6 +293,8 @@ extension ReadableLines {
                 + (r.trigger.map { " trigger \($0)" } ?? "")
         case .videoStarted(let press, let trigger): "\(t) video     recording (press \(press))" + (trigger.map { " trigger \($0)" } ?? "")
         case .videoSaved(let r, let press): "\(t) video     \(r.path), \(r.frames) frames (press \(press))"
+            + (r.skipped > 0 ? ", \(r.skipped) skipped" : "") + (r.stoppedBy.map { ", stopped: \($0.code)" } ?? "")
+        case .videoRecovered(let r): "\(t) video     \(r.path), \(r.frames) frames, recovered from \(r.temporaryName)"
         case .hookFinished(let name, let result, let press): "\(t) hook      \(name): \(result) (press \(press))"
         case .soundStarted(let file, let press): "\(t) sound     \(file) (press \(press))"
         case .failed(let error, let press): "\(t) error     \(error)" + (press.map { " (press \($0))" } ?? "")

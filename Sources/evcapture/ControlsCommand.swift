@@ -8,6 +8,7 @@ import Camera
 import Actions
 import Output
 import ConfigFile
+import Movie
 #endif
 
 /// `evcapture controls [--camera DEV] [--json]`
@@ -33,6 +34,8 @@ struct ControlsCommand: ParsableCommand {
             print(report.text, to: &stderr)
         } else {
             print(report.text)
+            // The default video settings (`evcapture check-config FILE` says it for a config).
+            print(VideoFormat.mp4.report(H264Settings()))
         }
         if error != nil, camera != nil { throw ExitCode.failure }
     }

@@ -26,11 +26,11 @@ struct ActionsCameraTests {
     }
 
     func settings(
-        _ directory: ScratchDirectory, frameTimeout: Duration = .seconds(5), preRoll: Duration = .zero
+        _ directory: ScratchDirectory, frameTimeout: Duration = .seconds(5), preRoll: Duration = .zero, videoFormat: VideoFormat = .mp4
     ) -> CaptureSettings {
         CaptureSettings(
             devicePath: node, outputDirectory: directory.url.path, width: 320, height: 240,
-            frameTimeout: frameTimeout, preRoll: preRoll)
+            frameTimeout: frameTimeout, preRoll: preRoll, videoFormat: videoFormat)
     }
 
     func source(_ s: CaptureSettings) -> FrameSource { FrameSource(settings: s, logger: Self.logger) }
@@ -128,7 +128,7 @@ struct ActionsCameraTests {
     }
 
     /// A recording from a time before it was asked for (pre-roll) starts with the ring's
-    /// frames from that time.
+    /// frame nearest that time.
     @Test func aRecordingFromThePressIncludesThePreRoll() async throws {
         let scratch = try ScratchDirectory(prefix: "preroll")
         let frames = source(settings(scratch))
@@ -143,7 +143,9 @@ struct ActionsCameraTests {
         try await Task.sleep(for: .milliseconds(500))
         let video = try await recording.stop().get()
         let first = try #require(video.frameTime)
-        #expect(first >= from && first < asked - 300_000, "first frame \(first - asked) µs from the request, wanted from \(from - asked)")
+        // The frame nearest `from` (as a photo of that moment): at most half a frame
+        // interval away (vivid under emulation: 5 fps or more).
+        #expect(abs(first - from) <= 100_000 && first < asked - 300_000, "first frame \(first - asked) µs from the request, wanted from \(from - asked)")
         #expect(try probe(video.path).frames == video.frames)
     }
 
@@ -167,10 +169,11 @@ struct ActionsCameraTests {
 
     @Test func aTwoSecondRecordingIsAnAVIWithAPlausibleFrameCount() async throws {
         let scratch = try ScratchDirectory(prefix: "video")
-        let frames = source(settings(scratch))
+        let frames = source(settings(scratch, videoFormat: .avi))
         defer { frames.stopAndWait() }
         let recording = try await VideoRecording.start(
-            from: frames, time: Self.now(), settings(scratch), CaptureRequest(press: 3, action: .primary, time: 0), logger: Self.logger)
+            from: frames, time: Self.now(), settings(scratch, videoFormat: .avi), CaptureRequest(press: 3, action: .primary, time: 0),
+            logger: Self.logger)
         try await Task.sleep(for: .seconds(2))
         let video = try await recording.stop().get()
         print("recorded \(video.frames) frames \(video.width)x\(video.height) at \(video.framesPerSecond) fps: \(video.path)")
@@ -220,7 +223,7 @@ struct ActionsCameraTests {
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
         let files = saved.withLock { $0 }
         #expect(files.count == 2)
-        #expect(files.contains { $0.hasSuffix("-press2.jpg") } && files.contains { $0.hasSuffix("-press1.avi") }, "\(files)")
+        #expect(files.contains { $0.hasSuffix("-press2.jpg") } && files.contains { $0.hasSuffix("-press1.mp4") }, "\(files)")
         if let jpg = files.first(where: { $0.hasSuffix(".jpg") }) {
             #expect(try JPEG.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: jpg)))).width == 320)
         }

@@ -17,7 +17,7 @@ import Testing
 /// hook output, the camera's received values and a second evdev reader are the rest.
 @Suite(.systemTest, .needsDaemonExecutable, .serialized)
 struct DaemonSystemTests {
-    /// Click → photo (a JPEG that decodes) and hook (its environment); long press → AVI;
+    /// Click → photo (a JPEG that decodes) and hook (its environment); long press → MP4 (H.264);
     /// encoder steps → zoom on the camera; headset click → sound.
     @Test(.needsFakeCamera, .enabled(if: vividNode() != nil, "needs vivid (vivid-000-vid-cap)"))
     func clickPhotoHookVideoZoomAndHeadsetSound() throws {
@@ -120,7 +120,7 @@ struct DaemonSystemTests {
         let longPressTime = try #require(longBegan.object.double("time"))
         let firstFrame = try #require(video.object.double("frame_time"), "no frame_time: \(video.object)")
         #expect(abs(firstFrame - longPressTime) < 0.2, "first frame \(firstFrame), press \(longPressTime)")
-        #expect(videoPath.hasSuffix(".avi") && FileManager.default.fileExists(atPath: videoPath), "\(videoPath)")
+        #expect(videoPath.hasSuffix(".mp4") && FileManager.default.fileExists(atPath: videoPath), "\(videoPath)")
         // About 1.5 s recorded (threshold 0.5 s → release at 2 s); vivid's nominal rate is
         // 30/s, the emulator delivers fewer.
         #expect((2...120).contains(frames), "\(frames) frames")
@@ -130,9 +130,9 @@ struct DaemonSystemTests {
                 "stream=codec_name,nb_read_frames", "-of", "default=noprint_wrappers=1", videoPath, timeout: .seconds(60))
             #expect(result.succeeded, "\(result)")
             #expect(result.stdout.contains("nb_read_frames=\(frames)"), "ffprobe: \(result.stdout) (daemon: \(frames))")
-            #expect(result.stdout.contains("codec_name=mjpeg"), "\(result.stdout)")
+            #expect(result.stdout.contains("codec_name=h264"), "\(result.stdout)")
         } else {
-            Issue.record("ffprobe is not installed here: the AVI was not decoded (\(videoPath), \(frames) frames)")
+            Issue.record("ffprobe is not installed here: the MP4 was not decoded (\(videoPath), \(frames) frames)")
         }
 
         // Encoder +5 steps: zoom 1.0× → 1.4× (4.0× range / 50 steps per range = 0.08× per
@@ -328,7 +328,7 @@ struct DaemonSystemTests {
                 "stream=nb_read_frames", "-of", "default=noprint_wrappers=1", path, timeout: .seconds(60))
             #expect(result.succeeded && result.stdout.contains("nb_read_frames=\(frames)"), "\(result)")
         } else {
-            Issue.record("ffprobe is not installed here: the AVI was not decoded (\(path), \(frames) frames)")
+            Issue.record("ffprobe is not installed here: the MP4 was not decoded (\(path), \(frames) frames)")
         }
     }
 
