@@ -9,6 +9,7 @@ import Actions
 import Camera
 import MQTT
 import Rig
+import OutputDevices
 
 /// Everything `evcapture run` reads from the config beyond the capture core and roles.
 public struct DaemonSettings: Sendable {
@@ -39,6 +40,8 @@ public struct DaemonSettings: Sendable {
     public var mqtt: MQTTConnectionSettings?
     /// The station in its rig (`[mqtt]`: station, prefix, groups, fan-out); set with `mqtt`.
     public var rig: RigSettings?
+    /// LEDs and GPIO lines following the booth's events (`[outputs.NAME]`, docs/booth.md#outputs).
+    public var outputs: [OutputConfiguration] = []
 
     public init() {}
 
