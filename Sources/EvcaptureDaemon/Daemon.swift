@@ -16,6 +16,7 @@ import ConfigFile
 import MQTT
 import Rig
 import V4L2
+import OutputDevices
 
 /// Where the daemon's JSON lines and readable lines go.
 public struct DaemonOutputOptions: Sendable {
@@ -63,6 +64,17 @@ public final class Daemon: Service, Sendable {
         self.observer = observer
     }
 
+    /// The app's observer, and the outputs following the session and presses.
+    private static func observer(
+        _ observer: (@Sendable (PipelineEvent) -> Void)?, followedBy outputs: Outputs?
+    ) -> (@Sendable (PipelineEvent) -> Void)? {
+        guard let outputs else { return observer }
+        return { event in
+            outputs.follow(event)
+            observer?(event)
+        }
+    }
+
     /// Runs until the service group shuts down (SIGTERM / SIGINT) — then releases grabs,
     /// finishes a recording in progress, closes every file and returns.
     public func run() async throws {
@@ -96,7 +108,14 @@ public final class Daemon: Service, Sendable {
 
         // Camera (controls) — optional: without one, capture events and hooks still work,
         // and a camera plugged in later is picked up.
-        let cameras = CameraSetup(config: config, loop: loop, logger: logger, lines: lines)
+        // LEDs and GPIO lines (`[outputs]`, docs/booth.md#outputs): one that cannot be opened
+        // is one error line, the others go on.
+        let outputs = try config.daemon.outputs.isEmpty
+            ? nil
+            : Outputs(config.daemon.outputs, logger: logger) { problem in
+                lines.emit(.error(ErrorReport(problem, code: "output", time: monotonicNow())))
+            }
+        let cameras = CameraSetup(config: config, loop: loop, logger: logger, lines: lines, outputs: outputs)
         let cameraSession = cameras.openAtStart()
         // Photos and videos a kill or a power loss cut short (hidden `.evcapture-*.part`).
         let outputDirectory = config.daemon.outputDirectory ?? DaemonSettings.defaultOutputDirectory()
@@ -109,7 +128,7 @@ public final class Daemon: Service, Sendable {
 
         let state = DaemonState(
             settings: config.capture, session: config.daemon.session, controls: cameraSession.map { cameras.controlsStage(for: $0) }, loop: loop, lines: lines, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
-            logger: logger, onReady: onReady, observer: observer)
+            logger: logger, onReady: onReady, observer: Self.observer(observer, followedBy: outputs))
         // The rig (`[mqtt]`): without it no network socket is opened. Triggers reach the
         // state on the loop thread (libmosquitto's callbacks run there).
         var rig: RigLink?
@@ -148,6 +167,7 @@ public final class Daemon: Service, Sendable {
         watcherTask.cancel()
         let actions = await state.stop()
         await actions.shutdown()
+        outputs?.stop()
         // Every line written (the last `session stopped` included), to stdout and to the
         // socket's clients, before the socket closes and the process exits.
         await lines.finishAndFlush()
