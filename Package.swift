@@ -156,7 +156,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),
-        .testTarget(name: "BoothTests", dependencies: ["Booth", "OutputDevices", "Actions", "ConfigFile", "Capture", "EvcaptureTesting"]),
+        .testTarget(name: "BoothTests", dependencies: ["Booth", "OutputDevices", "Actions", "ConfigFile", "Capture", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
         .testTarget(
             name: "SystemTests",

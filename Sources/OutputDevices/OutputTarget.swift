@@ -58,9 +58,9 @@ final class LEDWriter: OutputWriter {
     }
 
     func set(_ level: Bool) throws(SystemError) {
-        // sysfs takes the value from offset 0 of each write.
+        // sysfs takes the value from offset 0 of each write (a newline ends it).
         _ = lseek(fd, 0, SEEK_SET)
-        try writeAll(fd, level ? on : "0")
+        try writeAll(fd, (level ? on : "0") + "\n")
     }
 
     func close() { _ = Glibc.close(fd) }
