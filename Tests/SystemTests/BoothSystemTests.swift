@@ -56,7 +56,7 @@ struct BoothSystemTests {
     @Test(.enabled(if: vividNode() != nil, "needs vivid (vivid-000-vid-cap)"))
     func aCountdownTicksEachSecondShootsAtItsEndAndAPressCancelsIt() throws {
         let (daemon, keys, scratch) = try startDaemon("countdown", handler: "countdown = 2", hook: true)
-        defer { _ = daemon.terminate() }
+        defer { _ = daemon.terminate(); withExtendedLifetime(scratch) {} }
         var before = daemon.objects.count
         try keys.click(.volumeDown)
         let ended = try #require(daemon.waitFor(from: before, DaemonLines.capture("ended", node: keys.node)), "\(daemon.transcript)")
@@ -114,8 +114,8 @@ struct BoothSystemTests {
 
     @Test(.enabled(if: vividNode() != nil, "needs vivid (vivid-000-vid-cap)"))
     func aBurstIsConsecutiveFramesAroundThePress() throws {
-        let (daemon, keys, _) = try startDaemon("burst", handler: "burst = 5\nburst-before = 2")
-        defer { _ = daemon.terminate() }
+        let (daemon, keys, scratch) = try startDaemon("burst", handler: "burst = 5\nburst-before = 2")
+        defer { _ = daemon.terminate(); withExtendedLifetime(scratch) {} }
         let before = daemon.objects.count
         try keys.click(.volumeDown)
         let began = try #require(daemon.waitFor(from: before, DaemonLines.capture("began", node: keys.node)), "\(daemon.transcript)")
@@ -141,8 +141,8 @@ struct BoothSystemTests {
 
     @Test(.enabled(if: vividNode() != nil, "needs vivid (vivid-000-vid-cap)"))
     func aTimelapseShootsOnItsScheduleWithoutDrift() throws {
-        let (daemon, keys, _) = try startDaemon("timelapse", handler: "timelapse = 0.5")
-        defer { _ = daemon.terminate() }
+        let (daemon, keys, scratch) = try startDaemon("timelapse", handler: "timelapse = 0.5")
+        defer { _ = daemon.terminate(); withExtendedLifetime(scratch) {} }
         let before = daemon.objects.count
         try keys.click(.volumeDown)
         let started = try #require(
@@ -181,10 +181,10 @@ struct BoothSystemTests {
         let name = "\(input)::capslock"
         try #require(waitUntil(timeout: .seconds(5)) { FileManager.default.fileExists(atPath: "/sys/class/leds/\(name)/brightness") }, "no /sys/class/leds/\(name)")
         _ = led.receivedEvents()
-        let (daemon, keys, _) = try startDaemon(
+        let (daemon, keys, scratch) = try startDaemon(
             "led", handler: "countdown = 1",
             extra: "[outputs.flash]\nled = \"\(name)\"\nfollow = \"shot\"\npulse = 0.1\n")
-        defer { _ = daemon.terminate() }
+        defer { _ = daemon.terminate(); withExtendedLifetime(scratch) {} }
         #expect(!daemon.objects.contains { $0.event == "error" }, "\(daemon.transcript)")
         var offsets: [Double] = []
         for _ in 0..<3 {
