@@ -121,7 +121,8 @@ final class BoothClock: Sendable {
             s.lapses[trigger.press] = Lapse(schedule: schedule, trigger: trigger)
             return (true, trigger.press, schedule)
         }
-        if result.0 { fire() } else { rearm() }
+        // The first shot is due now: on the clock's thread, like every other.
+        rearm()
         return result
     }
 
@@ -161,12 +162,12 @@ final class BoothClock: Sendable {
     }
 
     private func rearm() {
-        let next = state.withLock { s -> Int64? in
-            guard !s.stopped else { return nil }
+        let (stopped, next) = state.withLock { s -> (Bool, Int64?) in
             let deadlines = s.countdowns.values.compactMap(\.0.deadline) + s.lapses.values.map(\.schedule.nextTime)
-            return deadlines.min()
+            return (s.stopped, deadlines.min())
         }
-        timer?.arm(atMonotonicMicroseconds: next)
+        // After stop the timer's descriptor is closed (its number may be another file's).
+        if !stopped { timer?.arm(atMonotonicMicroseconds: next) }
     }
 
     private func deliver(_ steps: [Step]) {

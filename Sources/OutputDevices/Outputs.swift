@@ -67,8 +67,12 @@ public final class Outputs: Sendable {
 
     /// Takes an event (any thread; never blocks on a device).
     public func follow(_ event: OutputEvent, now: Int64 = monotonicMicroseconds()) {
-        state.withLock { s in for i in s.slots.indices { s.slots[i].follower.handle(event, now: now) } }
-        timer.arm(atMonotonicMicroseconds: now)
+        let running = state.withLock { s -> Bool in
+            for i in s.slots.indices { s.slots[i].follower.handle(event, now: now) }
+            return !s.stopped
+        }
+        // After stop the timer's descriptor is closed (its number may be another file's).
+        if running { timer.arm(atMonotonicMicroseconds: now) }
     }
 
     /// Every output off, the lines released, the thread ended. Call once.
