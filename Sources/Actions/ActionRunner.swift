@@ -355,6 +355,9 @@ public final class ActionRunner: ActionTriggerSink {
         let result = prepared?.commit(press: trigger.press, moment: moment, request: request) ?? Result { () throws(ActionError) -> PhotoResult in
             let ring: RingFrame
             do throws(StreamingError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch { throw .camera(error) }
+            if let booth, !booth.accepts(press: trigger.press, frameTime: ring.time, moment: moment) {
+                throw .camera(StreamingError(code: .timedOut, context: "no frame near the timelapse shot's moment (the camera was away)"))
+            }
             return try Photo.save(ring, settings, request)
         }
         switch result {

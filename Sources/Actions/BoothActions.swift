@@ -135,6 +135,16 @@ final class BoothClock: Sendable {
         }
     }
 
+    /// Whether a frame at `frameTime` is the photo of a shot due at `moment` of `press`: for
+    /// a timelapse, only a frame nearer its own slot than any other (a shot taken late, after
+    /// the camera came back, would otherwise get a frame of another moment).
+    func accepts(press: UInt64, frameTime: Int64, moment: Int64) -> Bool {
+        state.withLock { s in
+            guard let lapse = s.lapses[press] else { return true }
+            return abs(frameTime - moment) * 2 <= lapse.schedule.interval
+        }
+    }
+
     func stop() {
         state.withLock { $0 = State(stopped: true) }
         timer?.cancel()

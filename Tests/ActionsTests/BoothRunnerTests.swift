@@ -12,7 +12,10 @@ import V4L2
     /// A ring that gives a frame at exactly the time asked for, or fails while unplugged.
     final class SwitchableRing: NearestFrameSource {
         let unplugged = Atomic<Bool>(false)
+        /// µs between the time asked for and the frame given (a ring that lost the moment).
+        let offset = Atomic<Int64>(0)
         func frame(nearest time: Int64, timeout: Duration) throws(StreamingError) -> RingFrame {
+            let time = time + offset.load(ordering: .relaxed)
             if unplugged.load(ordering: .relaxed) { throw StreamingError(code: .deviceRemoved, context: "unplugged") }
             return RingFrame(
                 frame: VideoFrame(
@@ -92,5 +95,24 @@ import V4L2
         try await Task.sleep(for: .milliseconds(300))
         #expect(reports().filter { $0.state == .shot }.count <= taken + 1, "shots after the stop")
         await runner.shutdown()
+    }
+
+    @Test func aTimelapseShotWhoseFrameIsOfAnotherMomentIsMissedNotSaved() async throws {
+        let log = OutcomeLog()
+        let ring = SwitchableRing()
+        ring.offset.store(50_001, ordering: .relaxed)  // just past half the 100 ms interval
+        let (runner, dir) = try runner(BoothBinding(timelapse: 100_000), ring: ring, log: log)
+        func reports() -> [TimelapseReport] { log.all.compactMap { if case .timelapse(let r) = $0 { r } else { nil } } }
+        click(runner, press: 1)
+        #expect(await eventually(seconds: 3) { reports().filter { $0.state == .missed }.count >= 2 })
+        #expect(reports().filter { $0.state == .shot }.isEmpty)
+        ring.offset.store(50_000, ordering: .relaxed)  // exactly half: still this slot's frame
+        #expect(await eventually(seconds: 3) { reports().filter { $0.state == .shot }.count >= 2 })
+        click(runner, press: 2)
+        await runner.shutdown()
+        let photos = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".jpg") }
+        // Only the shots' photos (one may have been in flight at the stop): none of the missed ones.
+        let shots = reports().filter { $0.state == .shot }.count
+        #expect(photos.count >= shots && photos.count <= shots + 1, "\(photos) for \(shots) shots")
     }
 }

@@ -187,12 +187,14 @@ struct BoothSystemTests {
         defer { _ = daemon.terminate(); withExtendedLifetime(scratch) {} }
         #expect(!daemon.objects.contains { $0.event == "error" }, "\(daemon.transcript)")
         var offsets: [Double] = []
+        var latencies: [Double] = []
         for _ in 0..<3 {
             let before = daemon.objects.count
             _ = led.receivedEvents()
             try keys.click(.volumeDown)
             let tick = try #require(daemon.waitFor(from: before, Self.isEvent("countdown")), "\(daemon.transcript)")
             let press = try #require(tick.object.int("press"))
+            let shotTime = try #require(tick.object.double("shot_time"))
             let photo = try #require(daemon.waitFor(timeout: .seconds(10), DaemonLines.action("photo", press: press)), "\(daemon.transcript)")
             let frameTime = try #require(photo.object.double("frame_time"))
             Thread.sleep(forTimeInterval: 0.3)  // the pulse's end
@@ -202,11 +204,14 @@ struct BoothSystemTests {
             let onTime = Double(on.time.microseconds) / 1e6
             let length = Double(off.time.microseconds - on.time.microseconds) / 1e6
             offsets.append(onTime - frameTime)
+            latencies.append(onTime - shotTime)
+            // The pulse follows the shot's moment (scheduled ahead: no earlier, and soon after).
+            #expect(onTime >= shotTime && onTime - shotTime < Self.frameInterval / 2, "LED on at \(onTime) for the shot at \(shotTime)")
             #expect(abs(onTime - frameTime) <= Self.frameInterval, "LED on at \(onTime), frame \(frameTime)")
             #expect(abs(length - 0.1) < 0.05, "pulse \(length) s")
             Thread.sleep(forTimeInterval: 0.5)
         }
-        print("LED pulse vs frame_time: \(offsets.map { String(format: "%+.1f ms", $0 * 1000) }.joined(separator: ", "))")
+        print("LED pulse vs frame_time: \(offsets.map { String(format: "%+.1f ms", $0 * 1000) }.joined(separator: ", ")); after the shot's moment: \(latencies.map { String(format: "%.1f ms", $0 * 1000) }.joined(separator: ", "))")
         #expect(daemon.terminate() == 0, "\(daemon.transcript)")
         // Off after the stop.
         let value = try String(contentsOfFile: "/sys/class/leds/\(name)/brightness", encoding: .utf8)

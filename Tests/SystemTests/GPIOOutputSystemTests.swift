@@ -79,6 +79,7 @@ struct GPIOOutputSystemTests {
         try keys.click(.volumeDown)
         let tick = try #require(daemon.waitFor(from: before) { $0.event == "countdown" }, "\(daemon.transcript)")
         let press = try #require(tick.object.int("press"))
+        let shotTime = try #require(tick.object.double("shot_time"))
         let photo = try #require(daemon.waitFor(timeout: .seconds(10), DaemonLines.action("photo", press: press)), "\(daemon.transcript)")
         let frameTime = try #require(photo.object.double("frame_time"))
         #expect(waitUntil(timeout: .seconds(2)) { cp2112.edges.filter { $0.line == 3 }.count >= 2 }, "\(cp2112.edges)")
@@ -86,8 +87,9 @@ struct GPIOOutputSystemTests {
         let on = try #require(line3.first { $0.value }, "\(line3)")
         let off = try #require(line3.first { !$0.value && $0.time > on.time }, "\(line3)")
         let onTime = Double(on.time) / 1e6
-        print("GPIO pulse vs frame_time: \(String(format: "%+.1f ms", (onTime - frameTime) * 1000)), length \(Double(off.time - on.time) / 1000) ms")
+        print("GPIO pulse vs frame_time: \(String(format: "%+.1f ms", (onTime - frameTime) * 1000)), after the shot's moment \(String(format: "%.1f ms", (onTime - shotTime) * 1000)), length \(Double(off.time - on.time) / 1000) ms")
         #expect(abs(onTime - frameTime) <= 0.2, "relay on at \(onTime), frame \(frameTime)")
+        #expect(onTime >= shotTime && onTime - shotTime < 0.1, "relay on at \(onTime) for the shot at \(shotTime)")
         #expect(abs(Double(off.time - on.time) / 1e6 - 0.1) < 0.05)
         // While it runs the daemon holds the line.
         var held = false
