@@ -9,8 +9,9 @@ extension JSONLines {
     static func boothLine(_ outcome: ActionOutcome, time: Timestamp) -> String {
         switch outcome {
         case .countdown(let remaining, let shot, let press):
+            // Its own second's time (`shot_time` minus `remaining`), not when it was written.
             return object(
-                event: "countdown", time: time,
+                event: "countdown", time: Timestamp(microseconds: shot - Int64(remaining) * 1_000_000),
                 [("press", .int(Int64(press))), ("remaining", .int(Int64(remaining)))] + seconds("shot_time", shot))
         case .countdownCancelled(let remaining, let press):
             return object(

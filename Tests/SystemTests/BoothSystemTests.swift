@@ -67,9 +67,12 @@ struct BoothSystemTests {
         #expect(ticks.map { $0.int("remaining") } == [2, 1])
         let shotTime = try #require(ticks[0].double("shot_time"))
         #expect(abs(shotTime - (start + 2)) < 0.000_002, "the shot at \(shotTime) for a countdown from \(start)")
-        // One second apart, on the clock of the events (within scheduling slack).
+        // Each second at its own moment: the click, then one second later (the events' clock).
         let tickTimes = ticks.compactMap { $0.double("time") }
-        #expect(abs(tickTimes[1] - tickTimes[0] - 1) < 0.1, "\(tickTimes)")
+        #expect(abs(tickTimes[0] - start) < 0.000_002 && abs(tickTimes[1] - tickTimes[0] - 1) < 0.000_002, "\(tickTimes) from \(start)")
+        // ... and written when it came, not ahead of it.
+        let written = daemon.objects[before...].filter { $0.event == "countdown" }.count
+        #expect(written == 2, "the lines came early or twice")
         let photo = try #require(daemon.waitFor(timeout: .seconds(10), DaemonLines.action("photo", press: press)), "\(daemon.transcript)")
         let frameTime = try #require(photo.object.double("frame_time"))
         #expect(abs(frameTime - shotTime) <= Self.frameInterval / 2 + 0.005, "frame \(frameTime) for the shot at \(shotTime)")
