@@ -143,8 +143,10 @@ struct BoothSystemTests {
     }
 
     @Test(.enabled(if: vividNode() != nil, "needs vivid (vivid-000-vid-cap)"))
-    func aTimelapseShootsOnItsScheduleWithoutDrift() throws {
-        let (daemon, keys, scratch) = try startDaemon("timelapse", handler: "timelapse = 0.5")
+    func aHundredShotTimelapseShootsOnItsScheduleWithoutDrift() throws {
+        // One shot per frame of vivid's 5 fps: 100 shots, 20 s.
+        let interval = 0.2
+        let (daemon, keys, scratch) = try startDaemon("timelapse", handler: "timelapse = \(interval)")
         defer { _ = daemon.terminate(); withExtendedLifetime(scratch) {} }
         let before = daemon.objects.count
         try keys.click(.volumeDown)
@@ -152,21 +154,30 @@ struct BoothSystemTests {
             daemon.waitFor(from: before) { $0.event == "timelapse" && $0.string("state") == "started" }, "\(daemon.transcript)")
         let press = try #require(started.object.int("press"))
         let start = try #require(started.object.double("next_time"))
-        let shots = daemon.waitForCount(8, timeout: .seconds(15), from: before) { $0.event == "timelapse" && $0.string("state") == "shot" }
-        try #require(shots.count == 8, "\(daemon.transcript)")
+        let shots = daemon.waitForCount(100, timeout: .seconds(90), from: before) { $0.event == "timelapse" && $0.string("state") == "shot" }
+        try #require(shots.count >= 100, "\(shots.count) shots: \(daemon.transcript)")
         try keys.click(.volumeDown)
         let stopped = try #require(
             daemon.waitFor(from: before) { $0.event == "timelapse" && $0.string("state") == "stopped" }, "\(daemon.transcript)")
         #expect(stopped.object.int("press") == press)
-        #expect((stopped.object.int("count") ?? 0) >= 8 && stopped.object.int("missed") == 0, "\(stopped.object)")
-        // Shot n is the frame nearest start + n × 0.5 s: never further than half a frame.
-        for (n, shot) in shots.enumerated() {
+        #expect((stopped.object.int("count") ?? 0) >= 100 && stopped.object.int("missed") == 0, "\(stopped.object)")
+        // Shot n is the frame nearest start + n × interval: never further than half a frame,
+        // the 100th as the first; and the next shot's time is always on that grid.
+        var offsets: [Double] = []
+        for (n, shot) in shots.prefix(100).enumerated() {
             #expect(shot.int("count") == n + 1)
             let frame = try #require(shot.double("frame_time"))
-            let due = start + Double(n) * 0.5
+            let due = start + Double(n) * interval
+            offsets.append(frame - due)
             #expect(abs(frame - due) <= Self.frameInterval / 2 + 0.005, "shot \(n): frame \(frame), due \(due)")
-            #expect(abs((shot.double("next_time") ?? 0) - (due + 0.5)) < 0.6, "shot \(n): next \(shot.double("next_time") ?? 0)")
+            let next = try #require(shot.double("next_time"))
+            let slot = ((next - start) / interval).rounded()
+            #expect(slot >= Double(n + 1) && abs(next - (start + slot * interval)) < 0.000_002, "shot \(n): next \(next) off the grid")
         }
+        let mean = { (xs: ArraySlice<Double>) in xs.reduce(0, +) / Double(xs.count) * 1000 }
+        print(
+            "timelapse, 100 shots every \(interval) s: max |frame - due| \(String(format: "%.1f", offsets.map(abs).max()! * 1000)) ms; "
+                + "mean offset shots 1-10 \(String(format: "%+.1f", mean(offsets.prefix(10)))) ms, 91-100 \(String(format: "%+.1f", mean(offsets.suffix(10)))) ms")
         // Nothing after the stop.
         let count = daemon.objects.filter { $0.event == "timelapse" && $0.string("state") == "shot" }.count
         Thread.sleep(forTimeInterval: 1.2)
