@@ -160,12 +160,16 @@ struct BoothSystemTests {
         let stopped = try #require(
             daemon.waitFor(from: before) { $0.event == "timelapse" && $0.string("state") == "stopped" }, "\(daemon.transcript)")
         #expect(stopped.object.int("press") == press)
-        #expect((stopped.object.int("count") ?? 0) >= 100 && stopped.object.int("missed") == 0, "\(stopped.object)")
+        // A shot whose frame vivid dropped (its kthread runs late under emulation) is missed,
+        // not filled with a frame of another moment: a few, reported.
+        let missed = stopped.object.int("missed") ?? -1
+        #expect((stopped.object.int("count") ?? 0) >= 100 && missed >= 0 && missed <= 5, "\(stopped.object)")
         // Shot n is the frame nearest start + n × interval: never further than half a frame,
         // the 100th as the first; and the next shot's time is always on that grid.
         var offsets: [Double] = []
-        for (n, shot) in shots.prefix(100).enumerated() {
-            #expect(shot.int("count") == n + 1)
+        for shot in shots.prefix(100) {
+            // Its slot: the shots before it were taken or missed, in order.
+            let n = (shot.int("count") ?? 0) + (shot.int("missed") ?? 0) - 1
             let frame = try #require(shot.double("frame_time"))
             let due = start + Double(n) * interval
             offsets.append(frame - due)
@@ -176,7 +180,7 @@ struct BoothSystemTests {
         }
         let mean = { (xs: ArraySlice<Double>) in xs.reduce(0, +) / Double(xs.count) * 1000 }
         print(
-            "timelapse, 100 shots every \(interval) s: max |frame - due| \(String(format: "%.1f", offsets.map(abs).max()! * 1000)) ms; "
+            "timelapse, 100 shots every \(interval) s (\(missed) missed): max |frame - due| \(String(format: "%.1f", offsets.map(abs).max()! * 1000)) ms; "
                 + "mean offset shots 1-10 \(String(format: "%+.1f", mean(offsets.prefix(10)))) ms, 91-100 \(String(format: "%+.1f", mean(offsets.suffix(10)))) ms")
         // Nothing after the stop.
         let count = daemon.objects.filter { $0.event == "timelapse" && $0.string("state") == "shot" }.count
