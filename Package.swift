@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .library(
             name: "EvcaptureKit",
-            targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Movie", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView"]),
+            targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Movie", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView", "Booth", "OutputDevices"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
         // Swift Concurrency's global and main executors on the main thread, without libdispatch.
         .library(name: "ConcurrencyRuntime", targets: ["ConcurrencyRuntime"]),
@@ -51,6 +51,10 @@ let package = Package(
         .systemLibrary(
             name: "CMosquitto", pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]),
+        // Debian's libgpiod (v1.6): GPIO lines through the character device, for outputs.
+        .systemLibrary(
+            name: "CGPIOD", pkgConfig: "libgpiod",
+            providers: [.apt(["libgpiod-dev"])]),
         // What Swift cannot import: ioctl request macros, input_event time fields.
         .target(name: "CLinuxShims"),
 
@@ -91,14 +95,20 @@ let package = Package(
             dependencies: ["Capture", "JSON", "V4L2", "Udev", "LinuxIO", "CLinuxShims", .product(name: "Logging", package: "swift-log")]),
         // The only importer of CFFmpeg: H.264 (hardware or software encoder) in fragmented MP4, and MP4 recovery.
         .target(name: "Movie", dependencies: ["CFFmpeg", "V4L2"]),
+        // The booth's timing: countdowns, bursts, timelapse schedules, what outputs follow; pure, time passed in.
+        .target(name: "Booth"),
         // Actions on capture events: photos, videos, hooks, the shutter sound.
         .target(
             name: "Actions",
-            dependencies: ["Capture", "Runtime", "V4L2", "LinuxIO", "Movie", "CLibjpeg", "CLibturbojpeg", "CLibexif", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Booth", "Capture", "Runtime", "V4L2", "LinuxIO", "Movie", "CLibjpeg", "CLibturbojpeg", "CLibexif", .product(name: "Logging", package: "swift-log")]),
         // Typed events rendered as JSON lines and readable text; line writers, the socket, the monitor.
         .target(
             name: "Output",
             dependencies: ["Capture", "Runtime", "JSON", "Actions", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+        // The only importer of CGPIOD: LED class devices and GPIO lines following the booth's events, on a thread of their own.
+        .target(
+            name: "OutputDevices",
+            dependencies: ["CGPIOD", "Booth", "Actions", "Capture", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
         // The only importer of CMosquitto: an MQTT client on the IOLoop (reconnect, offline queue, will).
         .target(
             name: "MQTT",
@@ -116,12 +126,13 @@ let package = Package(
         // The TOML config, parsed straight into the runtime types.
         .target(
             name: "ConfigFile",
-            dependencies: ["Capture", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", .product(name: "TOMLKit", package: "TOMLKit")]),
+            dependencies: ["Capture", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "Booth", "OutputDevices", .product(name: "TOMLKit", package: "TOMLKit")]),
         // The daemon: devices, camera and actions composed into a service; sd_notify; the devices report; replay.
         .target(
             name: "EvcaptureDaemon",
             dependencies: [
                 "Capture", "Runtime", "JSON", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig", "LiveView",
+                "OutputDevices",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
@@ -171,12 +182,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),
+        .testTarget(name: "BoothTests", dependencies: ["Booth", "OutputDevices", "Actions", "ConfigFile", "Capture", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
         .testTarget(
             name: "SystemTests",
             dependencies: [
                 "EvcaptureDaemon", "Camera", "Actions", "Output", "ConfigFile", "Capture", "Evdev", "Udev", "V4L2", "LinuxIO",
-                "EvcaptureTesting", "MQTT", "LiveView",
+                "EvcaptureTesting", "MQTT", "LiveView", "Booth", "OutputDevices",
             ]),
     ],
     swiftLanguageModes: [.v6]

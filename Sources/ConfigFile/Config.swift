@@ -190,7 +190,7 @@ public struct Config: Sendable {
         var config = Config()
         try reader.checkKeys(
             table, path: [],
-            allowed: ["capture", "devices", "camera", "output", "handlers", "hooks", "sound", "socket", "controls", "session", "mqtt", "http"])
+            allowed: ["capture", "devices", "camera", "output", "handlers", "hooks", "sound", "socket", "controls", "session", "mqtt", "http", "outputs"])
 
         if let capture = try reader.table(table, "capture", path: []) {
             let p = ["capture"]

@@ -245,6 +245,7 @@ extension ConfigReader {
             if let s = try seconds(controls, "adjusting-timeout", path: p, in: 0.05...60) { d.controlsConfiguration.adjustingTimeout = s }
             if let a = try bool(controls, "acceleration", path: p) { d.controlsConfiguration.acceleration = a ? SliderAcceleration() : nil }
         }
+        if let outputs = try self.table(table, "outputs", path: []) { d.outputs = try self.outputs(outputs) }
         return d
     }
 
@@ -287,10 +288,11 @@ extension ConfigReader {
     }
 
     private func handler(_ t: TOMLTable, path p: [String]) throws(ConfigError) -> ActionBinding {
-        try checkKeys(t, path: p, allowed: ["click", "long-press"])
+        try checkKeys(t, path: p, allowed: ["click", "long-press"] + Self.boothKeys)
         var b = ActionBinding.default
         if let c = try oneOf(t, "click", path: p, ["photo", "none"]) { b.photoOn = c == "photo" ? .click : nil }
         if let l = try oneOf(t, "long-press", path: p, ["video", "none"]) { b.videoOnLongPress = l == "video" }
+        b.booth = try booth(t, path: p)
         return b
     }
 }

@@ -14,6 +14,7 @@ import Actions
 import Output
 import ConfigFile
 import V4L2
+import OutputDevices
 
 /// How the daemon gets its camera: at start, or when one is plugged in later; the
 /// controls stage and the action runner that go with it.
@@ -22,6 +23,8 @@ struct CameraSetup: Sendable {
     let loop: IOLoop
     let logger: Logger
     let lines: LineWriter
+    /// What the outputs follow of the actions: shots, countdowns, recordings.
+    var outputs: Outputs? = nil
 
     private var configuration: CameraSession.Configuration {
         .init(camera: config.daemon.camera ?? .automatic, onExternalChange: config.daemon.followExternalChanges ? .follow : .restore)
@@ -104,12 +107,15 @@ struct CameraSetup: Sendable {
     func actionRunner(for session: CameraSession?) -> ActionRunner {
         let d = config.daemon
         let captureDevice = d.captureDevice ?? session?.camera.devicePath
-        let lines = self.lines
+        let (lines, outputs) = (self.lines, self.outputs)
         return ActionRunner(
             configuration: ActionsConfiguration(
                 capture: captureDevice.map { d.capture(devicePath: $0) },
                 bindings: d.bindings, hooks: d.hooks, sound: d.sound),
             logger: logger,
-            onOutcome: { outcome in lines.emit(outcome, at: monotonicNow()) })
+            onOutcome: { outcome in
+                outputs?.follow(outcome)
+                lines.emit(outcome, at: monotonicNow())
+            })
     }
 }

@@ -267,6 +267,8 @@ extension JSONLines {
                 [("action", .string(action)), ("press", .int(Int64(press))), ("skipped", .string(reason))])
         case .failed(let failure, let press):
             error(failure.description, time: time, extra: [("code", .string(failure.code))] + (press.map { origin(press: $0, trigger: nil) } ?? []))
+        case .countdown, .countdownCancelled, .shot, .burstSaved, .timelapse:
+            boothLine(outcome, time: time)
         case .triggerReceived(let command, let trigger, let topic):
             object(
                 event: "action", time: time,
@@ -299,6 +301,7 @@ extension ReadableLines {
         case .soundStarted(let file, let press): "\(t) sound     \(file) (press \(press))"
         case .failed(let error, let press): "\(t) error     \(error)" + (press.map { " (press \($0))" } ?? "")
         case .skipped(let action, let press, let reason): "\(t) skipped   \(action): \(reason) (press \(press))"
+        case .countdown, .countdownCancelled, .shot, .burstSaved, .timelapse: "\(t) " + boothText(outcome)
         case .triggerReceived(let command, let trigger, let topic): "\(t) trigger   \(command.rawValue) trigger \(trigger) (\(topic))"
         }
         return escaped(line)

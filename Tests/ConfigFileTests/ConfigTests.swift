@@ -62,7 +62,7 @@ import Camera
         ),
         (
             "# top\n\n[camra]\nx = 1\n",
-            "bad.toml:3: unknown key \"camra\" (known: capture, devices, camera, output, handlers, hooks, sound, socket, controls, session, mqtt, http)"
+            "bad.toml:3: unknown key \"camra\" (known: capture, devices, camera, output, handlers, hooks, sound, socket, controls, session, mqtt, http, outputs)"
         ),
         (
             "# top\n\n[camera]\nx = 1\n",
@@ -96,7 +96,7 @@ import Camera
             "[[hooks]]\nargv = [\"/bin/true\"]\n\n[[hooks]]\nname = \"log\"\nargv = \"echo $EVCAPTURE_FILE >> /tmp/log\"\n",
             "bad.toml:6: hooks[1].argv must be a list of strings, not \"echo $EVCAPTURE_FILE >> /tmp/log\": a hook runs a program without a shell; write argv = [\"/bin/sh\", \"-c\", \"echo $EVCAPTURE_FILE >> /tmp/log\"] (only if it needs the shell's syntax)"
         ),
-        ("[[hooks]]\nargv = [\"/bin/true\"]\n[[hooks]]\nargv = [\"/bin/true\"]\non = [\"clik\"]\n", "bad.toml:5: hooks[1].on: unknown trigger \"clik\" (use began, ended, cancelled, click, long-press, double-click, photo, video)"),
+        ("[[hooks]]\nargv = [\"/bin/true\"]\n[[hooks]]\nargv = [\"/bin/true\"]\non = [\"clik\"]\n", "bad.toml:5: hooks[1].on: unknown trigger \"clik\" (use began, ended, cancelled, click, long-press, double-click, photo, video, countdown)"),
         ("[[hooks]]\nargv = [\"/bin/true\"]\ntimeout = \"10s\"\n", "bad.toml:3: hooks[0].timeout must be a number of seconds, not \"10s\""),
         ("[[hooks]]\nargv = [\"/bin/true\", 3]\n", "bad.toml:2: hooks[0].argv must be a list of strings, not [\"/bin/true\", 3]"),
         // Probably milliseconds: refused with the valid range and what was meant.
@@ -110,7 +110,7 @@ import Camera
         ("[output]\ndirectory = 7\n", "bad.toml:2: output.directory must be a string, not 7"),
         ("[devices.shutter]\nhas = [\"KEY_VOLUMEDWN\"]\n", "bad.toml:2: devices.shutter.has: unknown event code \"KEY_VOLUMEDWN\" (use kernel names like KEY_VOLUMEDOWN, REL_X)"),
         ("[devices.shutter]\nhas = \"KEY_VOLUMEDOWN\"\n", "bad.toml:2: devices.shutter.has must be a list of strings, not \"KEY_VOLUMEDOWN\""),
-        ("[[hooks]]\nargv = [\"/bin/true\"]\non = [\"clik\"]\n", "bad.toml:3: hooks[0].on: unknown trigger \"clik\" (use began, ended, cancelled, click, long-press, double-click, photo, video)"),
+        ("[[hooks]]\nargv = [\"/bin/true\"]\non = [\"clik\"]\n", "bad.toml:3: hooks[0].on: unknown trigger \"clik\" (use began, ended, cancelled, click, long-press, double-click, photo, video, countdown)"),
         // Headers that aborted TOMLKit's C++ parser before the check (found by fuzzing).
         ("[~]\nx = 1\n", "bad.toml:1: a table header must start with a key (letters, digits, - and _, or a quoted key), not '~'"),
         ("a = 1\n[\n", "bad.toml:2: a table header must start with a key (letters, digits, - and _, or a quoted key), not the end of the line"),
