@@ -100,7 +100,8 @@ public final class ActionRunner: ActionTriggerSink {
             onOutcome(outcome)
             if let lapse = runner.withLock({ $0.value })?.timelapseOutcome(for: outcome) { onOutcome(lapse) }
         }
-        booth = configuration.bindings.values.contains { $0.booth.countdown > 0 || $0.booth.timelapse != nil }
+        booth =
+            configuration.bindings.values.contains { $0.booth.countdown > 0 || $0.booth.timelapse != nil }
             ? BoothClock(logger: logger) { step in runner.withLock { $0.value }?.boothStep(step) } : nil
         let frames = configuration.capture.map { settings in
             FrameSource(
@@ -275,7 +276,9 @@ public final class ActionRunner: ActionTriggerSink {
     /// Whether a press on `binding` has its photo prepared at `began`: its click takes one,
     /// and the photo is the press's frame (not the release's).
     private func preparesPhotos(_ binding: ActionBinding) -> Bool {
-        guard binding.photoOn == .click, binding.booth.isPlain, let settings = configuration.capture, photoFrames != nil else { return false }
+        guard binding.photoOn == .click, binding.booth.isPlain, let settings = configuration.capture, photoFrames != nil else {
+            return false
+        }
         return settings.photoMoment == .press
     }
 
@@ -343,7 +346,8 @@ public final class ActionRunner: ActionTriggerSink {
         // The press (zero shutter lag) or the release; a remote trigger's press by its
         // wall-clock time (the same instant on every station with synchronised clocks);
         // with no time at all, now.
-        let moment = (settings.photoMoment == .press ? trigger.pressTime : nil)
+        let moment =
+            (settings.photoMoment == .press ? trigger.pressTime : nil)
             ?? trigger.pressWallTime.map(Photo.monotonicTime(ofWall:)) ?? trigger.eventTime ?? monotonicNow().microseconds
         onOutcome(.shot(time: moment, press: trigger.press))
         if let booth = trigger.action.flatMap({ configuration.bindings[$0] })?.booth, booth.burst > 1 {
@@ -352,14 +356,19 @@ public final class ActionRunner: ActionTriggerSink {
         // Blocking camera and file work runs right here: this worker has a thread of its
         // own (see init), so it never occupies the cooperative pool. A photo prepared since
         // the press is only committed; otherwise it is taken now.
-        let result = prepared?.commit(press: trigger.press, moment: moment, request: request) ?? Result { () throws(ActionError) -> PhotoResult in
-            let ring: RingFrame
-            do throws(StreamingError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch { throw .camera(error) }
-            if let booth, !booth.accepts(press: trigger.press, frameTime: ring.time, moment: moment) {
-                throw .camera(StreamingError(code: .timedOut, context: "no frame near the timelapse shot's moment (the camera was away)"))
+        let result =
+            prepared?.commit(press: trigger.press, moment: moment, request: request)
+            ?? Result { () throws(ActionError) -> PhotoResult in
+                let ring: RingFrame
+                do throws(StreamingError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch {
+                    throw .camera(error)
+                }
+                if let booth, !booth.accepts(press: trigger.press, frameTime: ring.time, moment: moment) {
+                    throw .camera(
+                        StreamingError(code: .timedOut, context: "no frame near the timelapse shot's moment (the camera was away)"))
+                }
+                return try Photo.save(ring, settings, request)
             }
-            return try Photo.save(ring, settings, request)
-        }
         switch result {
         case .success(var photo):
             photo.pressOffset = trigger.pressWallTime == nil ? nil : photo.frameTime.map { $0 - moment }
@@ -415,8 +424,9 @@ public final class ActionRunner: ActionTriggerSink {
                     press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
                     pressWallTime: trigger.pressWallTime, zoom: digitalZoom.withLock { $0 })
                 // From the press (not the hold threshold), minus the pre-roll.
-                let from = (trigger.pressTime ?? trigger.pressWallTime.map(Photo.monotonicTime(ofWall:)) ?? trigger.eventTime
-                    ?? monotonicNow().microseconds) - Int64(settings.preRoll / .microseconds(1))
+                let from =
+                    (trigger.pressTime ?? trigger.pressWallTime.map(Photo.monotonicTime(ofWall:)) ?? trigger.eventTime
+                        ?? monotonicNow().microseconds) - Int64(settings.preRoll / .microseconds(1))
                 do {
                     let recording = try await VideoRecording.start(from: frames, time: from, settings, request, logger: logger)
                     active = (trigger, recording)

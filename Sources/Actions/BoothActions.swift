@@ -111,7 +111,9 @@ final class BoothClock: Sendable {
 
     /// Starts a timelapse for `trigger` (its first shot at `now`), or stops the one its
     /// action runs; returns which, the press that started it and its schedule.
-    func toggleTimelapse(_ trigger: ActionTrigger, interval: Int64, now: Int64) -> (started: Bool, press: UInt64, schedule: TimelapseSchedule) {
+    func toggleTimelapse(_ trigger: ActionTrigger, interval: Int64, now: Int64) -> (
+        started: Bool, press: UInt64, schedule: TimelapseSchedule
+    ) {
         let result = state.withLock { s -> (Bool, UInt64, TimelapseSchedule) in
             if let (press, lapse) = s.lapses.first(where: { $0.value.trigger.action == trigger.action }) {
                 s.lapses[press] = nil

@@ -304,11 +304,15 @@ public final class VideoRecording: Sendable {
         do {
             let (path, frames, cut) = try file.finish(framesPerSecond: fps)
             let first = firstTimestamp ?? 0
-            finished.fulfil(.success(VideoResult(
-                path: path, frames: frames, framesPerSecond: fps,
-                width: format.width, height: format.height, truncated: truncated || cut != nil, frameTime: firstTimestamp, skipped: skipped,
-                undecodable: file.undecodable, format: settings.videoFormat, encoder: file.encoder?.name,
-                duration: Double(lastTimestamp - first) / 1_000_000 + 1 / fps, stoppedBy: failure ?? cut, trigger: request.trigger)))
+            finished.fulfil(
+                .success(
+                    VideoResult(
+                        path: path, frames: frames, framesPerSecond: fps,
+                        width: format.width, height: format.height, truncated: truncated || cut != nil, frameTime: firstTimestamp,
+                        skipped: skipped,
+                        undecodable: file.undecodable, format: settings.videoFormat, encoder: file.encoder?.name,
+                        duration: Double(lastTimestamp - first) / 1_000_000 + 1 / fps, stoppedBy: failure ?? cut, trigger: request.trigger))
+            )
         } catch {
             file.abandon()
             finished.fulfil(.failure(error))

@@ -332,9 +332,12 @@ public final class FrameSource: Sendable {
         if let wanted = settings.framesPerSecond, format.framesPerSecond.map({ abs($0 - wanted) > wanted / 200 }) ?? true {
             // Streaming on at the driver's rate; said once per start.
             let got = format.framesPerSecond.map { "gives \(Self.rate($0)) fps at this size" } ?? "does not say its rate"
-            onError(StreamingError(
-                code: .frameRateNotAvailable,
-                context: "capture stream of \(settings.devicePath) at \(format.width)×\(format.height): asked for \(Self.rate(wanted)) fps, the driver \(got)"))
+            onError(
+                StreamingError(
+                    code: .frameRateNotAvailable,
+                    context:
+                        "capture stream of \(settings.devicePath) at \(format.width)×\(format.height): asked for \(Self.rate(wanted)) fps, the driver \(got)"
+                ))
         }
         let slots = limits.slots(frameBytes: max(format.bytesPerLine * format.height, 1), fps: format.framesPerSecond)
         state.withLock { s in
@@ -348,7 +351,8 @@ public final class FrameSource: Sendable {
         while true {
             let stop = state.withLock { s in
                 // Idle: in `onPress` mode nobody pressed for `idleStop` and no reader is left.
-                let idle = s.readers == 0
+                let idle =
+                    s.readers == 0
                     && mode == .onPress && monotonicNow().microseconds - s.lastUse > Int64(idleStop / .microseconds(1))
                 // Stopping for idleness is a stop request, so a start() from now on (a press
                 // while the camera closes) restarts the stream instead of failing its reader
@@ -360,7 +364,7 @@ public final class FrameSource: Sendable {
             do {
                 try stream.withNextFrame(timeout: .milliseconds(250)) { b in store(b) }
                 lastFrame = ContinuousClock.now
-            } catch where error.code == .timedOut {
+            } catch  where error.code == .timedOut {
                 // Wakes to look at stop and idle; a camera silent for the frame timeout failed.
                 if ContinuousClock.now - lastFrame > settings.frameTimeout {
                     failure = StreamingError(code: .timedOut, context: "no frame from \(settings.devicePath) for \(settings.frameTimeout)")

@@ -64,9 +64,10 @@ final class VideoFile {
             let size = JPEGCrop.size(of: jpeg) ?? (format.width, format.height)
             (width, height, encoder) = (size.width, size.height, nil)
             do {
-                writer = .avi(try AVIWriter(
-                    file: file, width: size.width, height: size.height, maximumBytes: settings.maximumVideoBytes,
-                    framesPerSecond: format.framesPerSecond ?? 30))
+                writer = .avi(
+                    try AVIWriter(
+                        file: file, width: size.width, height: size.height, maximumBytes: settings.maximumVideoBytes,
+                        framesPerSecond: format.framesPerSecond ?? 30))
             } catch { throw .file(error) }
         case .mp4:
             let choice: EncoderChoice
@@ -163,7 +164,8 @@ extension VideoFormat {
         case .mp4:
             switch EncoderChoice.current(h264) {
             case .success(let choice): return "video: H.264 in fragmented MP4, encoder \(choice)"
-            case .failure(let e): return "video: H.264 in fragmented MP4, but \(e.context): recordings will fail (video-format = \"avi\" needs no encoder)"
+            case .failure(let e):
+                return "video: H.264 in fragmented MP4, but \(e.context): recordings will fail (video-format = \"avi\" needs no encoder)"
             }
         }
     }

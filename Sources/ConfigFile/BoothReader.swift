@@ -43,7 +43,8 @@ extension ConfigReader {
                 } else if let n = try int(t, "line", path: p, in: 0...1023) {
                     line = .offset(n)
                 } else {
-                    throw error(p, "outputs.\(name) needs line = N (an offset on \(chip); on a Raspberry Pi the BCM number) or a line label")
+                    throw error(
+                        p, "outputs.\(name) needs line = N (an offset on \(chip); on a Raspberry Pi the BCM number) or a line label")
                 }
                 target = .gpio(chip: chip, line: line, activeLow: try bool(t, "active-low", path: p) ?? false)
             } else {
@@ -56,13 +57,14 @@ extension ConfigReader {
                 throw error(p + ["pulse"], "outputs.\(name).pulse is for follow = \"shot\" or \"began\", not \"\(follow)\"")
             }
             let pulse = Int64((pulseSeconds ?? .milliseconds(200)) / .microseconds(1))
-            let rule: OutputRule = switch follow {
-            case "session": .session
-            case "recording": .recording
-            case "countdown": .countdown
-            case "began": .pulseAtBegan(length: pulse)
-            default: .pulseAtShot(length: pulse)
-            }
+            let rule: OutputRule =
+                switch follow {
+                case "session": .session
+                case "recording": .recording
+                case "countdown": .countdown
+                case "began": .pulseAtBegan(length: pulse)
+                default: .pulseAtShot(length: pulse)
+                }
             out.append(OutputConfiguration(name: name, target: target, rule: rule))
         }
         return out

@@ -94,4 +94,3 @@ public struct DaemonSettings: Sendable {
         return (env["HOME"] ?? "/tmp") + "/Pictures/evcapture"
     }
 }
-

@@ -38,7 +38,8 @@ extension ConfigReader {
     func oneOf(_ t: TOMLTable, _ key: String, path: [String], _ allowed: [String]) throws(ConfigError) -> String? {
         guard let s = try string(t, key, path: path) else { return nil }
         guard allowed.contains(s) else {
-            throw error(path + [key], "\(dotted(path + [key])) must be one of \(allowed.map { "\"\($0)\"" }.joined(separator: ", ")), not \"\(s)\"")
+            throw error(
+                path + [key], "\(dotted(path + [key])) must be one of \(allowed.map { "\"\($0)\"" }.joined(separator: ", ")), not \"\(s)\"")
         }
         return s
     }
@@ -50,12 +51,15 @@ extension ConfigReader {
             let digits = s.hasPrefix("0x") ? String(s.dropFirst(2)) : s
             if let n = UInt16(digits, radix: 16) { return n }
         }
-        throw error(path + [key], "\(dotted(path + [key])) must be a 16-bit id, as an integer or a hex string like \"077d\", not \(shown(v))")
+        throw error(
+            path + [key], "\(dotted(path + [key])) must be a 16-bit id, as an integer or a hex string like \"077d\", not \(shown(v))")
     }
 
     /// `[output]`'s video keys: format, encoder, CRF or bitrate, keyframe interval.
     func video(_ output: TOMLTable, path p: [String], into d: inout DaemonSettings) throws(ConfigError) {
-        if let f = try oneOf(output, "video-format", path: p, VideoFormat.allCases.map(\.rawValue)) { d.capture.videoFormat = VideoFormat(rawValue: f)! }
+        if let f = try oneOf(output, "video-format", path: p, VideoFormat.allCases.map(\.rawValue)) {
+            d.capture.videoFormat = VideoFormat(rawValue: f)!
+        }
         if let e = try string(output, "video-encoder", path: p) {
             guard e == "auto" || H264Settings.knownEncoders.contains(e) else {
                 let known = (["auto"] + H264Settings.knownEncoders).map { "\"\($0)\"" }.joined(separator: ", ")
@@ -85,7 +89,9 @@ extension ConfigReader {
                     "device", "capture-device", "external-changes", "width", "height", "stream", "photo-frame", "pre-roll",
                     "ring-seconds", "ring-memory", "idle-stop", "fps",
                 ])
-            if let m = try oneOf(camera, "stream", path: p, StreamMode.allCases.map(\.rawValue)) { d.capture.streamMode = StreamMode(rawValue: m)! }
+            if let m = try oneOf(camera, "stream", path: p, StreamMode.allCases.map(\.rawValue)) {
+                d.capture.streamMode = StreamMode(rawValue: m)!
+            }
             if let m = try oneOf(camera, "photo-frame", path: p, CaptureSettings.PhotoMoment.allCases.map(\.rawValue)) {
                 d.capture.photoMoment = CaptureSettings.PhotoMoment(rawValue: m)!
             }
@@ -93,7 +99,9 @@ extension ConfigReader {
             if let mb = try int(camera, "ring-memory", path: p, in: 4...4096) { d.capture.ring.memoryBytes = mb << 20 }
             if let s = try seconds(camera, "pre-roll", path: p, allowingZero: true) {
                 guard Double(s / .milliseconds(1)) / 1000 <= d.capture.ring.seconds else {
-                    throw error(p + ["pre-roll"], "camera.pre-roll must be at most camera.ring-seconds (\(d.capture.ring.seconds)): the ring keeps no more")
+                    throw error(
+                        p + ["pre-roll"],
+                        "camera.pre-roll must be at most camera.ring-seconds (\(d.capture.ring.seconds)): the ring keeps no more")
                 }
                 d.capture.preRoll = s
             }
@@ -145,7 +153,8 @@ extension ConfigReader {
             if let name = names["video-name"], let named = VideoFormat(fileName: name.pattern), named != d.capture.videoFormat {
                 throw error(
                     p + ["video-name"],
-                    "output.video-name \"\(name.pattern)\" ends in \(named.fileExtension), but output.video-format is \"\(d.capture.videoFormat.rawValue)\": end it in \(d.capture.videoFormat.fileExtension) or set video-format = \"\(named.rawValue)\"")
+                    "output.video-name \"\(name.pattern)\" ends in \(named.fileExtension), but output.video-format is \"\(d.capture.videoFormat.rawValue)\": end it in \(d.capture.videoFormat.fileExtension) or set video-format = \"\(named.rawValue)\""
+                )
             }
         }
         if let handlers = try self.table(table, "handlers", path: []) {
@@ -159,7 +168,9 @@ extension ConfigReader {
         }
         if capture.hasSecondaryHandler && d.secondary == nil { d.secondary = .default }
         if let hooks = table["hooks"] {
-            guard let array = hooks.array else { throw error(["hooks"], "hooks must be an array of tables: [[hooks]], not \(shown(hooks))") }
+            guard let array = hooks.array else {
+                throw error(["hooks"], "hooks must be an array of tables: [[hooks]], not \(shown(hooks))")
+            }
             for (i, item) in array.enumerated() {
                 let p = ["hooks", "[\(i)]"]
                 guard let h = item.table else { throw error(p, "hooks[\(i)] must be a table: [[hooks]], not \(shown(item))") }
@@ -167,7 +178,8 @@ extension ConfigReader {
                 if let v = h["argv"], let line = v.string {
                     throw error(
                         p + ["argv"],
-                        "hooks[\(i)].argv must be a list of strings, not \(shown(v)): a hook runs a program without a shell; write argv = \(Self.argvSuggestion(line))")
+                        "hooks[\(i)].argv must be a list of strings, not \(shown(v)): a hook runs a program without a shell; write argv = \(Self.argvSuggestion(line))"
+                    )
                 }
                 guard let argv = try strings(h, "argv", path: p), !argv.isEmpty, !argv[0].isEmpty else {
                     throw error(p, "hooks[\(i)] needs argv = [\"/path/to/program\", \"arg\", ...] (a list, never a shell string)")
@@ -258,7 +270,8 @@ extension ConfigReader {
             guard let home = environment["HOME"], home.hasPrefix("/"), home != "/" else {
                 throw error(
                     path,
-                    "output.directory \"\(dir)\": ~ has no meaning here (HOME is \(environment["HOME"].map { "\"\($0)\"" } ?? "not set"), as for a system service); write an absolute path such as \"/srv/evcapture\"")
+                    "output.directory \"\(dir)\": ~ has no meaning here (HOME is \(environment["HOME"].map { "\"\($0)\"" } ?? "not set"), as for a system service); write an absolute path such as \"/srv/evcapture\""
+                )
             }
             expanded = home + dir.dropFirst()
         } else if dir.hasPrefix("~") {
@@ -267,7 +280,8 @@ extension ConfigReader {
         guard expanded.hasPrefix("/") else {
             throw error(
                 path,
-                "output.directory must be an absolute path (or start with ~/), not \"\(dir)\": a relative one would depend on where the daemon starts")
+                "output.directory must be an absolute path (or start with ~/), not \"\(dir)\": a relative one would depend on where the daemon starts"
+            )
         }
         while expanded.count > 1 && expanded.hasSuffix("/") { expanded.removeLast() }
         return expanded
@@ -333,7 +347,9 @@ extension ConfigReader {
             station = Self.hostName()
         }
         if let problem = RigSettings.problem(withName: station) {
-            throw error(p + ["station"], "mqtt.station \"\(station)\" \(problem)" + (t["station"] == nil ? " (it defaults to the host name; set station)" : ""))
+            throw error(
+                p + ["station"],
+                "mqtt.station \"\(station)\" \(problem)" + (t["station"] == nil ? " (it defaults to the host name; set station)" : ""))
         }
         if RigSettings.reservedNames.contains(station) {
             throw error(p + ["station"], "mqtt.station cannot be \"\(station)\" (a topic of the rig's own)")

@@ -61,7 +61,9 @@ struct CameraSetup: Sendable {
         let logger = self.logger
         return followVideoAdditions("the capture device's hotplug") { device in
             // A `/dev/v4l/by-id/…` link is made again before udev announces the node.
-            let target = realpath(configured, nil).map { p in defer { free(p) }; return String(cString: p) }
+            let target = realpath(configured, nil).map { p in
+                defer { free(p) }; return String(cString: p)
+            }
             guard device.node == configured || device.node == target else { return true }
             logger.info("capture device is back", metadata: ["v4l2.device": "\(configured)"])
             await added()

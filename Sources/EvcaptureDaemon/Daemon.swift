@@ -111,7 +111,8 @@ public final class Daemon: Service, Sendable {
         // and a camera plugged in later is picked up.
         // LEDs and GPIO lines (`[outputs]`, docs/booth.md#outputs): one that cannot be opened
         // is one error line, the others go on.
-        let outputs = try config.daemon.outputs.isEmpty
+        let outputs =
+            try config.daemon.outputs.isEmpty
             ? nil
             : Outputs(config.daemon.outputs, logger: logger) { problem in
                 lines.emit(.error(ErrorReport(problem, code: "output", time: monotonicNow())))
@@ -123,7 +124,9 @@ public final class Daemon: Service, Sendable {
         let outputDirectory = config.daemon.outputDirectory ?? DaemonSettings.defaultOutputDirectory()
         let recovery = VideoRecovery.recover(in: outputDirectory)
         for video in recovery.recovered {
-            logger.info("kept a recording an earlier run left unfinished", metadata: ["file.path": "\(video.path)", "video.frames": "\(video.frames)"])
+            logger.info(
+                "kept a recording an earlier run left unfinished",
+                metadata: ["file.path": "\(video.path)", "video.frames": "\(video.frames)"])
             lines.emit(.videoRecovered(video), at: monotonicNow())
         }
         let leftovers = recovery.removed + AtomicFile.removeLeftovers(in: outputDirectory)
@@ -134,7 +137,8 @@ public final class Daemon: Service, Sendable {
         }
 
         let state = DaemonState(
-            settings: config.capture, session: config.daemon.session, controls: cameraSession.map { cameras.controlsStage(for: $0) }, loop: loop, lines: lines, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
+            settings: config.capture, session: config.daemon.session, controls: cameraSession.map { cameras.controlsStage(for: $0) },
+            loop: loop, lines: lines, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
             logger: logger, onReady: onReady, observer: Self.observer(observer, followedBy: outputs))
         // The rig (`[mqtt]`): without it no network socket is opened. Triggers reach the
         // state on the loop thread (libmosquitto's callbacks run there).
@@ -154,7 +158,8 @@ public final class Daemon: Service, Sendable {
                 frames: { [weak state] in state?.liveFrames.withLock { $0 } },
                 input: { [weak state] input in Task { await state?.accept(input) } })
             let server = try LiveViewServer(
-                settings: http, outputDirectory: outputDirectory, snapshotQuality: config.daemon.capture.jpegQuality, hooks: hooks, logger: logger)
+                settings: http, outputDirectory: outputDirectory, snapshotQuality: config.daemon.capture.jpegQuality, hooks: hooks,
+                logger: logger)
             try await server.start()
             lines.add(server.eventSink)
             liveView = server
@@ -197,4 +202,3 @@ public final class Daemon: Service, Sendable {
         logger.info("stopped")
     }
 }
-

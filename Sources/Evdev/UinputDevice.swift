@@ -130,7 +130,9 @@ public final class UinputDevice: Sendable {
             while true {
                 var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 guard poll(&ready, 1, 0) == 1 else { return out }
-                guard withUnsafeMutableBytes(of: &e, { read(fd, $0.baseAddress, $0.count) }) == MemoryLayout<input_event>.size else { return out }
+                guard withUnsafeMutableBytes(of: &e, { read(fd, $0.baseAddress, $0.count) }) == MemoryLayout<input_event>.size else {
+                    return out
+                }
                 out.append(
                     InputEvent(
                         time: Timestamp(seconds: Int(evc_input_event_sec(&e)), microseconds: Int(evc_input_event_usec(&e))),

@@ -58,7 +58,8 @@ public final class FragmentedMP4Writer {
         self.path = path
         width = crop.width
         height = crop.height
-        timing = FrameTiming(keyframeInterval: min(settings.keyframeInterval, H264Settings.maximumKeyframeInterval), nominalRate: format.framesPerSecond)
+        timing = FrameTiming(
+            keyframeInterval: min(settings.keyframeInterval, H264Settings.maximumKeyframeInterval), nominalRate: format.framesPerSecond)
         let converter = format.pixelFormat == .h264 ? nil : try FrameConverter(format: format, crop: crop)
         self.converter = converter
         self.encoder = converter == nil ? nil : encoder
@@ -114,10 +115,14 @@ public final class FragmentedMP4Writer {
         var rc = avformat_alloc_output_context2(&oc, nil, "mp4", nil)
         guard rc >= 0, let oc else { throw MovieError(code: .codec, averror: rc, "setting up the MP4 muxer") }
         output = oc
-        guard let io = evc_avio_open_sink(sink) else { throw MovieError(code: .write, errno: ENOMEM, context: "allocating the output buffer") }
+        guard let io = evc_avio_open_sink(sink) else {
+            throw MovieError(code: .write, errno: ENOMEM, context: "allocating the output buffer")
+        }
         oc.pointee.pb = io
         oc.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
-        guard let st = avformat_new_stream(oc, nil) else { throw MovieError(code: .codec, errno: ENOMEM, context: "adding the video stream") }
+        guard let st = avformat_new_stream(oc, nil) else {
+            throw MovieError(code: .codec, errno: ENOMEM, context: "adding the video stream")
+        }
         stream = st
         st.pointee.time_base = Self.timeBase
         if let codec {

@@ -82,7 +82,9 @@ final class FrameConverter {
             guard Int(decoded.pointee.width) >= crop.x + crop.width, Int(decoded.pointee.height) >= crop.y + crop.height,
                 let desc = av_pix_fmt_desc_get(fmt)
             else {
-                throw MovieError(code: .unsupportedFormat, context: "MJPEG frame of \(decoded.pointee.width)×\(decoded.pointee.height) (stream \(format.width)×\(format.height))")
+                throw MovieError(
+                    code: .unsupportedFormat,
+                    context: "MJPEG frame of \(decoded.pointee.width)×\(decoded.pointee.height) (stream \(format.width)×\(format.height))")
             }
             let cw = Int(desc.pointee.log2_chroma_w), ch = Int(desc.pointee.log2_chroma_h)
             var planes = [UnsafePointer<UInt8>?](repeating: nil, count: 4)
@@ -102,7 +104,9 @@ final class FrameConverter {
             try scale(from: fmt, planes, strides)
         } else {
             guard bytes.count >= format.bytesPerLine * (format.height - 1) + format.width * 2 else {
-                throw MovieError(code: .unsupportedFormat, context: "YUYV frame of \(bytes.count) bytes is too short for \(format.width)×\(format.height)")
+                throw MovieError(
+                    code: .unsupportedFormat,
+                    context: "YUYV frame of \(bytes.count) bytes is too short for \(format.width)×\(format.height)")
             }
             try bytes.withUnsafeBufferPointer { (src) throws(MovieError) in
                 let start = src.baseAddress! + crop.y * format.bytesPerLine + crop.x * 2
@@ -133,7 +137,9 @@ final class FrameConverter {
                 SWS_BILINEAR, nil, nil, nil)
             scalerInput = input
             guard scaler != nil else {
-                throw MovieError(code: .unsupportedFormat, context: "libswscale cannot convert \(String(cString: av_get_pix_fmt_name(input))) to yuv420p")
+                throw MovieError(
+                    code: .unsupportedFormat, context: "libswscale cannot convert \(String(cString: av_get_pix_fmt_name(input))) to yuv420p"
+                )
             }
         }
         withUnsafeMutableBytes(of: &picture.pointee.data) { data in

@@ -84,12 +84,18 @@ public struct EncoderChoice: Sendable, Hashable, CustomStringConvertible {
         case .named(let name):
             guard available.contains(name) else {
                 let have = H264Settings.knownEncoders.filter(available.contains).joined(separator: ", ")
-                return .failure(MovieError(
-                    code: .noEncoder, context: "the video encoder \(name) is not in this system's FFmpeg (it has: \(have.isEmpty ? "none of evcapture's" : have))"))
+                return .failure(
+                    MovieError(
+                        code: .noEncoder,
+                        context:
+                            "the video encoder \(name) is not in this system's FFmpeg (it has: \(have.isEmpty ? "none of evcapture's" : have))"
+                    ))
             }
             if name == "h264_v4l2m2m" {
                 guard let node = hardwareNode else {
-                    return .failure(MovieError(code: .noEncoder, context: "h264_v4l2m2m asked for, but no V4L2 memory-to-memory H.264 encoder was found"))
+                    return .failure(
+                        MovieError(
+                            code: .noEncoder, context: "h264_v4l2m2m asked for, but no V4L2 memory-to-memory H.264 encoder was found"))
                 }
                 return .success(EncoderChoice(name: name, isHardware: true, reason: "configured; hardware encoder \(node)"))
             }
@@ -98,13 +104,15 @@ public struct EncoderChoice: Sendable, Hashable, CustomStringConvertible {
             if let node = hardwareNode, available.contains("h264_v4l2m2m") {
                 return .success(EncoderChoice(name: "h264_v4l2m2m", isHardware: true, reason: "hardware H.264 encoder \(node)"))
             }
-            let why = hardwareNode == nil
+            let why =
+                hardwareNode == nil
                 ? "no V4L2 hardware H.264 encoder on this system"
                 : "FFmpeg here has no h264_v4l2m2m for the hardware encoder \(hardwareNode!)"
             for software in ["libx264", "libopenh264"] where available.contains(software) {
                 return .success(EncoderChoice(name: software, isHardware: false, reason: "software: \(why)"))
             }
-            return .failure(MovieError(code: .noEncoder, context: "no H.264 encoder: \(why), and FFmpeg has neither libx264 nor libopenh264"))
+            return .failure(
+                MovieError(code: .noEncoder, context: "no H.264 encoder: \(why), and FFmpeg has neither libx264 nor libopenh264"))
         }
     }
 }

@@ -58,11 +58,12 @@ public enum MP4Recovery {
     public static func repair(fd: Int32) -> Layout? {
         var st = stat()
         guard fstat(fd, &st) == 0 else { return nil }
-        let layout = layout(of: { offset, count in
-            var buffer = [UInt8](repeating: 0, count: count)
-            let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
-            return n < 0 ? nil : Array(buffer.prefix(n))
-        }, size: Int64(st.st_size))
+        let layout = layout(
+            of: { offset, count in
+                var buffer = [UInt8](repeating: 0, count: count)
+                let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
+                return n < 0 ? nil : Array(buffer.prefix(n))
+            }, size: Int64(st.st_size))
         guard layout.hasHeader else { return nil }
         if layout.end < Int64(st.st_size) { _ = ftruncate(fd, off_t(layout.end)) }
         return layout

@@ -53,7 +53,8 @@ enum FFmpegLibraries {
 
     static func load() throws(MovieError) {
         if let failure {
-            throw MovieError(code: .noEncoder, context: "FFmpeg's libraries are not installed (\(failure)): apt-get install libavformat59 libswscale6")
+            throw MovieError(
+                code: .noEncoder, context: "FFmpeg's libraries are not installed (\(failure)): apt-get install libavformat59 libswscale6")
         }
     }
 }

@@ -16,8 +16,10 @@ extension JSONLines {
         case .countdownCancelled(let remaining, let press):
             return object(
                 event: "countdown", time: time,
-                [("state", .string("cancelled")), ("reason", .string("countdown-cancelled")), ("press", .int(Int64(press))),
-                 ("remaining", .int(Int64(remaining)))])
+                [
+                    ("state", .string("cancelled")), ("reason", .string("countdown-cancelled")), ("press", .int(Int64(press))),
+                    ("remaining", .int(Int64(remaining))),
+                ])
         case .shot(let moment, let press):
             return object(event: "shot", time: time, origin(press: press, trigger: nil) + seconds("shot_time", moment))
         case .burstSaved(let photos, let press):
@@ -50,9 +52,11 @@ extension ReadableLines {
         case .countdown(let remaining, _, let press): "countdown \(remaining) (press \(press))"
         case .countdownCancelled(let remaining, let press): "countdown cancelled with \(remaining) s to go (press \(press))"
         case .shot(let moment, let press): "shot      \(Timestamp(microseconds: moment)) (press \(press))"
-        case .burstSaved(let photos, let press): "burst     \(photos.count) photos: \(photos.map(\.path).joined(separator: ", ")) (press \(press))"
+        case .burstSaved(let photos, let press):
+            "burst     \(photos.count) photos: \(photos.map(\.path).joined(separator: ", ")) (press \(press))"
         case .timelapse(let r):
-            "timelapse \(r.state.rawValue), \(r.count) taken, \(r.missed) missed" + (r.photo.map { ": \($0.path)" } ?? "") + " (press \(r.press))"
+            "timelapse \(r.state.rawValue), \(r.count) taken, \(r.missed) missed" + (r.photo.map { ": \($0.path)" } ?? "")
+                + " (press \(r.press))"
         default: ""
         }
     }

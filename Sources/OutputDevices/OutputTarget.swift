@@ -75,10 +75,11 @@ final class GPIOWriter: OutputWriter {
         guard let chip = gpiod_chip_open_lookup(name) else {
             throw SystemError(errno: errno, context: "opening GPIO chip \(name)")
         }
-        let found: OpaquePointer? = switch line {
-        case .offset(let n): gpiod_chip_get_line(chip, UInt32(clamping: n))
-        case .label(let l): gpiod_chip_find_line(chip, l)
-        }
+        let found: OpaquePointer? =
+            switch line {
+            case .offset(let n): gpiod_chip_get_line(chip, UInt32(clamping: n))
+            case .label(let l): gpiod_chip_find_line(chip, l)
+            }
         guard let found else {
             let e = errno
             gpiod_chip_close(chip)
@@ -88,7 +89,8 @@ final class GPIOWriter: OutputWriter {
         guard gpiod_line_request_output_flags(found, consumer, flags, 0) == 0 else {
             let e = errno
             gpiod_chip_close(chip)
-            throw SystemError(errno: e, context: "requesting \(line) of \(name) as an output" + (e == EBUSY ? " (another program holds it)" : ""))
+            throw SystemError(
+                errno: e, context: "requesting \(line) of \(name) as an output" + (e == EBUSY ? " (another program holds it)" : ""))
         }
         self.chip = chip
         self.line = found

@@ -17,7 +17,8 @@ struct ControlsCommand: ParsableCommand {
         commandName: "controls",
         abstract: "List the camera's controls and which system control binds to which.")
 
-    @Option(name: .long, help: "The camera: /dev/videoN or a /dev/v4l/by-id/… link (default: the first camera with zoom or exposure controls).")
+    @Option(
+        name: .long, help: "The camera: /dev/videoN or a /dev/v4l/by-id/… link (default: the first camera with zoom or exposure controls).")
     var camera: String?
 
     @Flag(name: .long, help: "One JSON line (event \"controls\") on stdout.")

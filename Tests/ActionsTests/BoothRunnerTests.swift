@@ -65,7 +65,8 @@ import V4L2
         // Uncancelled, the next one shoots at its end: the frame at the shot's time.
         click(runner, press: 3)
         let shot = log.all.compactMap { if case .countdown(1, let s, 3) = $0 { s } else { nil } }.first
-        #expect(await eventually(seconds: 3) { log.all.contains { if case .photoSaved(let p, 3) = $0 { p.frameTime == shot } else { false } } })
+        #expect(
+            await eventually(seconds: 3) { log.all.contains { if case .photoSaved(let p, 3) = $0 { p.frameTime == shot } else { false } } })
         await runner.shutdown()
     }
 

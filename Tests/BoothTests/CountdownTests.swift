@@ -35,7 +35,10 @@ import Testing
 
     @Test func aLateWakeGetsEveryMissedStepWithItsOwnTime() {
         var c = Countdown(seconds: 2, start: 0)
-        #expect(c.advance(to: 5 * s) == [.tick(remaining: 2, time: 0, shot: 2 * s), .tick(remaining: 1, time: s, shot: 2 * s), .shot(time: 2 * s)])
+        #expect(
+            c.advance(to: 5 * s) == [
+                .tick(remaining: 2, time: 0, shot: 2 * s), .tick(remaining: 1, time: s, shot: 2 * s), .shot(time: 2 * s),
+            ])
     }
 
     @Test func cancelInTheFirstSecond() {

@@ -49,11 +49,13 @@ import Testing
         let errors = Mutex<[String]>([])
         let outputs = try Outputs(
             [
-                OutputConfiguration(name: "relay", target: .gpio(chip: "gpiochip-none", line: .offset(3), activeLow: false), rule: .session),
+                OutputConfiguration(
+                    name: "relay", target: .gpio(chip: "gpiochip-none", line: .offset(3), activeLow: false), rule: .session),
                 OutputConfiguration(name: "busy", target: .led("busy"), rule: .session),
             ], ledRoot: root, logger: Logger(label: "t"), onError: { e in errors.withLock { $0.append(e) } })
         #expect(errors.withLock { $0.count } == 1)
-        #expect(errors.withLock { $0.first?.hasPrefix("output relay: opening GPIO chip gpiochip-none") } == true, "\(errors.withLock { $0 })")
+        #expect(
+            errors.withLock { $0.first?.hasPrefix("output relay: opening GPIO chip gpiochip-none") } == true, "\(errors.withLock { $0 })")
         #expect(outputs.names == ["busy"])
         outputs.follow(.session(running: true))
         #expect(pollUntil { read(brightness) == "255" })

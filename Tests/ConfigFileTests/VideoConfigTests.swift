@@ -23,7 +23,9 @@ import Testing
             video-keyframe-interval = 0.5
             video-name = "clip-{press}.mp4"
             """, file: "video.toml")
-        #expect(c.daemon.capture.h264 == H264Settings(encoder: .named("libopenh264"), rateControl: .bitrate(2_500_000), keyframeInterval: .milliseconds(500)))
+        #expect(
+            c.daemon.capture.h264
+                == H264Settings(encoder: .named("libopenh264"), rateControl: .bitrate(2_500_000), keyframeInterval: .milliseconds(500)))
         #expect(c.daemon.capture.videoPattern.pattern == "clip-{press}.mp4")
         let avi = try Config.parse("[output]\nvideo-format = \"avi\"\n", file: "avi.toml")
         #expect(avi.daemon.capture.videoFormat == .avi)
@@ -48,6 +50,7 @@ import Testing
             "bad.toml:2: output.video-keyframe-interval must be between 0.1 and 1 seconds, not 2")
         ConfigTests.expectError(
             "[output]\nvideo-name = \"v-{press}.avi\"\n",
-            "bad.toml:2: output.video-name \"v-{press}.avi\" ends in .avi, but output.video-format is \"mp4\": end it in .mp4 or set video-format = \"avi\"")
+            "bad.toml:2: output.video-name \"v-{press}.avi\" ends in .avi, but output.video-format is \"mp4\": end it in .mp4 or set video-format = \"avi\""
+        )
     }
 }

@@ -87,7 +87,8 @@ import Testing
         #expect(h.inputs.isEmpty)
         let chunked = try Harness()
         let body = String(repeating: "x", count: 2000)
-        let r2 = try chunked.send("POST /api/capture HTTP/1.1\r\nHost: localhost:8080\r\nTransfer-Encoding: chunked\r\n\r\n7d0\r\n\(body)\r\n0\r\n\r\n")
+        let r2 = try chunked.send(
+            "POST /api/capture HTTP/1.1\r\nHost: localhost:8080\r\nTransfer-Encoding: chunked\r\n\r\n7d0\r\n\(body)\r\n0\r\n\r\n")
         #expect(r2.hasPrefix("HTTP/1.1 413 Payload Too Large\r\n"), "\(r2)")
         #expect(chunked.inputs.isEmpty)
     }
@@ -135,7 +136,9 @@ import Testing
         let h = try Harness()
         let head = try h.send("GET /stream.mjpg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n") && head.contains("multipart/x-mixed-replace; boundary=evcaptureframe"), "\(head)")
-        func frame(_ t: Int64) -> PreviewFrame { PreviewFrame(jpeg: ByteBuffer(string: "JPEG\(t)"), time: t * 1_000_000, sequence: UInt32(t)) }
+        func frame(_ t: Int64) -> PreviewFrame {
+            PreviewFrame(jpeg: ByteBuffer(string: "JPEG\(t)"), time: t * 1_000_000, sequence: UInt32(t))
+        }
 
         h.hub.publish(frame(1))
         h.loop.run()

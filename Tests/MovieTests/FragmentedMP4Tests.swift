@@ -42,7 +42,8 @@ import V4L2
     static func probe(_ path: String, _ entries: String, frames: Bool = false) throws -> String {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: ffprobe!)
-        p.arguments = ["-v", "error"] + (frames ? ["-show_entries", entries] : ["-count_frames", "-show_entries", entries])
+        p.arguments =
+            ["-v", "error"] + (frames ? ["-show_entries", entries] : ["-count_frames", "-show_entries", entries])
             + ["-select_streams", "v:0", "-of", "default=noprint_wrappers=1", path]
         let out = Pipe()
         p.standardOutput = out
@@ -126,8 +127,10 @@ import V4L2
         let stream = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/camera.h264")))
         // Access units: each starts with an access unit delimiter (NAL type 9).
         var starts: [Int] = []
-        for i in 0..<(stream.count - 4) where stream[i] == 0 && stream[i + 1] == 0 && stream[i + 2] == 0 && stream[i + 3] == 1
-            && stream[i + 4] & 0x1F == 9 { starts.append(i) }
+        for i in 0..<(stream.count - 4)
+        where stream[i] == 0 && stream[i + 1] == 0 && stream[i + 2] == 0 && stream[i + 3] == 1
+            && stream[i + 4] & 0x1F == 9
+        { starts.append(i) }
         let units = zip(starts, starts.dropFirst() + [stream.count]).map { Array(stream[$0..<$1]) }
         #expect(units.count == 75)
         #expect(units.filter(FragmentedMP4Writer.isKeyframe(annexB:)).count == 3)
@@ -156,7 +159,10 @@ import V4L2
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        p.arguments = ["-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-t", "1", "-c:v", "mjpeg", "-f", "mjpeg", dir + "/camera.mjpeg"]
+        p.arguments = [
+            "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-t", "1", "-c:v", "mjpeg", "-f", "mjpeg",
+            dir + "/camera.mjpeg",
+        ]
         try p.run()
         p.waitUntilExit()
         let stream = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/camera.mjpeg")))
@@ -179,7 +185,9 @@ import V4L2
         try writer.finish()
         #expect(writer.undecodable == 1 && writer.frames == 24)
         let probe = try Self.probe(path, "stream=codec_name,nb_read_frames,width,height")
-        #expect(probe.contains("codec_name=h264") && probe.contains("nb_read_frames=24") && probe.contains("width=80") && probe.contains("height=60"), "\(probe)")
+        #expect(
+            probe.contains("codec_name=h264") && probe.contains("nb_read_frames=24") && probe.contains("width=80")
+                && probe.contains("height=60"), "\(probe)")
     }
 
     @Test func annexBKeyframes() {

@@ -56,12 +56,15 @@ import Testing
     }
 
     @Test func aNamedEncoderMustExist() throws {
-        let named = try EncoderChoice.choose(.named("libopenh264"), hardwareNode: "/dev/video11", available: ["libopenh264", "libx264"]).get()
+        let named = try EncoderChoice.choose(.named("libopenh264"), hardwareNode: "/dev/video11", available: ["libopenh264", "libx264"])
+            .get()
         #expect(named.name == "libopenh264" && named.reason == "configured")
         let missing = EncoderChoice.choose(.named("libx265"), hardwareNode: nil, available: ["libx264"])
         #expect(throws: MovieError.self) { try missing.get() }
         // The hardware encoder by name, with no hardware: an error, not a silent software fallback.
-        #expect(throws: MovieError.self) { try EncoderChoice.choose(.named("h264_v4l2m2m"), hardwareNode: nil, available: ["h264_v4l2m2m"]).get() }
+        #expect(throws: MovieError.self) {
+            try EncoderChoice.choose(.named("h264_v4l2m2m"), hardwareNode: nil, available: ["h264_v4l2m2m"]).get()
+        }
     }
 
     @Test func thisSystemsFFmpegHasASoftwareEncoder() throws {

@@ -145,7 +145,9 @@ struct ActionsCameraTests {
         let first = try #require(video.frameTime)
         // The frame nearest `from` (as a photo of that moment): at most half a frame
         // interval away (vivid under emulation: 5 fps or more).
-        #expect(abs(first - from) <= 100_000 && first < asked - 300_000, "first frame \(first - asked) µs from the request, wanted from \(from - asked)")
+        #expect(
+            abs(first - from) <= 100_000 && first < asked - 300_000,
+            "first frame \(first - asked) µs from the request, wanted from \(from - asked)")
         #expect(try probe(video.path).frames == video.frames)
     }
 
@@ -196,7 +198,9 @@ struct ActionsCameraTests {
         let saved = Mutex<[String]>([])
         let failures = Mutex<[ActionError]>([])
         let hookLog = "\(scratch.url.path)/hook.log"
-        let hook = ExecHook(argv: ["/bin/sh", "-c", "echo \"$EVCAPTURE_EVENT $EVCAPTURE_FILE $EVCAPTURE_FRAME_TIME\" >> \"$0\"", hookLog], on: [.photo, .video])
+        let hook = ExecHook(
+            argv: ["/bin/sh", "-c", "echo \"$EVCAPTURE_EVENT $EVCAPTURE_FILE $EVCAPTURE_FRAME_TIME\" >> \"$0\"", hookLog],
+            on: [.photo, .video])
         let runner = ActionRunner(
             configuration: ActionsConfiguration(capture: settings(scratch), hooks: [hook], sound: .off),
             logger: Self.logger,
@@ -209,7 +213,9 @@ struct ActionsCameraTests {
                 }
             })
         func t(_ kind: ActionTrigger.Kind, _ press: UInt64, _ action: CaptureAction = .primary) -> ActionTrigger {
-            ActionTrigger(kind: kind, action: action, button: "KEY_VOLUMEDOWN", deviceName: "gpio-keys", deviceNode: "/dev/input/event0", press: press, time: 0)
+            ActionTrigger(
+                kind: kind, action: action, button: "KEY_VOLUMEDOWN", deviceName: "gpio-keys", deviceNode: "/dev/input/event0",
+                press: press, time: 0)
         }
         runner.handle(t(.began, 1))
         runner.handle(t(.longPress, 1))
@@ -228,7 +234,9 @@ struct ActionsCameraTests {
             #expect(try JPEG.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: jpg)))).width == 320)
         }
         let hookLines = try String(contentsOfFile: hookLog, encoding: .utf8).split(separator: "\n").sorted()
-        #expect(hookLines.count == 2 && hookLines[0].hasPrefix("photo \(scratch.url.path)/") && hookLines[1].hasPrefix("video \(scratch.url.path)/"), "\(hookLines)")
+        #expect(
+            hookLines.count == 2 && hookLines[0].hasPrefix("photo \(scratch.url.path)/")
+                && hookLines[1].hasPrefix("video \(scratch.url.path)/"), "\(hookLines)")
         // Each hook got its file's frame time (seconds on the capture events' clock).
         #expect(hookLines.allSatisfy { ($0.split(separator: " ").last.flatMap { Double($0) } ?? 0) > 0 }, "\(hookLines)")
     }
@@ -240,7 +248,10 @@ struct ActionsCameraTests {
             configuration: ActionsConfiguration(capture: settings(scratch), sound: .off), logger: Self.logger,
             onOutcome: { if case .photoSaved(let p, _) = $0 { saved.withLock { $0.append(p.path) } } })
         for press in UInt64(10)...12 {
-            runner.handle(ActionTrigger(kind: .click, action: .primary, button: "KEY_CAMERA", deviceName: "cam", deviceNode: "/dev/input/event1", press: press, time: 0))
+            runner.handle(
+                ActionTrigger(
+                    kind: .click, action: .primary, button: "KEY_CAMERA", deviceName: "cam", deviceNode: "/dev/input/event1", press: press,
+                    time: 0))
         }
         // Queued, not taken on the caller's time: taking them would have saved all three by now.
         let savedRightAway = saved.withLock { $0.count }

@@ -21,7 +21,8 @@ struct BoothSystemTests {
         let vivid = try #require(vividNode())
         let keys = try fixtureDevice("gpio-keys-volume-keys")
         let scratch = try DaemonScratch(label)
-        let hookSection = hook
+        let hookSection =
+            hook
             ? "[[hooks]]\nargv = [\"\(try scratch.installEnvironmentHook())\"]\non = [\"countdown\", \"cancelled\"]\n" : ""
         let config = try scratch.write(
             "evcapture.toml",
@@ -78,7 +79,8 @@ struct BoothSystemTests {
         #expect(abs(frameTime - shotTime) <= Self.frameInterval / 2 + 0.005, "frame \(frameTime) for the shot at \(shotTime)")
         #expect(try #require(photo.object.double("time")) >= shotTime, "the photo came before the countdown ended")
         // Hooks get each second.
-        #expect(waitUntil(timeout: .seconds(5)) { scratch.hookEnvironment(press: press, event: "countdown")?["EVCAPTURE_REMAINING"] == "1" })
+        #expect(
+            waitUntil(timeout: .seconds(5)) { scratch.hookEnvironment(press: press, event: "countdown")?["EVCAPTURE_REMAINING"] == "1" })
 
         // Cancelled in its first second by another press: no photo for it.
         before = daemon.objects.count
@@ -92,7 +94,10 @@ struct BoothSystemTests {
         #expect(cancelled.object.string("reason") == "countdown-cancelled")
         #expect(cancelled.object.int("press") == secondPress)
         #expect(cancelled.object.int("remaining") == 2)
-        #expect(waitUntil(timeout: .seconds(5)) { scratch.hookEnvironment(press: secondPress, event: "cancelled")?["EVCAPTURE_REASON"] == "countdown-cancelled" })
+        #expect(
+            waitUntil(timeout: .seconds(5)) {
+                scratch.hookEnvironment(press: secondPress, event: "cancelled")?["EVCAPTURE_REASON"] == "countdown-cancelled"
+            })
         // The cancelling press starts nothing either: 3 s later, no countdown, no photo.
         Thread.sleep(forTimeInterval: 3)
         let after = Array(daemon.objects[before...])
@@ -154,7 +159,9 @@ struct BoothSystemTests {
             daemon.waitFor(from: before) { $0.event == "timelapse" && $0.string("state") == "started" }, "\(daemon.transcript)")
         let press = try #require(started.object.int("press"))
         let start = try #require(started.object.double("next_time"))
-        let shots = daemon.waitForCount(100, timeout: .seconds(90), from: before) { $0.event == "timelapse" && $0.string("state") == "shot" }
+        let shots = daemon.waitForCount(100, timeout: .seconds(90), from: before) {
+            $0.event == "timelapse" && $0.string("state") == "shot"
+        }
         try #require(shots.count >= 100, "\(shots.count) shots: \(daemon.transcript)")
         try keys.click(.volumeDown)
         let stopped = try #require(
@@ -181,7 +188,8 @@ struct BoothSystemTests {
         let mean = { (xs: ArraySlice<Double>) in xs.reduce(0, +) / Double(xs.count) * 1000 }
         print(
             "timelapse, 100 shots every \(interval) s (\(missed) missed): max |frame - due| \(String(format: "%.1f", offsets.map(abs).max()! * 1000)) ms; "
-                + "mean offset shots 1-10 \(String(format: "%+.1f", mean(offsets.prefix(10)))) ms, 91-100 \(String(format: "%+.1f", mean(offsets.suffix(10)))) ms")
+                + "mean offset shots 1-10 \(String(format: "%+.1f", mean(offsets.prefix(10)))) ms, 91-100 \(String(format: "%+.1f", mean(offsets.suffix(10)))) ms"
+        )
         // Nothing after the stop.
         let count = daemon.objects.filter { $0.event == "timelapse" && $0.string("state") == "shot" }.count
         Thread.sleep(forTimeInterval: 1.2)
@@ -197,7 +205,9 @@ struct BoothSystemTests {
             DeviceDescription(name: "evcapture test LED", bus: .virtual, vendor: 0x1209, product: 0x0002, codes: [EventCode(.led, 1)]))
         let input = (led.syspath as NSString).lastPathComponent
         let name = "\(input)::capslock"
-        try #require(waitUntil(timeout: .seconds(5)) { FileManager.default.fileExists(atPath: "/sys/class/leds/\(name)/brightness") }, "no /sys/class/leds/\(name)")
+        try #require(
+            waitUntil(timeout: .seconds(5)) { FileManager.default.fileExists(atPath: "/sys/class/leds/\(name)/brightness") },
+            "no /sys/class/leds/\(name)")
         _ = led.receivedEvents()
         let (daemon, keys, scratch) = try startDaemon(
             "led", handler: "countdown = 1",
@@ -213,7 +223,8 @@ struct BoothSystemTests {
             let tick = try #require(daemon.waitFor(from: before, Self.isEvent("countdown")), "\(daemon.transcript)")
             let press = try #require(tick.object.int("press"))
             let shotTime = try #require(tick.object.double("shot_time"))
-            let photo = try #require(daemon.waitFor(timeout: .seconds(10), DaemonLines.action("photo", press: press)), "\(daemon.transcript)")
+            let photo = try #require(
+                daemon.waitFor(timeout: .seconds(10), DaemonLines.action("photo", press: press)), "\(daemon.transcript)")
             let frameTime = try #require(photo.object.double("frame_time"))
             Thread.sleep(forTimeInterval: 0.3)  // the pulse's end
             let leds = led.receivedEvents().filter { $0.type == .led && $0.code == 1 }
@@ -229,7 +240,9 @@ struct BoothSystemTests {
             #expect(abs(length - 0.1) < 0.05, "pulse \(length) s")
             Thread.sleep(forTimeInterval: 0.5)
         }
-        print("LED pulse vs frame_time: \(offsets.map { String(format: "%+.1f ms", $0 * 1000) }.joined(separator: ", ")); after the shot's moment: \(latencies.map { String(format: "%.1f ms", $0 * 1000) }.joined(separator: ", "))")
+        print(
+            "LED pulse vs frame_time: \(offsets.map { String(format: "%+.1f ms", $0 * 1000) }.joined(separator: ", ")); after the shot's moment: \(latencies.map { String(format: "%.1f ms", $0 * 1000) }.joined(separator: ", "))"
+        )
         #expect(daemon.terminate() == 0, "\(daemon.transcript)")
         // Off after the stop.
         let value = try String(contentsOfFile: "/sys/class/leds/\(name)/brightness", encoding: .utf8)

@@ -29,7 +29,8 @@ struct BoothUnplugSystemTests {
                     """)
             let keys = try UinputDevice(ReliabilityInputTests.keys("evcapture timelapse shutter"), autorepeat: false)
             defer { keys.destroy() }
-            #expect(daemon.waitFor { $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == keys.node } }, "\(daemon)")
+            #expect(
+                daemon.waitFor { $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == keys.node } }, "\(daemon)")
             func lapse(_ state: String) -> [[String: Any]] { daemon.objects(event: "timelapse").filter { $0["state"] as? String == state } }
             func click() throws {
                 try ReliabilityInputTests.press(keys, .volumeDown, 1)
@@ -46,7 +47,9 @@ struct BoothUnplugSystemTests {
             let shotsWhileAway = lapse("shot").count
             ReliabilityPhotoTests.setBound(true)
             #expect(waitUntil(timeout: .seconds(10)) { vividNode() == node }, "vivid came back as \(vividNode() ?? "nothing")")
-            #expect(daemon.waitFor(timeout: .seconds(30)) { _ in lapse("shot").count >= shotsWhileAway + 3 }, "no shots after the replug\n\(daemon)")
+            #expect(
+                daemon.waitFor(timeout: .seconds(30)) { _ in lapse("shot").count >= shotsWhileAway + 3 },
+                "no shots after the replug\n\(daemon)")
             try click()
             #expect(daemon.waitFor { _ in lapse("stopped").count == 1 }, "\(daemon)")
             let stopped = try #require(lapse("stopped").first)

@@ -43,7 +43,8 @@ struct DigitalZoomSystemTests {
             try keys.click(.volumeDown)
             let ended = try #require(daemon.waitFor(from: from, DaemonLines.capture("ended", node: keys.node)), "\(daemon.transcript)")
             let press = try #require(ended.object.int("press"))
-            let line = try #require(daemon.waitFor(timeout: .seconds(30), DaemonLines.action("photo", press: press)), "\(daemon.transcript)")
+            let line = try #require(
+                daemon.waitFor(timeout: .seconds(30), DaemonLines.action("photo", press: press)), "\(daemon.transcript)")
             return (press, try #require(line.object.string("file")))
         }
         let whole = try photo()
@@ -66,7 +67,9 @@ struct DigitalZoomSystemTests {
         // across the frame).
         func meanDifference(atX ox: Int, y oy: Int) -> Double {
             var sum = 0
-            for y in 0..<b.height { for x in 0..<b.width { sum += abs(Int(b.pixels[y * b.width + x]) - Int(a.pixels[(y + oy) * a.width + x + ox])) } }
+            for y in 0..<b.height {
+                for x in 0..<b.width { sum += abs(Int(b.pixels[y * b.width + x]) - Int(a.pixels[(y + oy) * a.width + x + ox])) }
+            }
             return Double(sum) / Double(b.width * b.height)
         }
         let centre = meanDifference(atX: r.x, y: r.y)

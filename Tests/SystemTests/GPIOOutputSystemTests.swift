@@ -87,13 +87,17 @@ struct GPIOOutputSystemTests {
         let on = try #require(line3.first { $0.value }, "\(line3)")
         let off = try #require(line3.first { !$0.value && $0.time > on.time }, "\(line3)")
         let onTime = Double(on.time) / 1e6
-        print("GPIO pulse vs frame_time: \(String(format: "%+.1f ms", (onTime - frameTime) * 1000)), after the shot's moment \(String(format: "%.1f ms", (onTime - shotTime) * 1000)), length \(Double(off.time - on.time) / 1000) ms")
+        print(
+            "GPIO pulse vs frame_time: \(String(format: "%+.1f ms", (onTime - frameTime) * 1000)), after the shot's moment \(String(format: "%.1f ms", (onTime - shotTime) * 1000)), length \(Double(off.time - on.time) / 1000) ms"
+        )
         #expect(abs(onTime - frameTime) <= 0.2, "relay on at \(onTime), frame \(frameTime)")
         #expect(onTime >= shotTime && onTime - shotTime < 0.1, "relay on at \(onTime) for the shot at \(shotTime)")
         #expect(abs(Double(off.time - on.time) / 1e6 - 0.1) < 0.05)
         // While it runs the daemon holds the line.
         var held = false
-        do { try GPIOWriter(chip: chip, line: .offset(3), activeLow: false, consumer: "test").close() } catch { held = error.errno == EBUSY }
+        do { try GPIOWriter(chip: chip, line: .offset(3), activeLow: false, consumer: "test").close() } catch {
+            held = error.errno == EBUSY
+        }
         #expect(held, "line 3 was free while the daemon ran")
 
         // SIGKILL: no clean-up in the daemon, the kernel releases its lines.
@@ -123,7 +127,8 @@ struct GPIOOutputSystemTests {
             follow = "session"
             """)
         let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
-        #expect(waitUntil(timeout: .seconds(10)) { cp2112.edges.last { $0.line == 0 }?.value == true }, "\(cp2112.edges) \(daemon.transcript)")
+        #expect(
+            waitUntil(timeout: .seconds(10)) { cp2112.edges.last { $0.line == 0 }?.value == true }, "\(cp2112.edges) \(daemon.transcript)")
         #expect(daemon.terminate() == 0, "\(daemon.transcript)")
         #expect(cp2112.edges.last { $0.line == 0 }?.value == false, "\(cp2112.edges)")
         let again = try GPIOWriter(chip: chip, line: .offset(0), activeLow: false, consumer: "test")

@@ -41,7 +41,8 @@ struct LiveViewBrowserSystemTests {
             scratch.label, arguments: ["run", "--config", config, "--json", "--log-level", "debug"], environment: scratch.environment)
         defer { daemon.terminate() }
         try #require(daemon.waitFor(DaemonLines.deviceAdded(knob.node)) != nil, "\(daemon.transcript)")
-        #expect(waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("live view on http://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
+        #expect(
+            waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("live view on http://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
 
         var env = scratch.environment
         env["HOME"] = scratch.path
@@ -80,13 +81,17 @@ struct LiveViewBrowserSystemTests {
         // The top of the screenshot is vivid's test pattern, not a blank box.
         try #require(FileManager.default.fileExists(atPath: shot), "\(browser.transcript)")
         let grey = scratch.path + "/picture.gray"
-        let crop = try run([try #require(Self.ffmpeg), "-v", "error", "-y", "-i", shot, "-vf", "crop=480:300:0:0", "-f", "rawvideo", "-pix_fmt", "gray", grey])
+        let crop = try run([
+            try #require(Self.ffmpeg), "-v", "error", "-y", "-i", shot, "-vf", "crop=480:300:0:0", "-f", "rawvideo", "-pix_fmt", "gray",
+            grey,
+        ])
         try #require(crop.succeeded, "\(crop)")
         let pixels = Array(try Data(contentsOf: URL(fileURLWithPath: grey)))
         try #require(pixels.count == 480 * 300)
         let mean = Double(pixels.reduce(0) { $0 + Int($1) }) / Double(pixels.count)
         let variance = pixels.reduce(0.0) { $0 + (Double($1) - mean) * (Double($1) - mean) } / Double(pixels.count)
-        #expect(variance.squareRoot() > 30, "the picture area is nearly uniform (mean \(mean), deviation \(variance.squareRoot())): \(shot)")
+        #expect(
+            variance.squareRoot() > 30, "the picture area is nearly uniform (mean \(mean), deviation \(variance.squareRoot())): \(shot)")
         // Kept for a person: `.build-systest/out/` on the host.
         if let out = ProcessInfo.processInfo.environment["EVCAPTURE_SYSTEST_OUT"], !out.isEmpty {
             _ = try? FileManager.default.copyItem(atPath: shot, toPath: out + "/liveview-page.png")

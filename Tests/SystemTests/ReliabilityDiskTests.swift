@@ -52,7 +52,9 @@ struct ReliabilityDiskTests {
     /// A recording into a small tmpfs: the disk fills after a few dozen frames; the recording
     /// ends by itself, says `disk-full`, and the file keeps every whole frame (AVI, with its
     /// index) or fragment (MP4): ffprobe decodes as many frames as the writer reports.
-    @Test(.timeLimit(.minutes(2)), arguments: [VideoFormat.mp4, .avi]) func aVideoWhoseDiskFillsIsKeptPlayable(format: VideoFormat) async throws {
+    @Test(.timeLimit(.minutes(2)), arguments: [VideoFormat.mp4, .avi]) func aVideoWhoseDiskFillsIsKeptPlayable(format: VideoFormat)
+        async throws
+    {
         // An MP4 is about a tenth of an AVI: a smaller disk fills as soon.
         let size = format == .mp4 ? "128k" : "256k"
         let disk = try SmallDisk(size: size)
@@ -78,7 +80,9 @@ struct ReliabilityDiskTests {
         #expect(probe.stdout.contains("nb_read_frames=\(video.frames)"), "ffprobe: \(probe.stdout), writer: \(video.frames)")
         var fs = statvfs()
         statvfs(disk.path, &fs)
-        print("disk full (\(size) tmpfs, \(format.rawValue)): video kept \(video.frames) frames, \(try FileManager.default.attributesOfItem(atPath: video.path)[.size] ?? 0) bytes, \(Int(fs.f_bavail) * Int(fs.f_bsize)) bytes free after; ffprobe: \(probe.stdout.split(separator: "\n").joined(separator: " "))")
+        print(
+            "disk full (\(size) tmpfs, \(format.rawValue)): video kept \(video.frames) frames, \(try FileManager.default.attributesOfItem(atPath: video.path)[.size] ?? 0) bytes, \(Int(fs.f_bavail) * Int(fs.f_bsize)) bytes free after; ffprobe: \(probe.stdout.split(separator: "\n").joined(separator: " "))"
+        )
     }
 
     /// A photo on a full disk: the error's code is `disk-full` and nothing is left behind.

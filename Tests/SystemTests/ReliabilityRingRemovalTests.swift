@@ -32,7 +32,8 @@ struct ReliabilityRingRemovalTests {
             let photos = daemon.scratch.url.appendingPathComponent("photos").path
             let keys = try UinputDevice(ReliabilityInputTests.keys("evcapture ring removal shutter"), autorepeat: false)
             defer { keys.destroy() }
-            #expect(daemon.waitFor { $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == keys.node } }, "\(daemon)")
+            #expect(
+                daemon.waitFor { $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == keys.node } }, "\(daemon)")
 
             /// Whether the daemon holds the capture node open: the ring is streaming.
             func streaming() -> Bool { daemon.openDescriptors().contains { $0.hasSuffix("→ \(node)") } }
@@ -47,8 +48,10 @@ struct ReliabilityRingRemovalTests {
             func unplugAndExpectTheRingToStop(_ what: String) {
                 let before = removedErrors()
                 ReliabilityPhotoTests.setBound(false)
-                #expect(daemon.waitFor(timeout: .seconds(15)) { _ in removedErrors() > before }, "no camera-removed error \(what)\n\(daemon)")
-                #expect(waitUntil(timeout: .seconds(5)) { !streaming() }, "the ring still holds \(node) \(what): \(daemon.openDescriptors())")
+                #expect(
+                    daemon.waitFor(timeout: .seconds(15)) { _ in removedErrors() > before }, "no camera-removed error \(what)\n\(daemon)")
+                #expect(
+                    waitUntil(timeout: .seconds(5)) { !streaming() }, "the ring still holds \(node) \(what): \(daemon.openDescriptors())")
                 #expect(daemon.process.isRunning, "\(daemon)")
             }
             func plugBackAndExpectTheRingToRestart(_ what: String) {
@@ -73,9 +76,10 @@ struct ReliabilityRingRemovalTests {
             usleep(1_000_000)  // about a second of video
             unplugAndExpectTheRingToStop("while a video recorded")
             try ReliabilityInputTests.press(keys, .volumeDown, 0)
-            #expect(daemon.waitFor(timeout: .seconds(15)) { objects in
-                objects.filter { $0["action"] as? String == "video" }.count > videosBefore
-            }, "the video recorded before the removal was not kept\n\(daemon)")
+            #expect(
+                daemon.waitFor(timeout: .seconds(15)) { objects in
+                    objects.filter { $0["action"] as? String == "video" }.count > videosBefore
+                }, "the video recorded before the removal was not kept\n\(daemon)")
             let video = daemon.objects(event: "action").last { $0["action"] as? String == "video" }
             #expect(video?["stopped"] as? String == "camera-removed", "the video line does not say why it stopped: \(video ?? [:])")
             plugBackAndExpectTheRingToRestart("after the second removal")

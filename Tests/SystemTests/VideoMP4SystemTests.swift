@@ -100,7 +100,9 @@ struct VideoMP4SystemTests {
         let interval = Self.median(gaps)
         let span = (p.times.last ?? 0) - (p.times.first ?? 0)
         let hold = ended - began + 0.5
-        print("mp4: \(frames) frames, \(skipped) skipped, interval \(interval) s, span \(span) s, hold \(hold) s (with pre-roll), first frame \(firstFrame - began) s from began")
+        print(
+            "mp4: \(frames) frames, \(skipped) skipped, interval \(interval) s, span \(span) s, hold \(hold) s (with pre-roll), first frame \(firstFrame - began) s from began"
+        )
         #expect(interval > 0 && interval < 0.5, "\(gaps)")
         // The first frame: the one nearest the press minus the pre-roll.
         #expect(abs(firstFrame - (began - 0.5)) <= interval / 2 + 0.002, "first frame \(firstFrame), press \(began) − 0.5 s")

@@ -75,7 +75,8 @@ func ffmpeg() -> (cpu: Double, bytes: Int) {
     wait4(pid, &status, 0, &usage)
     var st = stat()
     stat(out, &st)
-    let used = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+    let used =
+        Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
         + Double(usage.ru_stime.tv_usec) / 1e6
     return (used, Int(st.st_size))
 }
@@ -99,7 +100,9 @@ for round in 0..<rounds {
 }
 func median(_ v: [Double]) -> Double { v.sorted()[v.count / 2] }
 func ms(_ s: Double) -> String { "\(Int((s * 1000).rounded())) ms" }
-print("video encode, \(width)×\(height) \(fps) fps, libx264 veryfast zerolatency CRF 23, \(seconds) s × \(rounds) rounds, CPU per second of video (median):")
+print(
+    "video encode, \(width)×\(height) \(fps) fps, libx264 veryfast zerolatency CRF 23, \(seconds) s × \(rounds) rounds, CPU per second of video (median):"
+)
 print("  evcapture FragmentedMP4Writer: \(ms(median(ours))) (\(ourBytes / seconds / 1024) KiB/s of video; rounds \(ours.map(ms)))")
 print("  ffmpeg CLI:                    \(ms(median(theirs))) (\(theirBytes / seconds / 1024) KiB/s of video; rounds \(theirs.map(ms)))")
 unlink(raw)
