@@ -32,7 +32,7 @@ extension ConfigReader {
                 for key in ["chip", "line", "active-low"] where t[key] != nil {
                     throw error(p + [key], "outputs.\(name).\(key) is for GPIO lines; this output is the LED \"\(led)\" (remove one)")
                 }
-                guard !led.isEmpty, !led.contains("/") else {
+                guard !led.isEmpty, !led.contains("/" as Character) else {
                     throw error(p + ["led"], "outputs.\(name).led must be a name under /sys/class/leds, not \"\(led)\"")
                 }
                 target = .led(led)
