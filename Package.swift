@@ -94,7 +94,7 @@ let package = Package(
             name: "Camera",
             dependencies: ["Capture", "JSON", "V4L2", "Udev", "LinuxIO", "CLinuxShims", .product(name: "Logging", package: "swift-log")]),
         // The only importer of CFFmpeg: H.264 (hardware or software encoder) in fragmented MP4, and MP4 recovery.
-        .target(name: "Movie", dependencies: ["CFFmpeg", "V4L2"]),
+        .target(name: "Movie", dependencies: ["CFFmpeg", "V4L2", "LinuxIO"]),
         // The booth's timing: countdowns, bursts, timelapse schedules, what outputs follow; pure, time passed in.
         .target(name: "Booth"),
         // Actions on capture events: photos, videos, hooks, the shutter sound.

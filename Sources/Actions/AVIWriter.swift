@@ -89,7 +89,7 @@ public final class AVIWriter {
             do {
                 try file.write(idx)
                 break
-            } catch  where error.errno == ENOSPC || error.errno == EDQUOT || error.errno == EFBIG {
+            } catch  where error.code == .noSpace {
                 guard let last = index.popLast() else { throw error }
                 frameCount -= 1
                 offset = Int(last.offset) + Self.moviFourCC

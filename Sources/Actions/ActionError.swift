@@ -55,7 +55,7 @@ public enum ActionError: Error, CustomStringConvertible, Sendable, Equatable {
             }
         case .jpeg: "jpeg"
         // Nothing partial is left (AtomicFile); a video keeps what was recorded.
-        case .file(let e) where e.errno == ENOSPC || e.errno == EDQUOT: "disk-full"
+        case .file(let e) where e.code == .noSpace: "disk-full"
         case .file: "file"
         case .video: "video-encoder"
         case .noCamera: "no-camera"

@@ -7,18 +7,10 @@ import Evdev
 import V4L2
 import LinuxIO
 
-/// A file-system failure while writing an output file, with the path and what was done.
-public struct FileWriteError: Error, CustomStringConvertible, Sendable, Equatable {
-    public var errno: Int32
-    public var context: String
-    public init(errno: Int32, context: String) {
-        self.errno = errno
-        self.context = context
-    }
-    public var description: String {
-        errno == 0 ? context : "\(context): \(String(cString: strerror(errno)))"
-    }
-}
+/// A file-system failure while writing an output file, with the path and what was done: the
+/// one error shape, ``SystemError`` (docs/architecture.md#errors-and-habits), under this
+/// layer's name (a full disk is `.noSpace`).
+public typealias FileWriteError = SystemError
 
 /// An output file written under a hidden temporary name in its final directory, flushed to
 /// disk and only then given its final name: a reader never sees a partial file under the

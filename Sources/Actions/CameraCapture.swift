@@ -283,7 +283,7 @@ public final class VideoRecording: Sendable {
         } catch let e as ActionError {
             failure = e
         } catch {
-            failure = .camera(StreamingError(code: .system, context: "\(error)"))
+            failure = .camera(StreamingError(code: .failed, context: "\(error)"))
         }
         guard let file, let format, file.frameCount > 0 else {
             file?.abandon()

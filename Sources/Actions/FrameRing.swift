@@ -306,7 +306,7 @@ public final class FrameSource: Sendable {
             }
             let waiters = state.withLock { s -> [DispatchSemaphore] in
                 s.running = false
-                s.failure = failure ?? StreamingError(code: .system, context: "capture stream of \(settings.devicePath) stopped")
+                s.failure = failure ?? StreamingError(code: .failed, context: "capture stream of \(settings.devicePath) stopped")
                 s.filled = 0
                 s.format = nil
                 defer { s.waiters.removeAll(); s.stopped.removeAll() }

@@ -149,7 +149,7 @@ final class VideoFile {
 
     /// A write failure is the file's (a full disk is `disk-full`), anything else the encoder's.
     static func actionError(_ e: MovieError) -> ActionError {
-        e.code == .write ? .file(FileWriteError(errno: e.errno, context: e.context)) : .video(e)
+        e.code == .videoWrite ? .file(FileWriteError(errno: e.errno, context: e.context)) : .video(e)
     }
 }
 

@@ -262,7 +262,7 @@ public final class CameraSession: Sendable {
                 "cannot follow the camera", metadata: ["device.path": "\(opened.device.path)", "error": "\(error)"])
             camera.detach()
             continuation.yield(.error(cameraError(error, control: error.control ?? "*")))
-            let gone = error.code == .deviceRemoved || error.code == .noSuchDevice
+            let gone = error.code.isDeviceGone
             return gone ? .removed : .failedWhilePresent
         }
         state.withLock { s in

@@ -142,7 +142,7 @@ public final class DeviceWatcher: Sendable {
             do throws(EvdevError) {
                 evdev = try await EvdevDevice.open(device.node, patience: patience)
             } catch {
-                if Task.isCancelled || error.code == .noDevice { return }  // unplugged while waiting
+                if Task.isCancelled || error.isDeviceGone { return }  // unplugged while waiting
                 logger.warning("cannot open input device: \(error)", metadata: ["device.path": "\(device.node)"])
                 continuation.yield(.failed(node: device.node, error))
                 return

@@ -116,7 +116,7 @@ public final class EvdevDevice: Sendable {
     private func readSome(into out: inout [DeviceInput], stopAfterFrame: Bool) -> Bool {
         state.withLock { s -> Bool in
             guard let dev = s.dev else {
-                out.append(.removed(EvdevError(code: .noDevice, context: "reading \(node): already closed")))
+                out.append(.removed(EvdevError(code: .deviceRemoved, context: "reading \(node): already closed")))
                 return true
             }
             var ev = input_event()
@@ -195,7 +195,7 @@ public final class EvdevDevice: Sendable {
         on loop: IOLoop, handler: @escaping @Sendable (DeviceInput) -> Void, onEnd: @escaping @Sendable () -> Void = {}
     ) throws(EvdevError) {
         let fd = state.withLock { $0.fd }
-        guard fd >= 0 else { throw EvdevError(code: .noDevice, context: "watching \(node): already closed") }
+        guard fd >= 0 else { throw EvdevError(code: .deviceRemoved, context: "watching \(node): already closed") }
         let token: IOToken
         do {
             token = try loop.register(

@@ -116,7 +116,7 @@ public final class FragmentedMP4Writer {
         guard rc >= 0, let oc else { throw MovieError(code: .codec, averror: rc, "setting up the MP4 muxer") }
         output = oc
         guard let io = evc_avio_open_sink(sink) else {
-            throw MovieError(code: .write, errno: ENOMEM, context: "allocating the output buffer")
+            throw MovieError(code: .videoWrite, errno: ENOMEM, context: "allocating the output buffer")
         }
         oc.pointee.pb = io
         oc.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
@@ -207,7 +207,7 @@ public final class FragmentedMP4Writer {
         let rc = av_write_trailer(output)
         avio_flush(output.pointee.pb)
         if rc < 0 || sink.pointee.error != 0 {
-            try fail(MovieError(code: .write, averror: rc < 0 ? rc : -sink.pointee.error, "finishing \(path)"))
+            try fail(MovieError(code: .videoWrite, averror: rc < 0 ? rc : -sink.pointee.error, "finishing \(path)"))
         }
         fdatasync(fd)
         framesOnDisk = frames
@@ -230,7 +230,7 @@ public final class FragmentedMP4Writer {
         guard let output, let stream else { return }
         if packet.pointee.flags & AV_PKT_FLAG_KEY != 0, framesInFragment > 0 {
             let rc = av_write_frame(output, nil)
-            if rc < 0 { try fail(MovieError(code: .write, averror: rc, "writing a fragment of \(path)")) }
+            if rc < 0 { try fail(MovieError(code: .videoWrite, averror: rc, "writing a fragment of \(path)")) }
             try flush()
             framesOnDisk = frames
             framesInFragment = 0
@@ -239,7 +239,7 @@ public final class FragmentedMP4Writer {
         packet.pointee.stream_index = 0
         av_packet_rescale_ts(packet, Self.timeBase, stream.pointee.time_base)
         let rc = av_write_frame(output, packet)
-        guard rc >= 0 else { try fail(MovieError(code: .write, averror: rc, "writing a frame of \(path)")) }
+        guard rc >= 0 else { try fail(MovieError(code: .videoWrite, averror: rc, "writing a frame of \(path)")) }
         frames += 1
         framesInFragment += 1
     }
@@ -249,7 +249,7 @@ public final class FragmentedMP4Writer {
         guard let output else { return }
         avio_flush(output.pointee.pb)
         if sink.pointee.error != 0 {
-            try fail(MovieError(code: .write, averror: -sink.pointee.error, "writing \(path)"))
+            try fail(MovieError(code: .videoWrite, averror: -sink.pointee.error, "writing \(path)"))
         }
         fdatasync(fd)
         bytesOnDisk = sink.pointee.written

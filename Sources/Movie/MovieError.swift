@@ -3,43 +3,34 @@ import Glibc
 #endif
 import CFFmpeg
 import V4L2
+import LinuxIO
 
-/// Why a video could not be encoded or written, with FFmpeg's message and what was being done.
-public struct MovieError: Error, CustomStringConvertible, Sendable, Equatable {
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        fileprivate let name: String
-        /// No usable H.264 encoder (the configured one is missing, or none at all).
-        public static let noEncoder = Code(name: "no encoder")
-        /// The encoder or decoder refused a frame or its settings.
-        public static let codec = Code(name: "codec")
-        /// The camera's frames are in a format the recording cannot take.
-        public static let unsupportedFormat = Code(name: "unsupported format")
-        /// Writing the file failed (see `errno`: ENOSPC is a full disk).
-        public static let write = Code(name: "write")
-        public var description: String { name }
-    }
+/// Why a video could not be encoded or written, with FFmpeg's message and what was being
+/// done: the one error shape, ``SystemError`` (docs/architecture.md#errors-and-habits), under
+/// this layer's name, with the codes below.
+public typealias MovieError = SystemError
 
-    public var code: Code
-    /// The system error behind it (ENOSPC, EIO, ...), 0 when there is none.
-    public var errno: Int32
-    public var context: String
+extension SystemError.Code {
+    /// No usable H.264 encoder (the configured one is missing, or none at all).
+    public static let noEncoder = SystemError.Code("no encoder")
+    /// The encoder or decoder refused a frame or its settings.
+    public static let codec = SystemError.Code("codec")
+    /// The camera's frames are in a format the recording cannot take.
+    public static let unsupportedFormat = SystemError.Code("unsupported format")
+    /// Writing the video file failed (see the errno: ENOSPC is a full disk).
+    public static let videoWrite = SystemError.Code("write")
+}
 
-    public init(code: Code, errno: Int32 = 0, context: String) {
-        self.code = code
-        self.errno = errno
-        self.context = context
-    }
-
-    /// From an FFmpeg return code: its errno when it carries one, its message either way.
+extension SystemError {
+    /// From an FFmpeg return code: its errno when it carries one (then a write failure unless
+    /// the codec said it), its message either way.
     init(code: Code, averror: Int32, _ context: String) {
         var buffer = [CChar](repeating: 0, count: 128)
         av_strerror(averror, &buffer, buffer.count)
         let message = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let e = evc_averror_errno(averror)
-        self.init(code: e == 0 ? code : (code == .codec ? code : .write), errno: e, context: "\(context): \(message)")
+        self.init(code: e == 0 || code == .codec ? code : .videoWrite, errno: e, context: "\(context): \(message)")
     }
-
-    public var description: String { "\(context) (\(code))" }
 }
 
 /// FFmpeg's libraries, loaded on first use (not linked: see Sources/CFFmpeg/loader.c).

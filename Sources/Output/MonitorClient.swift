@@ -31,7 +31,7 @@ public enum MonitorClient {
             do {
                 n = try retryingEINTR { buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
             } catch {
-                throw SocketServerError(code: .system, errno: error.errno, context: "reading from \(socketPath)")
+                throw SocketServerError(errno: error.errno, context: "reading from \(socketPath)")
             }
             if n == 0 { break }
             pending.append(contentsOf: buffer[0..<n])

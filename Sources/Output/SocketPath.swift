@@ -13,15 +13,15 @@ extension SocketServer {
         let lockPath = path + ".lock"
         while true {
             let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o660)
-            guard fd >= 0 else { throw SocketServerError(code: .system, errno: errno, context: "opening \(lockPath)") }
+            guard fd >= 0 else { throw SocketServerError(errno: errno, context: "opening \(lockPath)") }
             var e: Int32 = 0
             do { _ = try retryingEINTR { flock(fd, LOCK_EX | LOCK_NB) } } catch { e = error.errno }
             if e != 0 {
                 close(fd)
                 if e == EWOULDBLOCK {
-                    throw SocketServerError(code: .inUse, errno: 0, context: "another process holds \(lockPath): it serves \(path)")
+                    throw SocketServerError(code: .inUse, context: "another process holds \(lockPath): it serves \(path)")
                 }
-                throw SocketServerError(code: .system, errno: e, context: "locking \(lockPath)")
+                throw SocketServerError(errno: e, context: "locking \(lockPath)")
             }
             var mine = stat(), there = stat()
             if fstat(fd, &mine) == 0, stat(lockPath, &there) == 0, mine.st_dev == there.st_dev, mine.st_ino == there.st_ino {
@@ -40,25 +40,29 @@ extension SocketServer {
         let temporary = (dir.isEmpty ? "" : dir) + "/.\(base).\(getpid()).tmp"
 
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw SocketServerError(code: .system, errno: errno, context: "socket(AF_UNIX)") }
-        func fail(_ code: SocketServerError.Code, _ e: Int32, _ context: String) -> SocketServerError {
+        guard fd >= 0 else { throw SocketServerError(errno: errno, context: "socket(AF_UNIX)") }
+        func fail(_ e: Int32, _ context: String) -> SocketServerError {
             close(fd)
             unlink(temporary)
-            return SocketServerError(code: code, errno: e, context: context)
+            return SocketServerError(errno: e, context: context)
         }
         unlink(temporary)
         guard Self.withAddress(temporary, { bind(fd, $0, $1) }) == 0 else {
-            if temporary.utf8.count >= 108 { throw fail(.pathTooLong, 0, "socket path \(path) is too long (at most 100 bytes)") }
-            throw fail(.system, errno, "binding \(temporary)")
+            if temporary.utf8.count >= 108 {
+                close(fd)
+                unlink(temporary)
+                throw SocketServerError(code: .pathTooLong, context: "socket path \(path) is too long (at most 100 bytes)")
+            }
+            throw fail(errno, "binding \(temporary)")
         }
         // Not listening yet: nobody can connect before the mode is right.
-        guard chmod(temporary, 0o660) == 0 else { throw fail(.system, errno, "chmod 0660 \(temporary)") }
+        guard chmod(temporary, 0o660) == 0 else { throw fail(errno, "chmod 0660 \(temporary)") }
         var st = stat()
         guard lstat(temporary, &st) == 0, st.st_mode & S_IFMT == S_IFSOCK, st.st_mode & 0o777 == 0o660 else {
-            throw fail(.system, EPERM, "\(temporary) does not have mode 0660 after chmod")
+            throw fail(EPERM, "\(temporary) does not have mode 0660 after chmod")
         }
-        guard Glibc.listen(fd, 16) == 0 else { throw fail(.system, errno, "listen on \(path)") }
-        guard rename(temporary, path) == 0 else { throw fail(.system, errno, "renaming \(temporary) to \(path)") }
+        guard Glibc.listen(fd, 16) == 0 else { throw fail(errno, "listen on \(path)") }
+        guard rename(temporary, path) == 0 else { throw fail(errno, "renaming \(temporary) to \(path)") }
 
         return (fd, (UInt64(st.st_dev), UInt64(st.st_ino)))
     }
@@ -83,15 +87,15 @@ extension SocketServer {
     /// Connects to a Unix stream socket (for `monitor` and tests); returns the fd or throws.
     public static func connect(to path: String) throws(SocketServerError) -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw SocketServerError(code: .system, errno: errno, context: "socket(AF_UNIX)") }
+        guard fd >= 0 else { throw SocketServerError(errno: errno, context: "socket(AF_UNIX)") }
         guard path.utf8.count < 108 else {
             close(fd)
-            throw SocketServerError(code: .pathTooLong, errno: 0, context: "socket path \(path) is too long")
+            throw SocketServerError(code: .pathTooLong, context: "socket path \(path) is too long")
         }
         if withAddress(path, { Glibc.connect(fd, $0, $1) }) != 0 {
             let e = errno
             close(fd)
-            throw SocketServerError(code: .system, errno: e, context: "connecting to \(path)")
+            throw SocketServerError(errno: e, context: "connecting to \(path)")
         }
         return fd
     }
@@ -109,16 +113,16 @@ extension SocketServer {
         switch probe(path) {
         case 0, EAGAIN, EINPROGRESS:
             // Accepted, or a full backlog: someone listens.
-            throw SocketServerError(code: .inUse, errno: 0, context: "another process is listening on \(path)")
+            throw SocketServerError(code: .inUse, context: "another process is listening on \(path)")
         case ECONNREFUSED:
             break
         case ENOENT:
             return  // removed meanwhile
         case let e:
-            throw SocketServerError(code: .system, errno: e, context: "cannot tell whether \(path) is in use; not replacing it")
+            throw SocketServerError(errno: e, context: "cannot tell whether \(path) is in use; not replacing it")
         }
         guard unlink(path) == 0 || errno == ENOENT else {
-            throw SocketServerError(code: .system, errno: errno, context: "removing the stale socket \(path)")
+            throw SocketServerError(errno: errno, context: "removing the stale socket \(path)")
         }
     }
 

@@ -110,7 +110,7 @@ public final class SocketServer: Sendable {
         } catch {
             close(listenFD)
             unlink(path)
-            throw SocketServerError(code: .system, errno: error.errno, context: error.context)
+            throw SocketServerError(errno: error.errno, context: error.context)
         }
     }
 

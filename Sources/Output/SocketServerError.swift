@@ -9,21 +9,15 @@ import Capture
 import Evdev
 import Actions
 
-/// Why the JSON socket could not be set up.
-public struct SocketServerError: Error, CustomStringConvertible, Sendable, Equatable {
-    public enum Code: String, Sendable {
-        /// The path exists and is not a socket: it is never replaced.
-        case notASocket = "not a socket"
-        /// Another process is listening on the path, or holds its lock (starting up).
-        case inUse = "in use"
-        /// The path does not fit in `sockaddr_un`.
-        case pathTooLong = "path too long"
-        case system = "system error"
-    }
-    public var code: Code
-    public var errno: Int32
-    public var context: String
-    public var description: String {
-        errno == 0 ? context : "\(context): \(String(cString: strerror(errno)))"
-    }
+/// Why the JSON socket could not be set up: the one error shape, ``SystemError``
+/// (docs/architecture.md#errors-and-habits), under this layer's name, with the codes below.
+public typealias SocketServerError = SystemError
+
+extension SystemError.Code {
+    /// The path exists and is not a socket: it is never replaced.
+    public static let notASocket = SystemError.Code("not a socket")
+    /// Another process is listening on the path, or holds its lock (starting up).
+    public static let inUse = SystemError.Code("in use")
+    /// The path does not fit in `sockaddr_un`.
+    public static let pathTooLong = SystemError.Code("path too long")
 }

@@ -83,8 +83,8 @@ extension V4L2Device {
         switch readControlEvent(fd) {
         case .success(let event): return event
         case .failure(let e):
-            let code: V4L2Error.Code = e.rawValue == ENODEV ? .deviceRemoved : .failed
-            throw V4L2Error(code: code, errno: e.rawValue, device: path, context: "VIDIOC_DQEVENT")
+            throw V4L2Error(
+                code: e.code == .deviceRemoved ? .deviceRemoved : .failed, errno: e.errno, device: path, context: "VIDIOC_DQEVENT")
         }
     }
 
@@ -130,12 +130,12 @@ extension V4L2Device {
 }
 
 /// Dequeues until a control event: nil when nothing is pending, the errno on failure.
-private func readControlEvent(_ fd: Int32) -> Result<ControlEvent?, Errno> {
+private func readControlEvent(_ fd: Int32) -> Result<ControlEvent?, SystemError> {
     while true {
         var ev = v4l2_event()
         let e = dequeueEvent(fd, &ev)
         if e == ENOENT || e == EAGAIN { return .success(nil) }
-        guard e == 0 else { return .failure(Errno(e)) }
+        guard e == 0 else { return .failure(SystemError(errno: e)) }
         guard ev.type == UInt32(V4L2_EVENT_CTRL) else { continue }
         let c = evc_v4l2_event_ctrl(&ev).pointee
         let type = ControlType(rawValue: c.type)

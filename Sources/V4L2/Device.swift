@@ -36,13 +36,13 @@ public final class V4L2Device: Sendable {
         let fd: Int32
         switch openDevice(path) {
         case .success(let f): fd = f
-        case .failure(let e): throw V4L2Error(code: .forOpen(errno: e.rawValue), errno: e.rawValue, device: path, context: "opening it")
+        case .failure(let e): throw V4L2Error(code: e.code, errno: e.errno, device: path, context: "opening it")
         }
         var cap = v4l2_capability()
         let e = queryCapabilities(fd, &cap)
         guard e == 0 else {
             close(fd)
-            let code: V4L2Error.Code = e == ENOTTY || e == EINVAL ? .notV4L2 : .forOpen(errno: e)
+            let code: V4L2Error.Code = e == ENOTTY || e == EINVAL ? .notV4L2 : V4L2Error.Code(errno: e)
             throw V4L2Error(code: code, errno: e, device: path, context: "VIDIOC_QUERYCAP")
         }
         let caps = cap.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0 ? cap.device_caps : cap.capabilities
@@ -113,10 +113,10 @@ public final class V4L2Device: Sendable {
                     d.type == .integerMenu
                         ? MenuEntry(index: index, name: String(value), value: value)
                         : MenuEntry(index: index, name: name))
-            case .failure(let e) where e.rawValue == EINVAL:
+            case .failure(let e) where e.errno == EINVAL:
                 continue
             case .failure(let e):
-                throw error(e.rawValue, .query, control: d.name, context: "VIDIOC_QUERYMENU index \(index)")
+                throw error(e.errno, .query, control: d.name, context: "VIDIOC_QUERYMENU index \(index)")
             }
         }
         return entries

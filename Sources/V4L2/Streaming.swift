@@ -7,91 +7,65 @@ import Glibc
 import CLinuxShims
 import LinuxIO
 
-/// Why a stream could not deliver frames.
-public struct StreamingError: Error, CustomStringConvertible, Sendable, Equatable {
-    /// The kind of failure; the daemon reports each as an `error` event.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        fileprivate let name: String
-        /// `EBUSY`: another program is streaming from the camera.
-        public static let busy = Code(name: "busy")
-        /// `ENODEV` (or `ENOENT` on open): the camera is gone.
-        public static let deviceRemoved = Code(name: "device removed")
-        /// No frame arrived within the timeout.
-        public static let timedOut = Code(name: "timed out")
-        /// The node is not a streaming video capture device (e.g. a metadata node).
-        public static let notACaptureDevice = Code(name: "not a capture device")
-        /// The camera offers neither MJPEG/JPEG nor YUYV.
-        public static let noUsableFormat = Code(name: "no usable format")
-        /// Permission denied.
-        public static let permissionDenied = Code(name: "permission denied")
-        /// `VIDIOC_STREAMON` failed with `ENOSPC` (or `ENOMEM`): on USB cameras, the bus has no
-        /// isochronous bandwidth left for this format and size (uvcvideo).
-        public static let noBandwidth = Code(name: "not enough USB bandwidth")
-        /// The stream runs, but not at the rate asked for (`[camera] fps`): the driver chose
-        /// its nearest, or cannot set one.
-        public static let frameRateNotAvailable = Code(name: "frame rate not available")
-        /// Any other system call failure (see `errno`).
-        public static let system = Code(name: "system error")
-        public var description: String { name }
-    }
+/// Why a stream could not deliver frames: the one error shape, ``SystemError``
+/// (docs/architecture.md#errors-and-habits), under this layer's name, with the codes below
+/// (and the shared `.deviceRemoved`, `.notFound`, `.timedOut`, `.failed`). The daemon
+/// reports each as an `error` event.
+public typealias StreamingError = SystemError
 
-    public var code: Code
-    /// The underlying errno, 0 when there is none (timeouts, format checks).
-    public var errno: Int32
-    /// What was being done, e.g. "VIDIOC_STREAMON on /dev/video0".
-    public var context: String
+extension SystemError.Code {
+    /// `EBUSY` on a camera: another program is streaming from it (equal to `.busy`).
+    public static let cameraBusy = SystemError.Code(
+        "busy",
+        hint: "another program is using the camera: close it (fuser -v /dev/video* shows which), "
+            + "or set [camera] capture-device to another camera")
+    /// EACCES/EPERM on a camera (equal to `.permissionDenied`).
+    public static let cameraPermissionDenied = SystemError.Code(
+        "permission denied",
+        hint: "this user may not open the camera: join the video group (sudo usermod -aG video $USER, then log in again) "
+            + "or install udev-rules/70-evcapture.rules")
+    /// The node is not a streaming video capture device (e.g. a metadata node).
+    public static let notACaptureDevice = SystemError.Code(
+        "not a capture device",
+        hint: "a camera often has several /dev/video nodes and only one of them captures: "
+            + "v4l2-ctl --list-devices shows them; set [camera] capture-device")
+    /// The camera offers neither MJPEG/JPEG nor YUYV.
+    public static let noUsableFormat = SystemError.Code(
+        "no usable format", hint: "evcapture takes MJPEG, JPEG or YUYV; v4l2-ctl --list-formats-ext -d DEVICE lists what the camera offers")
+    /// `VIDIOC_STREAMON` failed with `ENOSPC` (or `ENOMEM`): on USB cameras, the bus has no
+    /// isochronous bandwidth left for this format and size (uvcvideo).
+    public static let noBandwidth = SystemError.Code(
+        "not enough USB bandwidth",
+        hint: "the USB bus has no bandwidth left for this format and size (another camera or a busy device on the same bus, "
+            + "or uncompressed YUYV at a high resolution): try a lower resolution ([camera] width and height), "
+            + "a camera that offers MJPEG, or another USB port (a bus of its own)")
+    /// The stream runs, but not at the rate asked for (`[camera] fps`): the driver chose
+    /// its nearest, or cannot set one.
+    public static let frameRateNotAvailable = SystemError.Code(
+        "frame rate not available",
+        hint: "v4l2-ctl --list-formats-ext -d DEVICE lists the frame rates of each size; [camera] fps takes one of them, or leave it out")
+}
 
-    public init(code: Code, errno: Int32 = 0, context: String) {
-        self.code = code
-        self.errno = errno
-        self.context = context
-    }
-
-    /// Classifies an errno from a V4L2 call.
+extension SystemError {
+    /// Classifies an errno from a V4L2 streaming call: the shared classifier, with the
+    /// camera's own wording for busy and permission, and the USB bandwidth case.
     static func fromErrno(_ e: Int32, _ context: String) -> StreamingError {
-        let code: Code
-        switch e {
-        case EBUSY: code = .busy
-        case ENODEV, ENXIO, ENOENT: code = .deviceRemoved
-        case EACCES, EPERM: code = .permissionDenied
+        var code = Code(errno: e)
+        switch code {
+        case .busy: code = .cameraBusy
+        case .permissionDenied: code = .cameraPermissionDenied
+        // ENOENT while streaming or on open: the camera is gone either way.
+        case .notFound: code = .deviceRemoved
+        default: break
+        }
         // uvcvideo answers ENOSPC when no alternate setting fits the bus's free bandwidth;
         // some host controllers (the Raspberry Pi's dwc_otg among them) ENOMEM for the same.
-        case ENOSPC where context.hasPrefix("VIDIOC_STREAMON"), ENOMEM where context.hasPrefix("VIDIOC_STREAMON"):
-            code = .noBandwidth
-        default: code = .system
-        }
+        if (e == ENOSPC || e == ENOMEM) && context.hasPrefix("VIDIOC_STREAMON") { code = .noBandwidth }
         return StreamingError(code: code, errno: e, context: context)
     }
 
     /// What a person can do about it, for the failures that have a usual cause.
-    public var hint: String? {
-        switch code {
-        case .noBandwidth:
-            "the USB bus has no bandwidth left for this format and size (another camera or a busy device on the same bus, "
-                + "or uncompressed YUYV at a high resolution): try a lower resolution ([camera] width and height), "
-                + "a camera that offers MJPEG, or another USB port (a bus of its own)"
-        case .busy:
-            "another program is using the camera: close it (fuser -v /dev/video* shows which), or set [camera] capture-device to another camera"
-        case .permissionDenied:
-            "this user may not open the camera: join the video group (sudo usermod -aG video $USER, then log in again) "
-                + "or install udev-rules/70-evcapture.rules"
-        case .noUsableFormat:
-            "evcapture takes MJPEG, JPEG or YUYV; v4l2-ctl --list-formats-ext -d DEVICE lists what the camera offers"
-        case .frameRateNotAvailable:
-            "v4l2-ctl --list-formats-ext -d DEVICE lists the frame rates of each size; [camera] fps takes one of them, or leave it out"
-        case .notACaptureDevice:
-            "a camera often has several /dev/video nodes and only one of them captures: v4l2-ctl --list-devices shows them; set [camera] capture-device"
-        default:
-            nil
-        }
-    }
-
-    public var description: String {
-        var s = "\(context): \(code)"
-        if errno != 0 { s += " (\(String(cString: strerror(errno))))" }
-        if let hint { s += ": \(hint)" }
-        return s
-    }
+    public var hint: String? { code.hint }
 }
 
 /// A V4L2 pixel format (a fourcc such as `MJPG`).
@@ -276,7 +250,7 @@ public final class VideoCaptureStream {
             if dequeued {
                 let index = Int(buf.index)
                 guard index < buffers.count else {
-                    throw StreamingError(code: .system, context: "VIDIOC_DQBUF on \(path): buffer index \(index) out of range")
+                    throw StreamingError(code: .failed, context: "VIDIOC_DQBUF on \(path): buffer index \(index) out of range")
                 }
                 let used = min(Int(buf.bytesused), buffers[index].length)
                 let error = buf.flags & UInt32(V4L2_BUF_FLAG_ERROR) != 0
@@ -308,7 +282,7 @@ public final class VideoCaptureStream {
                 if evc_ioctl(fd, EVC_VIDIOC_QUERYCAP, &probe) != 0 {
                     throw StreamingError.fromErrno(errno, "waiting for a frame from \(path)")
                 }
-                throw StreamingError(code: .system, errno: EIO, context: "waiting for a frame from \(path) (poll error)")
+                throw StreamingError(code: .failed, errno: EIO, context: "waiting for a frame from \(path) (poll error)")
             }
         }
     }
@@ -375,7 +349,7 @@ public final class VideoCaptureStream {
         req.memory = V4L2_MEMORY_MMAP.rawValue
         try ioctlRetrying(EVC_VIDIOC_REQBUFS, &req, "VIDIOC_REQBUFS")
         guard req.count > 0 else {
-            throw StreamingError(code: .system, errno: ENOMEM, context: "VIDIOC_REQBUFS on \(path): no buffers granted")
+            throw StreamingError(code: .failed, errno: ENOMEM, context: "VIDIOC_REQBUFS on \(path): no buffers granted")
         }
         for index in 0..<req.count {
             var buf = v4l2_buffer()

@@ -25,13 +25,13 @@ func v4l2Ioctl(_ fd: Int32, _ request: UInt, _ arg: UnsafeMutableRawPointer) -> 
 }
 
 /// `open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)`: the fd or the errno.
-func openDevice(_ path: String) -> Result<Int32, Errno> {
+func openDevice(_ path: String) -> Result<Int32, SystemError> {
     var fd: Int32 = -1
     let e = errnoOf {
         fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         return fd
     }
-    return e == 0 ? .success(fd) : .failure(Errno(e))
+    return e == 0 ? .success(fd) : .failure(SystemError(errno: e))
 }
 
 /// `VIDIOC_QUERYCAP`.
@@ -45,11 +45,11 @@ func queryExtControl(_ fd: Int32, _ query: inout v4l2_query_ext_ctrl) -> Int32 {
 }
 
 /// `VIDIOC_QUERYMENU` for one index: the entry's name and integer value, or the errno.
-func queryMenu(_ fd: Int32, id: UInt32, index: UInt32) -> Result<(name: String, value: Int64), Errno> {
+func queryMenu(_ fd: Int32, id: UInt32, index: UInt32) -> Result<(name: String, value: Int64), SystemError> {
     var name = [CChar](repeating: 0, count: 32)
     var value: Int64 = 0
     let e = errnoOf { evc_v4l2_querymenu(fd, id, index, &name, &value) }
-    guard e == 0 else { return .failure(Errno(e)) }
+    guard e == 0 else { return .failure(SystemError(errno: e)) }
     let text = string(fromCBuffer: name)
     return .success((text, value))
 }
@@ -72,12 +72,6 @@ func subscribeEvent(_ fd: Int32, _ sub: inout v4l2_event_subscription, subscribe
 /// `VIDIOC_DQEVENT` (ENOENT when nothing is pending).
 func dequeueEvent(_ fd: Int32, _ event: inout v4l2_event) -> Int32 {
     v4l2Ioctl(fd, EVC_VIDIOC_DQEVENT, &event)
-}
-
-/// An errno value as an error (for `Result`).
-struct Errno: Error {
-    let rawValue: Int32
-    init(_ rawValue: Int32) { self.rawValue = rawValue }
 }
 
 /// A fixed-size C char array (imported as a tuple) as a String.

@@ -99,7 +99,8 @@ func fourCC(_ b: [UInt8], _ o: Int) -> String { String(decoding: b[o..<o + 4], a
         #expect {
             _ = try AtomicFile(directory: "\(dir)/card/photos", finalName: "x.jpg")
         } throws: { error in
-            "\(error)".contains("\(dir)/card/photos") && "\(error)".contains("No such file")
+            (error as? FileWriteError)?.code == .notFound && "\(error)".contains("\(dir)/card/photos")
+                && "\(error)".contains("no such file")
         }
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/card"))
         try AtomicFile.makeDirectory("\(dir)/new/photos")

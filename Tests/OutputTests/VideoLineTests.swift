@@ -23,7 +23,7 @@ import Testing
         video.stoppedBy = .file(FileWriteError(errno: ENOSPC, context: "writing /o/.evcapture-x~v.mp4.part"))
         let line = JSONLines.outcome(.videoSaved(video, press: 3), time: Timestamp(microseconds: 2_000_000))
         #expect(
-            line.contains(#""stopped":"disk-full","reason":"output file: writing /o/.evcapture-x~v.mp4.part: No space left on device""#),
+            line.contains(#""stopped":"disk-full","reason":"output file: writing /o/.evcapture-x~v.mp4.part: no space left on device""#),
             "\(line)")
         #expect(
             ReadableLines.outcome(.videoSaved(video, press: 3), time: Timestamp(microseconds: 0)).hasSuffix("2 skipped, stopped: disk-full")

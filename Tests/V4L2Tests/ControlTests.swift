@@ -125,9 +125,9 @@ import V4L2
     }
 
     @Test func openErrnos() {
-        #expect(V4L2Error.Code.forOpen(errno: ENOENT) == .noSuchDevice)
-        #expect(V4L2Error.Code.forOpen(errno: EACCES) == .permissionDenied)
-        #expect(V4L2Error.Code.forOpen(errno: ENODEV) == .deviceRemoved)
+        #expect(V4L2Error.Code(errno: ENOENT) == .notFound)
+        #expect(V4L2Error.Code(errno: EACCES) == .permissionDenied)
+        #expect(V4L2Error.Code(errno: ENODEV) == .deviceRemoved)
     }
 
     @Test func descriptionSaysWhichControlOnWhichDeviceAndWhy() {
@@ -142,7 +142,7 @@ import V4L2
         #expect {
             try V4L2Device(path: "/dev/evcapture-test-no-such-video-node")
         } throws: { error in
-            (error as? V4L2Error)?.code == .noSuchDevice
+            (error as? V4L2Error)?.code == .notFound
                 && "\(error)".contains("/dev/evcapture-test-no-such-video-node")
         }
     }
