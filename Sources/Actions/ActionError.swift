@@ -20,11 +20,11 @@ public enum ActionError: Error, CustomStringConvertible, Sendable, Equatable {
     /// Photo or video requested, but no camera is configured or found.
     case noCamera
     /// A queue was full, so the request was dropped (the input path never waits).
-    case queueFull(kind: String, press: UInt64)
+    case queueFull(kind: String, press: PressID)
     /// A hook could not be started, was killed after its timeout, or exited non-zero.
     case hook(name: String, problem: String)
     /// A video stop for a press that is not recording (its start failed or was dropped).
-    case notRecording(press: UInt64)
+    case notRecording(press: PressID)
 
     public var description: String {
         switch self {

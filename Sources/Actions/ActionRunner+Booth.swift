@@ -66,7 +66,7 @@ extension ActionRunner {
     /// A running timelapse's `shot` or `missed` line for a photo's outcome of its press.
     func timelapseOutcome(for outcome: ActionOutcome) -> ActionOutcome? {
         guard let booth else { return nil }
-        let (press, photo): (UInt64, PhotoResult?)
+        let (press, photo): (PressID, PhotoResult?)
         switch outcome {
         case .photoSaved(let p, let pr): (press, photo) = (pr, p)
         case .burstSaved(let ps, let pr): (press, photo) = (pr, ps.first)

@@ -44,8 +44,8 @@ public final class ActionRunner: ActionTriggerSink {
     /// its own recording; a trigger message (press 0) stops the recording of its trigger id,
     /// or without an id any recording a trigger message started.
     static func stop(_ stop: ActionTrigger, ends started: ActionTrigger) -> Bool {
-        if stop.press != 0 { return started.press == stop.press && started.triggerID == stop.triggerID }
-        guard let id = stop.triggerID else { return started.press == 0 }
+        if stop.press != .remote { return started.press == stop.press && started.triggerID == stop.triggerID }
+        guard let id = stop.triggerID else { return started.press == .remote }
         return started.triggerID == id
     }
 
@@ -64,10 +64,10 @@ public final class ActionRunner: ActionTriggerSink {
     /// The capture stream and its ring, when there is a capture device.
     public let frames: FrameSource?
     /// The `began` time (monotonic µs) of each press in flight, for its photo and video.
-    private let pressTimes = Mutex<[UInt64: Int64]>([:])
+    private let pressTimes = Mutex<[PressID: Int64]>([:])
     /// Presses whose video start was queued and whose stop was not: only they get a stop, so
     /// the video queue holds at most `queueLimit` starts, their stops and `stopAll`.
-    private let videoPresses = Mutex<Set<UInt64>>([])
+    private let videoPresses = Mutex<Set<PressID>>([])
     /// Video commands queued so far (tests).
     let videoCommandsQueued = Atomic<Int>(0)
     /// The digital zoom factor photos are cropped to (1: none); set by the zoom control of a
@@ -76,7 +76,7 @@ public final class ActionRunner: ActionTriggerSink {
     /// Countdowns and timelapses (docs/booth.md), when a binding has either.
     let booth: BoothClock?
     /// Presses that cancelled a countdown: their own click starts nothing.
-    let countdownCancellers = Mutex<Set<UInt64>>([])
+    let countdownCancellers = Mutex<Set<PressID>>([])
     private let workers: Mutex<[Task<Void, Never>]>
     private let executors: [ThreadExecutor]
 
@@ -301,7 +301,7 @@ public final class ActionRunner: ActionTriggerSink {
         }
     }
 
-    private func enqueue<T: Sendable>(_ queue: AsyncStream<T>.Continuation, _ item: T, kind: String, press: UInt64) {
+    private func enqueue<T: Sendable>(_ queue: AsyncStream<T>.Continuation, _ item: T, kind: String, press: PressID) {
         if case .dropped = queue.yield(item) {
             logger.info("action queue full, request dropped", metadata: ["action.kind": "\(kind)", "press": "\(press)"])
             onOutcome(.failed(.queueFull(kind: kind, press: press), press: press))

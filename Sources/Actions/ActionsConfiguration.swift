@@ -80,24 +80,24 @@ public struct ActionsConfiguration: Sendable {
 
 /// What an action did, for the daemon's JSON output and logs.
 public enum ActionOutcome: Sendable {
-    case photoSaved(PhotoResult, press: UInt64)
-    case videoStarted(press: UInt64, trigger: String?)
-    case videoSaved(VideoResult, press: UInt64)
+    case photoSaved(PhotoResult, press: PressID)
+    case videoStarted(press: PressID, trigger: String?)
+    case videoSaved(VideoResult, press: PressID)
     /// A recording a crash interrupted, kept at start under its name.
     case videoRecovered(RecoveredVideo)
-    case hookFinished(name: String, ChildOutcome, press: UInt64)
-    case soundStarted(file: String, press: UInt64)
-    case failed(ActionError, press: UInt64?)
+    case hookFinished(name: String, ChildOutcome, press: PressID)
+    case soundStarted(file: String, press: PressID)
+    case failed(ActionError, press: PressID?)
     /// Not run, and why (a replay runs no actions).
-    case skipped(String, press: UInt64, reason: String)
+    case skipped(String, press: PressID, reason: String)
     /// A countdown second (`remaining` seconds to the shot at `shot`, monotonic µs).
-    case countdown(remaining: Int, shot: Int64, press: UInt64)
+    case countdown(remaining: Int, shot: Int64, press: PressID)
     /// A countdown was cancelled (by a press) with `remaining` seconds to go.
-    case countdownCancelled(remaining: Int, press: UInt64)
+    case countdownCancelled(remaining: Int, press: PressID)
     /// The shutter's moment (monotonic µs): the photo is the frame nearest it.
-    case shot(time: Int64, press: UInt64)
+    case shot(time: Int64, press: PressID)
     /// A burst's photos, in time order.
-    case burstSaved([PhotoResult], press: UInt64)
+    case burstSaved([PhotoResult], press: PressID)
     /// A timelapse started, took or missed a shot, or stopped.
     case timelapse(TimelapseReport)
     /// A trigger message from the rig was taken (its command runs next): the moment a

@@ -33,7 +33,7 @@ public struct TimelapseReport: Sendable, Hashable {
     }
     public var state: State
     /// The press that started it.
-    public var press: UInt64
+    public var press: PressID
     /// Shots taken and missed so far.
     public var count: Int
     public var missed: Int
@@ -57,8 +57,8 @@ final class BoothClock: Sendable {
         var trigger: ActionTrigger
     }
     private struct State {
-        var countdowns: [UInt64: (Countdown, ActionTrigger)] = [:]
-        var lapses: [UInt64: Lapse] = [:]
+        var countdowns: [PressID: (Countdown, ActionTrigger)] = [:]
+        var lapses: [PressID: Lapse] = [:]
         var stopped = false
     }
     private let state = Mutex(State())
@@ -112,9 +112,9 @@ final class BoothClock: Sendable {
     /// Starts a timelapse for `trigger` (its first shot at `now`), or stops the one its
     /// action runs; returns which, the press that started it and its schedule.
     func toggleTimelapse(_ trigger: ActionTrigger, interval: Int64, now: Int64) -> (
-        started: Bool, press: UInt64, schedule: TimelapseSchedule
+        started: Bool, press: PressID, schedule: TimelapseSchedule
     ) {
-        let result = state.withLock { s -> (Bool, UInt64, TimelapseSchedule) in
+        let result = state.withLock { s -> (Bool, PressID, TimelapseSchedule) in
             if let (press, lapse) = s.lapses.first(where: { $0.value.trigger.action == trigger.action }) {
                 s.lapses[press] = nil
                 return (false, press, lapse.schedule)
@@ -129,7 +129,7 @@ final class BoothClock: Sendable {
     }
 
     /// Counts a timelapse shot's result; returns the schedule (nil: not a timelapse's press).
-    func record(press: UInt64, taken: Bool) -> TimelapseSchedule? {
+    func record(press: PressID, taken: Bool) -> TimelapseSchedule? {
         state.withLock { s in
             guard s.lapses[press] != nil else { return nil }
             if taken { s.lapses[press]!.schedule.recordTaken() } else { s.lapses[press]!.schedule.recordMissed() }
@@ -140,7 +140,7 @@ final class BoothClock: Sendable {
     /// Whether a frame at `frameTime` is the photo of a shot due at `moment` of `press`: for
     /// a timelapse, only a frame nearer its own slot than any other (a shot taken late, after
     /// the camera came back, would otherwise get a frame of another moment).
-    func accepts(press: UInt64, frameTime: Int64, moment: Int64) -> Bool {
+    func accepts(press: PressID, frameTime: Int64, moment: Int64) -> Bool {
         state.withLock { s in
             guard let lapse = s.lapses[press] else { return true }
             return abs(frameTime - moment) * 2 <= lapse.schedule.interval

@@ -83,7 +83,7 @@ public struct CaptureSettings: Sendable, Hashable {
 
 /// Who asked for a file: goes into its name and into the hook environment.
 public struct CaptureRequest: Sendable, Hashable {
-    public var press: UInt64
+    public var press: PressID
     /// The button's action; nil for a trigger message from another station.
     public var action: CaptureAction?
     /// Seconds since 1970 when the request was made.
@@ -97,7 +97,7 @@ public struct CaptureRequest: Sendable, Hashable {
     /// Digital zoom: a photo keeps the centre 1/zoom of each side (1: the whole frame).
     public var zoom: Double
     public init(
-        press: UInt64, action: CaptureAction?, time: Double, trigger: String? = nil, pressWallTime: Double? = nil, zoom: Double = 1
+        press: PressID, action: CaptureAction?, time: Double, trigger: String? = nil, pressWallTime: Double? = nil, zoom: Double = 1
     ) {
         self.press = press
         self.action = action

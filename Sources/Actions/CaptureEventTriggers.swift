@@ -13,7 +13,7 @@ extension ActionTrigger {
         func make(_ kind: Kind) -> ActionTrigger {
             ActionTrigger(
                 kind: kind, action: event.action, button: event.button.name, deviceName: event.device.name,
-                deviceNode: event.device.node, press: event.press.rawValue, time: time, reason: event.reason?.rawValue,
+                deviceNode: event.device.node, press: event.press, time: time, reason: event.reason?.rawValue,
                 shouldPlaySound: event.shouldPlaySound, eventTime: event.time.microseconds)
         }
         var out: [ActionTrigger] = []

@@ -34,7 +34,7 @@ public struct ActionTrigger: Sendable, Hashable {
     public var button: String
     public var deviceName: String
     public var deviceNode: String
-    public var press: UInt64
+    public var press: PressID
     /// Seconds since 1970.
     public var time: Double
     /// Why a press was cancelled.
@@ -58,7 +58,7 @@ public struct ActionTrigger: Sendable, Hashable {
     public var remaining: Int?
 
     public init(
-        kind: Kind, action: CaptureAction?, button: String, deviceName: String, deviceNode: String, press: UInt64,
+        kind: Kind, action: CaptureAction?, button: String, deviceName: String, deviceNode: String, press: PressID,
         time: Double, reason: String? = nil, file: String? = nil, shouldPlaySound: Bool = false, eventTime: Int64? = nil,
         triggerID: String? = nil, pressWallTime: Double? = nil
     ) {
@@ -99,7 +99,7 @@ public struct ActionTrigger: Sendable, Hashable {
             "EVCAPTURE_BUTTON": button,
             "EVCAPTURE_DEVICE": deviceName,
             "EVCAPTURE_DEVICE_NODE": deviceNode,
-            "EVCAPTURE_PRESS": String(press),
+            "EVCAPTURE_PRESS": String(press.rawValue),
             "EVCAPTURE_TIME": String(cFormat: "%.6f", time),
             "EVCAPTURE_SOUND": shouldPlaySound ? "1" : "0",
         ]

@@ -51,7 +51,7 @@ public struct FileNamePattern: Sendable, Hashable, CustomStringConvertible {
 
     /// The name for a file made at `time` (seconds since 1970) for `press`. `trigger` must
     /// be a valid trigger id (letters, digits, `.`, `_`, `-`: never a path).
-    public func name(time: Double, press: UInt64, action: CaptureAction?, kind: String, trigger: String? = nil) -> String {
+    public func name(time: Double, press: PressID, action: CaptureAction?, kind: String, trigger: String? = nil) -> String {
         let totalMillis = Int64((time * 1000).rounded())
         var seconds = time_t(totalMillis / 1000)
         var parts = tm()
@@ -67,7 +67,7 @@ public struct FileNamePattern: Sendable, Hashable, CustomStringConvertible {
             pattern
             .replacing("{date}", with: date)
             .replacing("{time}", with: clock)
-            .replacing("{press}", with: String(press))
+            .replacing("{press}", with: String(press.rawValue))
             .replacing("{action}", with: ActionTrigger.actionName(action))
             .replacing("{kind}", with: kind)
             .replacing("{trigger}", with: trigger ?? "press\(press)")

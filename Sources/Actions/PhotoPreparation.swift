@@ -26,13 +26,13 @@ extension FrameSource: NearestFrameSource {}
 enum PhotoCommand: Sendable {
     /// A press began on a button whose click takes a photo: prepare the photo of the frame
     /// nearest `moment` (the press's kernel time, monotonic µs).
-    case prepare(press: UInt64, moment: Int64)
+    case prepare(press: PressID, moment: Int64)
     /// A photo was decided (a click, a trigger message); `prepared`: its press was being
     /// prepared and the prepared file is to be committed.
     case take(ActionTrigger, prepared: Bool)
     /// The press became something else (a long press, a double click, cancelled, released
     /// without a click): its prepared file is removed.
-    case discard(press: UInt64)
+    case discard(press: PressID)
 }
 
 /// Which presses have a photo being prepared and what was decided for them. Shared by the
@@ -49,14 +49,14 @@ final class PhotoPreparations: Sendable {
         /// The press became something else: the file is to be removed.
         case discarded
     }
-    private let fates = Mutex<[UInt64: Fate]>([:])
+    private let fates = Mutex<[PressID: Fate]>([:])
     let limit: Int
 
     init(limit: Int) { self.limit = max(1, limit) }
 
     /// At `began`: whether to prepare this press (not when `limit` presses are in flight:
     /// its click then takes the photo as if nothing was prepared).
-    func begin(_ press: UInt64) -> Bool {
+    func begin(_ press: PressID) -> Bool {
         fates.withLock { f in
             guard f[press] == nil, f.count < limit else { return false }
             f[press] = .pending
@@ -65,7 +65,7 @@ final class PhotoPreparations: Sendable {
     }
 
     /// The click: true when the press's photo is being prepared (it is now the worker's to commit).
-    func claim(_ press: UInt64) -> Bool {
+    func claim(_ press: PressID) -> Bool {
         fates.withLock { f in
             guard f[press] == .pending else { return false }
             f[press] = .claimed
@@ -75,7 +75,7 @@ final class PhotoPreparations: Sendable {
 
     /// The press became something else: true when its preparation is to be discarded (the
     /// caller queues the discard).
-    func discard(_ press: UInt64) -> Bool {
+    func discard(_ press: PressID) -> Bool {
         fates.withLock { f in
             guard f[press] == .pending else { return false }
             f[press] = .discarded
@@ -84,10 +84,10 @@ final class PhotoPreparations: Sendable {
     }
 
     /// Whether the photo of `press` may still be wanted (the worker skips work for the others).
-    func isWanted(_ press: UInt64) -> Bool { fates.withLock { $0[press].map { $0 != .discarded } ?? false } }
+    func isWanted(_ press: PressID) -> Bool { fates.withLock { $0[press].map { $0 != .discarded } ?? false } }
 
     /// The worker has committed or removed the file of `press`.
-    func done(_ press: UInt64) { fates.withLock { _ = $0.removeValue(forKey: press) } }
+    func done(_ press: PressID) { fates.withLock { _ = $0.removeValue(forKey: press) } }
 
     /// Presses between `began` and the worker's commit or discard.
     var inFlight: Int { fates.withLock { $0.count } }
@@ -101,7 +101,7 @@ final class PreparedPhotos {
         var zoom: Double
         var outcome: Result<(file: AtomicFile, photo: PhotoResult), ActionError>
     }
-    private var prepared: [UInt64: Prepared] = [:]
+    private var prepared: [PressID: Prepared] = [:]
     private let frames: any NearestFrameSource
     private let settings: CaptureSettings
     private let ledger: PhotoPreparations
@@ -116,7 +116,7 @@ final class PreparedPhotos {
     /// as sent) and cropped to `zoom` exactly as ``Photo/save(_:_:_:)`` does, with EXIF,
     /// written to a hidden `.part` file. A failure is kept for the click to report. Work for
     /// a press that has become something else meanwhile is skipped.
-    func prepare(press: UInt64, moment: Int64, zoom: Double) {
+    func prepare(press: PressID, moment: Int64, zoom: Double) {
         guard ledger.isWanted(press) else { return }
         let ring: RingFrame
         do throws(StreamingError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch {
@@ -152,7 +152,7 @@ final class PreparedPhotos {
     /// that matches what the click asks for (another moment or zoom), or the preparation
     /// failed for the disk: the caller then takes the photo the usual way (space may have
     /// been freed since the press).
-    func commit(press: UInt64, moment: Int64, request: CaptureRequest) -> Result<PhotoResult, ActionError>? {
+    func commit(press: PressID, moment: Int64, request: CaptureRequest) -> Result<PhotoResult, ActionError>? {
         defer { ledger.done(press) }
         guard let p = prepared.removeValue(forKey: press) else { return nil }
         guard p.moment == moment, p.zoom == request.zoom else {
@@ -178,7 +178,7 @@ final class PreparedPhotos {
     }
 
     /// Removes the prepared file of `press` (the press became something else).
-    func discard(press: UInt64) {
+    func discard(press: PressID) {
         defer { ledger.done(press) }
         if case .success(let made) = prepared.removeValue(forKey: press)?.outcome { made.file.abandon() }
     }

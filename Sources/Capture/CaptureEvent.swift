@@ -49,10 +49,15 @@ public enum Gesture: String, Sendable, Hashable, CaseIterable {
     case doubleClick = "double-click"
 }
 
-/// Identifies one press from `began` to its `ended`/`cancelled`. Ids rise, starting at 1.
-public struct PressID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
+/// Identifies one press from `began` to its `ended`/`cancelled`, and every trigger, photo,
+/// video, hook run and line that comes of it. Ids rise, starting at 1; ``remote`` (0) is a
+/// capture no local press started (a trigger message from another station).
+public struct PressID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByIntegerLiteral {
     public let rawValue: UInt64
     public init(rawValue: UInt64) { self.rawValue = rawValue }
+    public init(integerLiteral value: UInt64) { self.rawValue = value }
+    /// Not a local press: a capture another station's trigger message asked for.
+    public static let remote = PressID(rawValue: 0)
     public static func < (a: PressID, b: PressID) -> Bool { a.rawValue < b.rawValue }
     public var description: String { String(rawValue) }
 }

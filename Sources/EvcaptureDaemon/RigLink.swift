@@ -107,7 +107,7 @@ final class RigLink: JSONLineSink {
             ?? "\(settings.station)-\(Int64((wallTime * 1000).rounded()))-m\(counter.add(1, ordering: .relaxed).newValue)"
         let trigger = ActionTrigger(
             kind: message.command == .photo ? .click : .longPress, action: nil, button: "", deviceName: "mqtt",
-            deviceNode: topic, press: 0, time: wallTime, triggerID: id, pressWallTime: message.time)
+            deviceNode: topic, press: .remote, time: wallTime, triggerID: id, pressWallTime: message.time)
         return .success((message.command, trigger))
     }
 }

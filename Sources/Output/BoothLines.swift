@@ -12,12 +12,12 @@ extension JSONLines {
             // Its own second's time (`shot_time` minus `remaining`), not when it was written.
             return object(
                 event: "countdown", time: Timestamp(microseconds: shot - Int64(remaining) * 1_000_000),
-                [("press", .int(Int64(press))), ("remaining", .int(Int64(remaining)))] + seconds("shot_time", shot))
+                [("press", .int(Int64(press.rawValue))), ("remaining", .int(Int64(remaining)))] + seconds("shot_time", shot))
         case .countdownCancelled(let remaining, let press):
             return object(
                 event: "countdown", time: time,
                 [
-                    ("state", .string("cancelled")), ("reason", .string("countdown-cancelled")), ("press", .int(Int64(press))),
+                    ("state", .string("cancelled")), ("reason", .string("countdown-cancelled")), ("press", .int(Int64(press.rawValue))),
                     ("remaining", .int(Int64(remaining))),
                 ])
         case .shot(let moment, let press):
@@ -30,7 +30,7 @@ extension JSONLines {
                     + [("count", .int(Int64(photos.count))), ("photos", .array(list))])
         case .timelapse(let r):
             var fields: [(String, JSONValue)] = [
-                ("state", .string(r.state.rawValue)), ("press", .int(Int64(r.press))), ("count", .int(Int64(r.count))),
+                ("state", .string(r.state.rawValue)), ("press", .int(Int64(r.press.rawValue))), ("count", .int(Int64(r.count))),
                 ("missed", .int(Int64(r.missed))),
             ]
             if let p = r.photo { fields += [("file", .string(p.path))] + frameTime(p.frameTime) }

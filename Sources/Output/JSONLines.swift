@@ -224,9 +224,9 @@ extension ReadableLines {
 extension JSONLines {
     /// `press` (a local press; press 0 is a trigger message's command and has none) and
     /// `trigger` (the rig-wide trigger id, when there is one).
-    static func origin(press: UInt64, trigger: String?) -> [(String, JSONValue)] {
+    static func origin(press: PressID, trigger: String?) -> [(String, JSONValue)] {
         var fields: [(String, JSONValue)] = []
-        if press != 0 { fields.append(("press", .int(Int64(press)))) }
+        if press != .remote { fields.append(("press", .int(Int64(press.rawValue)))) }
         if let trigger { fields.append(("trigger", .string(trigger))) }
         return fields
     }
@@ -260,13 +260,18 @@ extension JSONLines {
         case .hookFinished(let name, let result, let press):
             object(
                 event: "action", time: time,
-                [("action", .string("hook")), ("press", .int(Int64(press))), ("hook", .string(name)), ("result", .string("\(result)"))])
+                [
+                    ("action", .string("hook")), ("press", .int(Int64(press.rawValue))), ("hook", .string(name)),
+                    ("result", .string("\(result)")),
+                ])
         case .soundStarted(let file, let press):
-            object(event: "action", time: time, [("action", .string("sound")), ("press", .int(Int64(press))), ("file", .string(file))])
+            object(
+                event: "action", time: time,
+                [("action", .string("sound")), ("press", .int(Int64(press.rawValue))), ("file", .string(file))])
         case .skipped(let action, let press, let reason):
             object(
                 event: "action", time: time,
-                [("action", .string(action)), ("press", .int(Int64(press))), ("skipped", .string(reason))])
+                [("action", .string(action)), ("press", .int(Int64(press.rawValue))), ("skipped", .string(reason))])
         case .failed(let failure, let press):
             error(
                 failure.description, time: time,

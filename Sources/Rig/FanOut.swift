@@ -12,9 +12,9 @@ public struct FanOutPolicy: Sendable {
     /// False (`fan-out = "none"`): no messages and no trigger ids, only press times.
     public let sendsTriggers: Bool
     /// When each press in flight went down (wall clock), by press id.
-    private var pressedAt: [UInt64: Double] = [:]
+    private var pressedAt: [PressID: Double] = [:]
     /// The trigger id of each press recording video on the rig.
-    private var recording: [UInt64: String] = [:]
+    private var recording: [PressID: String] = [:]
 
     public init(station: String, sendsTriggers: Bool) {
         self.station = station
@@ -40,7 +40,7 @@ public struct FanOutPolicy: Sendable {
     /// `wallTime`: the event's own time on the wall clock (its kernel timestamp moved by the
     /// current difference between the clocks).
     public mutating func handle(_ event: CaptureEvent, wallTime: Double) -> Decision {
-        let press = event.press.rawValue
+        let press = event.press
         if event.phase == .began {
             pressedAt[press] = wallTime
             return Decision(trigger: nil, pressTime: wallTime, messages: [])
@@ -72,7 +72,7 @@ public struct FanOutPolicy: Sendable {
 
     /// `<station>-<milliseconds since 1970 of the press>-<press id>`: unique across the rig
     /// (station names are) and across restarts (the time).
-    public static func id(station: String, pressTime: Double, press: UInt64) -> String {
+    public static func id(station: String, pressTime: Double, press: PressID) -> String {
         "\(station)-\(Int64((pressTime * 1000).rounded()))-\(press)"
     }
 }

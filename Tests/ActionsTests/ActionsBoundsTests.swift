@@ -2,6 +2,7 @@ import EvcaptureTesting
 import Foundation
 import Synchronization
 import Testing
+import Capture
 @testable import Actions
 import LinuxIO
 
@@ -76,12 +77,12 @@ extension ActionsBoundsTests {
             configuration: ActionsConfiguration(
                 capture: nil, bindings: [.primary: ActionBinding(photoOn: nil, videoOnLongPress: true)], sound: .off),
             logger: testLogger, onOutcome: log.add)
-        for press in 1...10_000 { runner.handle(trigger(.ended, press: UInt64(press))) }
+        for press in 1...10_000 { runner.handle(trigger(.ended, press: PressID(rawValue: UInt64(press)))) }
         #expect(runner.videoCommandsQueued.load(ordering: .relaxed) == 0)
         for press in 20_001...20_003 {
-            runner.handle(trigger(.longPress, press: UInt64(press)))
-            runner.handle(trigger(.ended, press: UInt64(press)))
-            runner.handle(trigger(.cancelled, press: UInt64(press)))  // a second end: no second stop
+            runner.handle(trigger(.longPress, press: PressID(rawValue: UInt64(press))))
+            runner.handle(trigger(.ended, press: PressID(rawValue: UInt64(press))))
+            runner.handle(trigger(.cancelled, press: PressID(rawValue: UInt64(press))))  // a second end: no second stop
         }
         #expect(runner.videoCommandsQueued.load(ordering: .relaxed) == 6)
         #expect(await eventually { log.failures.count == 3 }, "each start is answered (no camera)")

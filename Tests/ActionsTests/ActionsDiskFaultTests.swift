@@ -1,6 +1,7 @@
 import EvcaptureTesting
 import Foundation
 import Testing
+import Capture
 @testable import Actions
 import LinuxIO
 

@@ -8,7 +8,7 @@ import Evdev
 import V4L2
 import LinuxIO
 
-func trigger(_ kind: ActionTrigger.Kind = .click, device: String = "AB Shutter3", press: UInt64 = 7) -> ActionTrigger {
+func trigger(_ kind: ActionTrigger.Kind = .click, device: String = "AB Shutter3", press: PressID = 7) -> ActionTrigger {
     ActionTrigger(
         kind: kind, action: .primary, button: "KEY_VOLUMEUP", deviceName: device, deviceNode: "/dev/input/event5",
         press: press, time: 1_763_765_999.25, reason: kind == .cancelled ? "device removed" : nil,

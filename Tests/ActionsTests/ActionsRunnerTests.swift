@@ -21,7 +21,7 @@ final class OutcomeLog: Sendable {
             configuration: ActionsConfiguration(capture: nil, hooks: [slow], sound: .off, queueLimit: 3, maxConcurrentHooks: 1),
             logger: testLogger, onOutcome: log.add)
         let start = ContinuousClock.now
-        for press in 1...10 { runner.handle(trigger(.began, press: UInt64(press))) }
+        for press in 1...10 { runner.handle(trigger(.began, press: PressID(rawValue: UInt64(press)))) }
         let elapsed = ContinuousClock.now - start
         #expect(elapsed < .milliseconds(100), "10 presses handled in \(elapsed)")
         #expect(await eventually(seconds: 10) { log.hooksFinished + log.failures.count == 10 })

@@ -3,6 +3,7 @@ import Foundation
 import LinuxIO
 import Synchronization
 import Testing
+import Capture
 @testable import Actions
 import V4L2
 
@@ -37,7 +38,7 @@ import V4L2
         return (runner, dir)
     }
 
-    func send(_ runner: ActionRunner, _ kind: ActionTrigger.Kind, press: UInt64, at time: Int64 = monotonicMicroseconds()) {
+    func send(_ runner: ActionRunner, _ kind: ActionTrigger.Kind, press: PressID, at time: Int64 = monotonicMicroseconds()) {
         var t = trigger(kind, press: press)
         t.action = .primary
         t.shouldPlaySound = false
@@ -45,7 +46,7 @@ import V4L2
         runner.handle(t)
     }
 
-    func click(_ runner: ActionRunner, press: UInt64) {
+    func click(_ runner: ActionRunner, press: PressID) {
         let now = monotonicMicroseconds()
         send(runner, .began, press: press, at: now)
         send(runner, .click, press: press, at: now)

@@ -2,6 +2,7 @@ import EvcaptureTesting
 import Foundation
 import Synchronization
 import Testing
+import Capture
 @testable import Actions
 import V4L2
 import LinuxIO
@@ -69,7 +70,7 @@ final class FakeRing: NearestFrameSource {
                 logger: testLogger, onOutcome: log.add, photoFrames: ring)
         }
 
-        func send(_ kind: ActionTrigger.Kind, press: UInt64, at time: Int64) {
+        func send(_ kind: ActionTrigger.Kind, press: PressID, at time: Int64) {
             var t = trigger(kind, press: press)
             t.shouldPlaySound = false
             t.eventTime = time
@@ -77,7 +78,7 @@ final class FakeRing: NearestFrameSource {
         }
 
         /// A click as the daemon reports it: the click, then its `ended`.
-        func click(press: UInt64, at time: Int64) {
+        func click(press: PressID, at time: Int64) {
             send(.click, press: press, at: time)
             send(.ended, press: press, at: time)
         }
@@ -246,13 +247,13 @@ final class FakeRing: NearestFrameSource {
     @Test func preparedPhotosAreBounded() async throws {
         let rig = try Rig(queueLimit: 2)
         defer { rig.remove() }
-        for press in 1...4 { rig.send(.began, press: UInt64(press), at: Self.began + Int64(press)) }
+        for press in 1...4 { rig.send(.began, press: PressID(rawValue: UInt64(press)), at: Self.began + Int64(press)) }
         rig.send(.began, press: 1, at: Self.began + 1)  // the same press again: still one
         #expect(await eventually { rig.parts.count == 2 })
         #expect(rig.runner.preparations.inFlight == 2)
         // One at a time: 2 photo requests may wait (the queue limit, as before).
         for press in 1...4 {
-            rig.click(press: UInt64(press), at: Self.began + 100_000)
+            rig.click(press: PressID(rawValue: UInt64(press)), at: Self.began + 100_000)
             #expect(await eventually { rig.saved.count == press })
         }
         #expect(rig.log.failures.isEmpty)

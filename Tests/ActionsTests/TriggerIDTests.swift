@@ -1,5 +1,6 @@
 @testable import Actions
 import Testing
+import Capture
 
 /// Trigger ids: the `{trigger}` token, the hook variable, which stop ends which recording.
 @Suite struct TriggerIDTests {
@@ -20,7 +21,7 @@ import Testing
         #expect(t.environment["EVCAPTURE_TRIGGER"] == "take-12")
     }
 
-    func trigger(press: UInt64, id: String?) -> ActionTrigger {
+    func trigger(press: PressID, id: String?) -> ActionTrigger {
         ActionTrigger(
             kind: .ended, action: .primary, button: "KEY_VOLUMEDOWN", deviceName: "d", deviceNode: "/n", press: press, time: 1,
             triggerID: id)

@@ -5,6 +5,7 @@ import Foundation
 @testable import Actions
 import Movie
 import Testing
+import Capture
 import V4L2
 
 /// What a crash leaves of a recording is kept at the next start, under its name.

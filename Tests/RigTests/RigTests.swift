@@ -126,7 +126,7 @@ import Testing
         #expect(TriggerMessage.problem(withID: String(repeating: "a", count: 128)) == nil)
         #expect(TriggerMessage.problem(withID: String(repeating: "a", count: 129)) == "is longer than 128 characters")
         // The longest station name still makes a valid id.
-        let id = FanOutPolicy.id(station: String(repeating: "s", count: 64), pressTime: 9_999_999_999.999, press: .max)
+        let id = FanOutPolicy.id(station: String(repeating: "s", count: 64), pressTime: 9_999_999_999.999, press: PressID(rawValue: .max))
         #expect(TriggerMessage.problem(withID: id) == nil, "\(id)")
     }
 }

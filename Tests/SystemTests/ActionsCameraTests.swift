@@ -212,7 +212,7 @@ struct ActionsCameraTests {
                 default: break
                 }
             })
-        func t(_ kind: ActionTrigger.Kind, _ press: UInt64, _ action: CaptureAction = .primary) -> ActionTrigger {
+        func t(_ kind: ActionTrigger.Kind, _ press: PressID, _ action: CaptureAction = .primary) -> ActionTrigger {
             ActionTrigger(
                 kind: kind, action: action, button: "KEY_VOLUMEDOWN", deviceName: "gpio-keys", deviceNode: "/dev/input/event0",
                 press: press, time: 0)
@@ -250,7 +250,8 @@ struct ActionsCameraTests {
         for press in UInt64(10)...12 {
             runner.handle(
                 ActionTrigger(
-                    kind: .click, action: .primary, button: "KEY_CAMERA", deviceName: "cam", deviceNode: "/dev/input/event1", press: press,
+                    kind: .click, action: .primary, button: "KEY_CAMERA", deviceName: "cam", deviceNode: "/dev/input/event1",
+                    press: PressID(rawValue: press),
                     time: 0))
         }
         // Queued, not taken on the caller's time: taking them would have saved all three by now.

@@ -4,6 +4,7 @@ import Glibc
 #endif
 import Foundation
 import Testing
+import Capture
 
 /// `evcapture run --json` as the reliability tests drive it: the host-built debug
 /// executable, a config file, stdout (JSON lines) and stderr in files, and the views of
