@@ -22,9 +22,8 @@ struct CameraSetup: Sendable {
     let config: Config
     let loop: IOLoop
     let logger: Logger
-    let lines: LineWriter
-    /// What the outputs follow of the actions: shots, countdowns, recordings.
-    var outputs: Outputs? = nil
+    /// Where the actions' outcomes go: every sink (docs/architecture.md#events-and-sinks).
+    let events: EventFanOut
 
     private var configuration: CameraSession.Configuration {
         .init(camera: config.daemon.camera ?? .automatic, onExternalChange: config.daemon.followExternalChanges ? .follow : .restore)
@@ -37,7 +36,7 @@ struct CameraSetup: Sendable {
             return try CameraSession(configuration, loop: loop, logger: logger)
         } catch {
             logger.warning("no camera for controls (waiting for one): \(error)")
-            lines.emit(.error(ErrorReport("camera: \(error) (waiting for one)", code: "camera-missing", time: monotonicNow())))
+            events.emit(.error(ErrorReport("camera: \(error) (waiting for one)", code: "camera-missing", time: monotonicNow())))
             return nil
         }
     }
@@ -109,15 +108,12 @@ struct CameraSetup: Sendable {
     func actionRunner(for session: CameraSession?) -> ActionRunner {
         let d = config.daemon
         let captureDevice = d.captureDevice ?? session?.camera.devicePath
-        let (lines, outputs) = (self.lines, self.outputs)
+        let events = self.events
         return ActionRunner(
             configuration: ActionsConfiguration(
                 capture: captureDevice.map { d.capture(devicePath: $0) },
                 bindings: d.bindings, hooks: d.hooks, sound: d.sound),
             logger: logger,
-            onOutcome: { outcome in
-                outputs?.follow(outcome)
-                lines.emit(outcome, at: monotonicNow())
-            })
+            onOutcome: { outcome in events.emit(outcome, at: monotonicNow()) })
     }
 }

@@ -65,17 +65,6 @@ public final class Daemon: Service, Sendable {
         self.observer = observer
     }
 
-    /// The app's observer, and the outputs following the session and presses.
-    private static func observer(
-        _ observer: (@Sendable (PipelineEvent) -> Void)?, followedBy outputs: Outputs?
-    ) -> (@Sendable (PipelineEvent) -> Void)? {
-        guard let outputs else { return observer }
-        return { event in
-            outputs.follow(event)
-            observer?(event)
-        }
-    }
-
     /// Runs until the service group shuts down (SIGTERM / SIGINT) — then releases grabs,
     /// finishes a recording in progress, closes every file and returns.
     public func run() async throws {
@@ -117,7 +106,14 @@ public final class Daemon: Service, Sendable {
             : Outputs(config.daemon.outputs, logger: logger) { problem in
                 lines.emit(.error(ErrorReport(problem, code: "output", time: monotonicNow())))
             }
-        let cameras = CameraSetup(config: config, loop: loop, logger: logger, lines: lines, outputs: outputs)
+        // Every event and outcome goes to each sink in turn (docs/architecture.md#events-and-sinks):
+        // the outputs, the app's observer, then the lines (stdout, socket, MQTT, live view).
+        var sinks: [any EventSink] = []
+        if let outputs { sinks.append(outputs) }
+        if let observer { sinks.append(PipelineObserver(observer)) }
+        sinks.append(lines)
+        let events = EventFanOut(sinks)
+        let cameras = CameraSetup(config: config, loop: loop, logger: logger, events: events)
         let cameraSession = cameras.openAtStart()
         // Recordings a kill or a power loss cut short are kept (finished and named, each
         // said in an `action` line); unfinished photos (hidden `.evcapture-*.part`) go.
@@ -127,7 +123,7 @@ public final class Daemon: Service, Sendable {
             logger.info(
                 "kept a recording an earlier run left unfinished",
                 metadata: ["file.path": "\(video.path)", "video.frames": "\(video.frames)"])
-            lines.emit(.videoRecovered(video), at: monotonicNow())
+            events.emit(.videoRecovered(video), at: monotonicNow())
         }
         let leftovers = recovery.removed + AtomicFile.removeLeftovers(in: outputDirectory)
         if !leftovers.isEmpty {
@@ -138,8 +134,8 @@ public final class Daemon: Service, Sendable {
 
         let state = DaemonState(
             settings: config.capture, session: config.daemon.session, controls: cameraSession.map { cameras.controlsStage(for: $0) },
-            loop: loop, lines: lines, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
-            logger: logger, onReady: onReady, observer: Self.observer(observer, followedBy: outputs))
+            loop: loop, events: events, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
+            logger: logger, onReady: onReady)
         // The rig (`[mqtt]`): without it no network socket is opened. Triggers reach the
         // state on the loop thread (libmosquitto's callbacks run there).
         var rig: RigLink?

@@ -30,12 +30,12 @@ actor DaemonState {
     var pipeline: Pipeline
     /// The I/O thread every device is read on.
     let loop: IOLoop
-    let lines: LineWriter
+    /// Every sink: the outputs, an app's observer, the lines (docs/architecture.md#events-and-sinks).
+    let events: EventFanOut
     var actions: ActionRunner
     let cameras: CameraSetup
     let logger: Logger
     let onReady: @Sendable () -> Void
-    let observer: (@Sendable (PipelineEvent) -> Void)?
     var devices: [String: OpenDevice] = [:]
     /// Fires the pipeline's next deadline; `armed` is what it is armed for.
     var timer: IOTimer?
@@ -57,16 +57,14 @@ actor DaemonState {
     nonisolated let liveFrames: Mutex<FrameSource?>
 
     init(
-        settings: CaptureCoreSettings, session: SessionPolicy, controls: CameraControlsStage?, loop: IOLoop, lines: LineWriter,
-        actions: ActionRunner, cameras: CameraSetup, logger: Logger, onReady: @escaping @Sendable () -> Void,
-        observer: (@Sendable (PipelineEvent) -> Void)? = nil
+        settings: CaptureCoreSettings, session: SessionPolicy, controls: CameraControlsStage?, loop: IOLoop, events: EventFanOut,
+        actions: ActionRunner, cameras: CameraSetup, logger: Logger, onReady: @escaping @Sendable () -> Void
     ) {
-        self.observer = observer
         unownedExecutor = loop.asUnownedSerialExecutor()
         pipeline = Pipeline(settings: settings, controls: controls, session: session)
         controlsStage = controls
         self.loop = loop
-        self.lines = lines
+        self.events = events
         self.actions = actions
         liveFrames = Mutex(actions.frames)
         self.cameras = cameras
@@ -140,8 +138,7 @@ actor DaemonState {
         default:
             break
         }
-        observer?(event)
-        lines.emit(event)
+        events.emit(event)
     }
 
     /// A message on one of the rig's trigger topics (on the loop thread): a photo or a
@@ -154,7 +151,7 @@ actor DaemonState {
         case .failure(let error):
             emit(.error(ErrorReport("mqtt: \(error)", code: "bad-trigger", time: monotonicNow())))
         case .success(let (command, trigger)):
-            lines.emit(.triggerReceived(command, trigger: trigger.triggerID ?? "", topic: topic), at: monotonicNow())
+            events.emit(.triggerReceived(command, trigger: trigger.triggerID ?? "", topic: topic), at: monotonicNow())
             actions.perform(command, for: trigger)
         }
     }

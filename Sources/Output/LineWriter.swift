@@ -22,25 +22,9 @@ public protocol JSONLineSink: Sendable {
 /// stalls that thread only — not the tasks of the main executor, the socket's writer, the
 /// input thread or shutdown. Each queue keeps the newest 10,000 lines. A stdout that fails
 /// (EPIPE: `| head -1` exited; SIGPIPE is ignored by `run`) ends stdout's writer only.
-public final class LineWriter: Sendable {
-    /// What a line is made from, formatted by the writers, off the input thread.
-    private enum Line: Sendable {
-        case event(PipelineEvent)
-        case outcome(ActionOutcome, Timestamp)
-
-        var json: String {
-            switch self {
-            case .event(let e): JSONLines.line(e)
-            case .outcome(let o, let t): JSONLines.outcome(o, time: t)
-            }
-        }
-        var text: String {
-            switch self {
-            case .event(let e): ReadableLines.line(e)
-            case .outcome(let o, let t): ReadableLines.outcome(o, time: t)
-            }
-        }
-    }
+public final class LineWriter: EventSink {
+    /// What a line is made from (formatted by the writers, off the input thread).
+    private typealias Line = DaemonEvent
     private let json: Bool
     private let toStdout: AsyncStream<Line>.Continuation
     private let stdoutWriter: Task<Void, Never>
@@ -103,17 +87,8 @@ public final class LineWriter: Sendable {
         }
     }
 
-    /// Queues an event's line.
-    public func emit(_ event: PipelineEvent) {
-        enqueue(.event(event))
-    }
-
-    /// Queues an action's outcome (at `time`, CLOCK_MONOTONIC).
-    public func emit(_ outcome: ActionOutcome, at time: Timestamp) {
-        enqueue(.outcome(outcome, time))
-    }
-
-    private func enqueue(_ line: Line) {
+    /// Queues the event's line for every destination.
+    public func consume(_ line: DaemonEvent) {
         toSocket.withLock { _ = $0?.queue.yield(line) }
         toSinks.withLock { for s in $0 { s.queue.yield(line) } }
         if !stdoutFailed.value.load(ordering: .relaxed) { toStdout.yield(line) }
@@ -153,5 +128,22 @@ public final class LineWriter: Sendable {
         let done = await flushed.value()
         if done { stdoutThread.stop() }
         return done
+    }
+}
+
+extension DaemonEvent {
+    /// The event as a JSON line (docs/json-lines.md).
+    var json: String {
+        switch self {
+        case .pipeline(let e): JSONLines.line(e)
+        case .outcome(let o, let t): JSONLines.outcome(o, time: t)
+        }
+    }
+    /// The event as a readable line.
+    var text: String {
+        switch self {
+        case .pipeline(let e): ReadableLines.line(e)
+        case .outcome(let o, let t): ReadableLines.outcome(o, time: t)
+        }
     }
 }

@@ -121,7 +121,15 @@ private struct WeakOutputs {
     weak var value: Outputs?
 }
 
-extension Outputs {
+extension Outputs: EventSink {
+    /// Follows the daemon's events: the session, presses' `began`, shots, countdowns, recordings.
+    public func consume(_ event: DaemonEvent) {
+        switch event {
+        case .pipeline(let e): follow(e)
+        case .outcome(let o, _): follow(o)
+        }
+    }
+
     /// Follows an action's outcome: shots, countdowns, recordings.
     public func follow(_ outcome: ActionOutcome) {
         switch outcome {
