@@ -80,16 +80,18 @@ public final class ActionRunner: ActionTriggerSink {
     private let workers: Mutex<[Task<Void, Never>]>
     private let executors: [ThreadExecutor]
 
+    /// `continuing`: the runner this one replaces (the daemon's, when a camera appears): its
+    /// countdowns and timelapses go on here (docs/booth.md#timelapse); shut it down after.
     public convenience init(
-        configuration: ActionsConfiguration, logger: Logger,
+        configuration: ActionsConfiguration, logger: Logger, continuing previous: ActionRunner? = nil,
         onOutcome: @escaping @Sendable (ActionOutcome) -> Void
     ) {
-        self.init(configuration: configuration, logger: logger, onOutcome: onOutcome, photoFrames: nil)
+        self.init(configuration: configuration, logger: logger, continuing: previous, onOutcome: onOutcome, photoFrames: nil)
     }
 
     /// `photoFrames`: where photos' frames come from instead of the capture stream (tests).
     init(
-        configuration: ActionsConfiguration, logger: Logger,
+        configuration: ActionsConfiguration, logger: Logger, continuing previous: ActionRunner? = nil,
         onOutcome: @escaping @Sendable (ActionOutcome) -> Void, photoFrames: (any NearestFrameSource)?
     ) {
         self.configuration = configuration
@@ -102,7 +104,7 @@ public final class ActionRunner: ActionTriggerSink {
         }
         booth =
             configuration.bindings.values.contains { $0.booth.countdown > 0 || $0.booth.timelapse != nil }
-            ? BoothClock(logger: logger) { step in runner.withLock { $0.value }?.boothStep(step) } : nil
+            ? previous?.booth ?? BoothClock(logger: logger) : nil
         let frames = configuration.capture.map { settings in
             FrameSource(
                 settings: settings, mode: settings.streamMode, limits: settings.ring, idleStop: settings.streamIdleStop,
@@ -142,6 +144,7 @@ public final class ActionRunner: ActionTriggerSink {
         ]
         workers.withLock { $0 = tasks }
         runner.withLock { $0.value = self }
+        booth?.handOver(to: self)
     }
 
     // MARK: - Input side (never blocks)
@@ -261,7 +264,8 @@ public final class ActionRunner: ActionTriggerSink {
         for t in tasks.prefix(2) { await t.value }
         hooks.finish()
         for t in tasks.dropFirst(2) { await t.value }
-        booth?.stop()
+        // A clock another runner took over runs on with it.
+        if let booth, booth.isOwned(by: self) { booth.stop() }
         for e in executors { e.stop() }
         frames?.stopAndWait()
     }
