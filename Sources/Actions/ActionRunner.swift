@@ -287,8 +287,8 @@ public final class ActionRunner: ActionTriggerSink {
     }
 
     /// Queues a photo request (a click, a trigger message), or reports `queue-full` when
-    /// `queueLimit` requests are waiting.
-    func queuePhoto(_ trigger: ActionTrigger) {
+    /// `queueLimit` requests are waiting. `shotReported`: its `shot` was reported already.
+    func queuePhoto(_ trigger: ActionTrigger, shotReported: Bool = false) {
         if pendingPhotos.add(1, ordering: .relaxed).newValue > max(1, configuration.queueLimit) {
             pendingPhotos.subtract(1, ordering: .relaxed)
             logger.info("action queue full, request dropped", metadata: ["action.kind": "photo", "press": "\(trigger.press)"])
@@ -296,7 +296,7 @@ public final class ActionRunner: ActionTriggerSink {
             if preparations.discard(trigger.press) { queuePhotoCommand(.discard(press: trigger.press)) }
             return
         }
-        queuePhotoCommand(.take(trigger, prepared: preparations.claim(trigger.press)))
+        queuePhotoCommand(.take(trigger, prepared: preparations.claim(trigger.press), shotReported: shotReported))
     }
 
     private func queuePhotoCommand(_ command: PhotoCommand) {
@@ -328,9 +328,9 @@ public final class ActionRunner: ActionTriggerSink {
             switch command {
             case .prepare(let press, let moment):
                 prepared?.prepare(press: press, moment: moment, zoom: digitalZoom.withLock { $0 })
-            case .take(let trigger, let wasPrepared):
+            case .take(let trigger, let wasPrepared, let shotReported):
                 pendingPhotos.subtract(1, ordering: .relaxed)
-                await takePhoto(trigger, prepared: wasPrepared ? prepared : nil)
+                await takePhoto(trigger, prepared: wasPrepared ? prepared : nil, shotReported: shotReported)
             case .discard(let press):
                 prepared?.discard(press: press)
             }
@@ -338,7 +338,7 @@ public final class ActionRunner: ActionTriggerSink {
         prepared?.discardAll()
     }
 
-    private func takePhoto(_ trigger: ActionTrigger, prepared: PreparedPhotos?) async {
+    private func takePhoto(_ trigger: ActionTrigger, prepared: PreparedPhotos?, shotReported: Bool) async {
         guard let settings = configuration.capture, let frames = photoFrames else {
             onOutcome(.failed(.noCamera, press: trigger.press))
             return
@@ -353,7 +353,7 @@ public final class ActionRunner: ActionTriggerSink {
         let moment =
             (settings.photoMoment == .press ? trigger.pressTime : nil)
             ?? trigger.pressWallTime.map(Photo.monotonicTime(ofWall:)) ?? trigger.eventTime ?? monotonicNow().microseconds
-        onOutcome(.shot(time: moment, press: trigger.press))
+        if !shotReported { onOutcome(.shot(time: moment, press: trigger.press)) }
         if let booth = trigger.action.flatMap({ configuration.bindings[$0] })?.booth, booth.burst > 1 {
             return takeBurst(trigger, booth, moment: moment, request: request, prepared: prepared)
         }
