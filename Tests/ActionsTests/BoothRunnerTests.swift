@@ -72,6 +72,17 @@ import V4L2
         await runner.shutdown()
     }
 
+    /// `countdown = 0`, the range's low end: no countdown, the click's photo at once.
+    @Test func aZeroCountdownIsAPlainPhoto() async throws {
+        let log = OutcomeLog()
+        let (runner, _) = try runner(BoothBinding(countdown: 0), ring: SwitchableRing(), log: log)
+        #expect(runner.booth == nil)
+        click(runner, press: 1)
+        #expect(await eventually(seconds: 3) { log.all.contains { if case .photoSaved(_, 1) = $0 { true } else { false } } })
+        #expect(!log.all.contains { if case .countdown = $0 { true } else { false } }, "\(log.all)")
+        await runner.shutdown()
+    }
+
     @Test func aTimelapseCountsMissedShotsWhileTheCameraIsAwayAndResumes() async throws {
         let log = OutcomeLog()
         let ring = SwitchableRing()
