@@ -45,13 +45,16 @@ extension ActionRunner {
             t.time = wallClockNow()
             runHooks(for: t)
         case .countdown(.shot(let time), let trigger), .timelapseShot(_, let time, let trigger):
+            // The shot is reported here, at its moment on the clock's thread, so an output
+            // following it (a flash) never waits behind the photo worker's previous photo.
+            onOutcome(.shot(time: time, press: trigger.press))
             // The photo is the frame nearest the shot's time, whatever the photo moment.
             var t = trigger
             t.kind = .click
             t.pressTime = time
             t.eventTime = time
             t.pressWallTime = nil
-            queuePhoto(t)
+            queuePhoto(t, shotReported: true)
         case .countdown(.cancelled(let remaining, _), let trigger):
             onOutcome(.countdownCancelled(remaining: remaining, press: trigger.press))
             var t = trigger

@@ -80,16 +80,18 @@ public final class ActionRunner: ActionTriggerSink {
     private let workers: Mutex<[Task<Void, Never>]>
     private let executors: [ThreadExecutor]
 
+    /// `continuing`: the runner this one replaces (the daemon's, when a camera appears): its
+    /// countdowns and timelapses go on here (docs/booth.md#timelapse); shut it down after.
     public convenience init(
-        configuration: ActionsConfiguration, logger: Logger,
+        configuration: ActionsConfiguration, logger: Logger, continuing previous: ActionRunner? = nil,
         onOutcome: @escaping @Sendable (ActionOutcome) -> Void
     ) {
-        self.init(configuration: configuration, logger: logger, onOutcome: onOutcome, photoFrames: nil)
+        self.init(configuration: configuration, logger: logger, continuing: previous, onOutcome: onOutcome, photoFrames: nil)
     }
 
     /// `photoFrames`: where photos' frames come from instead of the capture stream (tests).
     init(
-        configuration: ActionsConfiguration, logger: Logger,
+        configuration: ActionsConfiguration, logger: Logger, continuing previous: ActionRunner? = nil,
         onOutcome: @escaping @Sendable (ActionOutcome) -> Void, photoFrames: (any NearestFrameSource)?
     ) {
         self.configuration = configuration
@@ -102,7 +104,7 @@ public final class ActionRunner: ActionTriggerSink {
         }
         booth =
             configuration.bindings.values.contains { $0.booth.countdown > 0 || $0.booth.timelapse != nil }
-            ? BoothClock(logger: logger) { step in runner.withLock { $0.value }?.boothStep(step) } : nil
+            ? previous?.booth ?? BoothClock(logger: logger) : nil
         let frames = configuration.capture.map { settings in
             FrameSource(
                 settings: settings, mode: settings.streamMode, limits: settings.ring, idleStop: settings.streamIdleStop,
@@ -142,6 +144,7 @@ public final class ActionRunner: ActionTriggerSink {
         ]
         workers.withLock { $0 = tasks }
         runner.withLock { $0.value = self }
+        booth?.handOver(to: self)
     }
 
     // MARK: - Input side (never blocks)
@@ -261,7 +264,8 @@ public final class ActionRunner: ActionTriggerSink {
         for t in tasks.prefix(2) { await t.value }
         hooks.finish()
         for t in tasks.dropFirst(2) { await t.value }
-        booth?.stop()
+        // A clock another runner took over runs on with it.
+        if let booth, booth.isOwned(by: self) { booth.stop() }
         for e in executors { e.stop() }
         frames?.stopAndWait()
     }
@@ -283,8 +287,8 @@ public final class ActionRunner: ActionTriggerSink {
     }
 
     /// Queues a photo request (a click, a trigger message), or reports `queue-full` when
-    /// `queueLimit` requests are waiting.
-    func queuePhoto(_ trigger: ActionTrigger) {
+    /// `queueLimit` requests are waiting. `shotReported`: its `shot` was reported already.
+    func queuePhoto(_ trigger: ActionTrigger, shotReported: Bool = false) {
         if pendingPhotos.add(1, ordering: .relaxed).newValue > max(1, configuration.queueLimit) {
             pendingPhotos.subtract(1, ordering: .relaxed)
             logger.info("action queue full, request dropped", metadata: ["action.kind": "photo", "press": "\(trigger.press)"])
@@ -292,7 +296,7 @@ public final class ActionRunner: ActionTriggerSink {
             if preparations.discard(trigger.press) { queuePhotoCommand(.discard(press: trigger.press)) }
             return
         }
-        queuePhotoCommand(.take(trigger, prepared: preparations.claim(trigger.press)))
+        queuePhotoCommand(.take(trigger, prepared: preparations.claim(trigger.press), shotReported: shotReported))
     }
 
     private func queuePhotoCommand(_ command: PhotoCommand) {
@@ -324,9 +328,9 @@ public final class ActionRunner: ActionTriggerSink {
             switch command {
             case .prepare(let press, let moment):
                 prepared?.prepare(press: press, moment: moment, zoom: digitalZoom.withLock { $0 })
-            case .take(let trigger, let wasPrepared):
+            case .take(let trigger, let wasPrepared, let shotReported):
                 pendingPhotos.subtract(1, ordering: .relaxed)
-                await takePhoto(trigger, prepared: wasPrepared ? prepared : nil)
+                await takePhoto(trigger, prepared: wasPrepared ? prepared : nil, shotReported: shotReported)
             case .discard(let press):
                 prepared?.discard(press: press)
             }
@@ -334,7 +338,7 @@ public final class ActionRunner: ActionTriggerSink {
         prepared?.discardAll()
     }
 
-    private func takePhoto(_ trigger: ActionTrigger, prepared: PreparedPhotos?) async {
+    private func takePhoto(_ trigger: ActionTrigger, prepared: PreparedPhotos?, shotReported: Bool) async {
         guard let settings = configuration.capture, let frames = photoFrames else {
             onOutcome(.failed(.noCamera, press: trigger.press))
             return
@@ -349,7 +353,7 @@ public final class ActionRunner: ActionTriggerSink {
         let moment =
             (settings.photoMoment == .press ? trigger.pressTime : nil)
             ?? trigger.pressWallTime.map(Photo.monotonicTime(ofWall:)) ?? trigger.eventTime ?? monotonicNow().microseconds
-        onOutcome(.shot(time: moment, press: trigger.press))
+        if !shotReported { onOutcome(.shot(time: moment, press: trigger.press)) }
         if let booth = trigger.action.flatMap({ configuration.bindings[$0] })?.booth, booth.burst > 1 {
             return takeBurst(trigger, booth, moment: moment, request: request, prepared: prepared)
         }

@@ -46,7 +46,12 @@ public struct TimelapseReport: Sendable, Hashable {
 /// The booth's clock work: countdowns and timelapses on a thread of their own (an
 /// ``IOLoop`` with one timerfd), so a tick never waits for the input thread, a photo or a
 /// hook. The decisions are the pure ``Countdown`` and ``TimelapseSchedule``; this only
-/// sleeps until their next deadline and hands what is due to `onStep`.
+/// sleeps until their next deadline and hands what is due to its runner.
+///
+/// The clock outlives a runner: when a camera appears the daemon makes a new runner for it,
+/// which takes the clock over (``ActionRunner/init(configuration:logger:continuing:onOutcome:)``)
+/// with the countdowns and timelapses running, so a timelapse started before any camera
+/// was there goes on with it.
 final class BoothClock: Sendable {
     enum Step: Sendable {
         case countdown(Countdown.Step, ActionTrigger)
@@ -64,10 +69,11 @@ final class BoothClock: Sendable {
     private let state = Mutex(State())
     private let loop: IOLoop?
     private let timer: IOTimer?
-    private let onStep: @Sendable (Step) -> Void
+    /// The runner the steps go to: the newest one that took the clock over. Weak, so the
+    /// clock keeps no runner alive.
+    private let owner = Mutex(WeakRunner())
 
-    init(logger: Logger, onStep: @escaping @Sendable (Step) -> Void) {
-        self.onStep = onStep
+    init(logger: Logger) {
         var loop: IOLoop?
         var timer: IOTimer?
         let holder = Mutex<BoothClock?>(nil)
@@ -81,6 +87,17 @@ final class BoothClock: Sendable {
         self.loop = loop
         self.timer = timer
         holder.withLock { $0 = self }
+    }
+
+    /// Steps go to `runner` from now on; a shot already queued on the runner before it
+    /// still counts here, since both share this clock.
+    func handOver(to runner: ActionRunner) {
+        owner.withLock { $0.value = runner }
+    }
+
+    /// Whether `runner` is the one the steps go to (only that one stops the clock).
+    func isOwned(by runner: ActionRunner) -> Bool {
+        owner.withLock { $0.value === runner }
     }
 
     /// Starts a countdown for `trigger`'s press at `now`.
@@ -183,7 +200,8 @@ final class BoothClock: Sendable {
     }
 
     private func deliver(_ steps: [Step]) {
-        for step in steps { onStep(step) }
+        let runner = steps.isEmpty ? nil : owner.withLock { $0.value }
+        for step in steps { runner?.boothStep(step) }
         rearm()
     }
 }

@@ -28,8 +28,9 @@ enum PhotoCommand: Sendable {
     /// nearest `moment` (the press's kernel time, monotonic µs).
     case prepare(press: PressID, moment: Int64)
     /// A photo was decided (a click, a trigger message); `prepared`: its press was being
-    /// prepared and the prepared file is to be committed.
-    case take(ActionTrigger, prepared: Bool)
+    /// prepared and the prepared file is to be committed; `shotReported`: the booth clock
+    /// reported the shot at its moment already.
+    case take(ActionTrigger, prepared: Bool, shotReported: Bool)
     /// The press became something else (a long press, a double click, cancelled, released
     /// without a click): its prepared file is removed.
     case discard(press: PressID)

@@ -104,8 +104,9 @@ struct CameraSetup: Sendable {
         return stage
     }
 
-    /// Photos and videos from the configured capture device, else from the camera.
-    func actionRunner(for session: CameraSession?) -> ActionRunner {
+    /// Photos and videos from the configured capture device, else from the camera;
+    /// `continuing` the runner it replaces (its countdowns and timelapses go on).
+    func actionRunner(for session: CameraSession?, continuing previous: ActionRunner? = nil) -> ActionRunner {
         let d = config.daemon
         let captureDevice = d.captureDevice ?? session?.camera.devicePath
         let events = self.events
@@ -113,7 +114,7 @@ struct CameraSetup: Sendable {
             configuration: ActionsConfiguration(
                 capture: captureDevice.map { d.capture(devicePath: $0) },
                 bindings: d.bindings, hooks: d.hooks, sound: d.sound),
-            logger: logger,
+            logger: logger, continuing: previous,
             onOutcome: { outcome in events.emit(outcome, at: monotonicNow()) })
     }
 }

@@ -285,7 +285,7 @@ actor DaemonState {
         emit(.session(SessionChange(.cameraAdded, camera: session.camera.identity, time: now)))
         if setup.config.daemon.captureDevice == nil {
             let old = actions
-            actions = setup.actionRunner(for: session)
+            actions = setup.actionRunner(for: session, continuing: old)
             liveFrames.withLock { [frames = actions.frames] in $0 = frames }
             actions.sessionChanged(running: pipeline.isRunning)
             Task { await old.shutdown() }

@@ -27,14 +27,16 @@ import V4L2
         }
     }
 
-    func runner(_ booth: BoothBinding, ring: SwitchableRing, log: OutcomeLog) throws -> (ActionRunner, String) {
+    func runner(
+        _ booth: BoothBinding, ring: SwitchableRing?, log: OutcomeLog, continuing previous: ActionRunner? = nil
+    ) throws -> (ActionRunner, String) {
         let dir = try temporaryDirectory()
         let settings = CaptureSettings(devicePath: "/dev/null", outputDirectory: dir, streamMode: .always, photoMoment: .press)
         let runner = ActionRunner(
             configuration: ActionsConfiguration(
-                capture: settings, bindings: [.primary: ActionBinding(photoOn: .click, videoOnLongPress: false, booth: booth)],
-                sound: .off),
-            logger: testLogger, onOutcome: log.add, photoFrames: ring)
+                capture: ring == nil ? nil : settings,
+                bindings: [.primary: ActionBinding(photoOn: .click, videoOnLongPress: false, booth: booth)], sound: .off),
+            logger: testLogger, continuing: previous, onOutcome: log.add, photoFrames: ring)
         return (runner, dir)
     }
 
@@ -71,6 +73,17 @@ import V4L2
         await runner.shutdown()
     }
 
+    /// `countdown = 0`, the range's low end: no countdown, the click's photo at once.
+    @Test func aZeroCountdownIsAPlainPhoto() async throws {
+        let log = OutcomeLog()
+        let (runner, _) = try runner(BoothBinding(countdown: 0), ring: SwitchableRing(), log: log)
+        #expect(runner.booth == nil)
+        click(runner, press: 1)
+        #expect(await eventually(seconds: 3) { log.all.contains { if case .photoSaved(_, 1) = $0 { true } else { false } } })
+        #expect(!log.all.contains { if case .countdown = $0 { true } else { false } }, "\(log.all)")
+        await runner.shutdown()
+    }
+
     @Test func aTimelapseCountsMissedShotsWhileTheCameraIsAwayAndResumes() async throws {
         let log = OutcomeLog()
         let ring = SwitchableRing()
@@ -97,6 +110,34 @@ import V4L2
         try await Task.sleep(for: .milliseconds(300))
         #expect(reports().filter { $0.state == .shot }.count <= taken + 1, "shots after the stop")
         await runner.shutdown()
+    }
+
+    /// The daemon makes a new runner when a camera appears: a timelapse started before
+    /// (its shots missed: no camera) goes on with the new runner's camera, on the same
+    /// schedule and with the same counts, and its next click stops it.
+    @Test func aTimelapseStartedBeforeAnyCameraGoesOnWhenTheCameraAppears() async throws {
+        let log = OutcomeLog()
+        func reports() -> [TimelapseReport] { log.all.compactMap { if case .timelapse(let r) = $0 { r } else { nil } } }
+        let (before, _) = try runner(BoothBinding(timelapse: 100_000), ring: nil, log: log)
+        click(before, press: 1)
+        let start = try #require(reports().first { $0.state == .started }?.next)
+        #expect(await eventually(seconds: 3) { reports().filter { $0.state == .missed }.count >= 2 })
+        #expect(reports().filter { $0.state == .shot }.isEmpty)
+        // The camera appears: a runner with it replaces the one without.
+        let (after, _) = try runner(BoothBinding(timelapse: 100_000), ring: SwitchableRing(), log: log, continuing: before)
+        await before.shutdown()
+        #expect(await eventually(seconds: 3) { reports().filter { $0.state == .shot }.count >= 3 }, "\(reports())")
+        click(after, press: 2)
+        let stopped = try #require(reports().first { $0.state == .stopped }, "the click started another timelapse: \(reports())")
+        #expect(stopped.press == 1 && !reports().contains { $0.state == .started && $0.press == 2 })
+        // Every slot is taken or missed, in order: the counts of each line follow on.
+        let progress = reports().filter { $0.state == .shot || $0.state == .missed }
+        for (n, r) in progress.enumerated() {
+            #expect(r.count + r.missed == n + 1, "line \(n): \(r)")
+            if let t = r.photo?.frameTime { #expect(t == start + Int64(n) * 100_000, "shot \(n): frame \(t)") }
+        }
+        #expect(stopped.count + stopped.missed >= progress.count, "\(stopped)")
+        await after.shutdown()
     }
 
     @Test func aTimelapseShotWhoseFrameIsOfAnotherMomentIsMissedNotSaved() async throws {

@@ -33,6 +33,21 @@ import Testing
         #expect(steps.last == .shot(time: Int64(n) * s))
     }
 
+    @Test func theMaximumCancelledInItsFirstSecondHasAllItsSecondsLeft() {
+        let n = Countdown.maximumSeconds
+        var c = Countdown(seconds: n, start: 0)
+        _ = c.advance(to: 0)
+        #expect(c.cancel(at: 1) == [.cancelled(remaining: n, time: 1)])
+        #expect(c.advance(to: Int64(n) * s) == [], "a cancelled countdown shot anyway")
+    }
+
+    @Test func oneSecondTicksOnceThenShoots() {
+        var c = Countdown(seconds: 1, start: 0)
+        #expect(c.advance(to: 0) == [.tick(remaining: 1, time: 0, shot: s)])
+        #expect(c.advance(to: s - 1) == [] && c.deadline == s)
+        #expect(c.advance(to: s) == [.shot(time: s)])
+    }
+
     @Test func aLateWakeGetsEveryMissedStepWithItsOwnTime() {
         var c = Countdown(seconds: 2, start: 0)
         #expect(
@@ -91,6 +106,24 @@ import Testing
         #expect(lo.time(ofShot: 10) == 1_000_000)
         #expect(hi.time(ofShot: 1) == 86_400_000_000)
     }
+
+    @Test func theShortestIntervalHandsOutEachShotOnItsOwnTenthOfASecond() {
+        var t = TimelapseSchedule(start: 7, interval: TimelapseSchedule.intervalRange.lowerBound)
+        #expect(t.due(at: 7).map(\.number) == [0])
+        #expect(t.due(at: 100_006).isEmpty)
+        #expect(t.due(at: 100_007).map(\.time) == [100_007])
+        // A wake-up a whole second late: ten shots, each with its own time.
+        #expect(t.due(at: 1_100_007).map(\.time) == (2...11).map { 7 + Int64($0) * 100_000 })
+        #expect(t.nextTime == 1_200_007)
+    }
+
+    @Test func theLongestIntervalWaitsADay() {
+        let day = TimelapseSchedule.intervalRange.upperBound
+        var t = TimelapseSchedule(start: 5, interval: day)
+        #expect(t.due(at: 5).map(\.number) == [0])
+        #expect(t.due(at: 5 + day - 1).isEmpty && t.nextTime == 5 + day)
+        #expect(t.due(at: 5 + day).map(\.number) == [1])
+    }
 }
 
 @Suite struct BurstSelectionTests {
@@ -120,6 +153,20 @@ import Testing
         let n = BurstSelection<Int>.maximumCount
         #expect(run(count: n, before: 0).count == n)
         #expect(run(count: n, before: 0).first == 3)
+    }
+
+    @Test func noneBeforeStartsAtTheNearestFrame() {
+        #expect(run(count: 5, before: 0) == [3, 4, 5, 6, 7])
+        // The nearest frame is the one before the moment (99 ms for 110 ms): it still leads.
+        #expect(run(count: 3, before: 0, moment: 110_000) == [3, 4, 5])
+    }
+
+    @Test func theLargestBurstWithTheMostFramesBefore() {
+        let n = BurstSelection<Int>.maximumCount
+        // The moment at frame 60 (1.98 s): 49 frames before it, it, nothing after.
+        #expect(run(count: n, before: n - 1, moment: 60 * 33_000) == Array(11...60))
+        // A ring that reaches back only to frame 40: the count is kept with frames after.
+        #expect(run(count: n, before: n - 1, moment: 60 * 33_000, from: 40) == Array(40...89))
     }
 
     @Test func aRingThatDoesNotReachBackKeepsTheCountWithLaterFrames() {

@@ -11,6 +11,15 @@ shutter_rounds=${EVC_BENCH_SHUTTER_ROUNDS:-4}
 status=0
 echo "bench: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU(s), QEMU TCG"
 
+# --- booths (booth.py): shot -> GPIO edge against a C floor, timelapse drift; EVC_BENCH_ONLY=booth ---
+case "${EVC_BENCH_ONLY:-}" in ""|booth)
+echo "bench: === booth: shot -> GPIO edge on an emulated CP2112 against a C floor; timelapse drift; vivid 640x480 ==="
+python3 "$EVC_BENCH_DIR_SRC/booth.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" "$EVC_BENCH_DIR/gpio-bench" \
+    --rounds "${EVC_BENCH_BOOTH_ROUNDS:-4}" --shots "${EVC_BENCH_BOOTH_SHOTS:-40}" --drift-shots "${EVC_BENCH_BOOTH_DRIFT_SHOTS:-100}" || status=1
+;; esac
+[ "${EVC_BENCH_ONLY:-}" = booth ] && exit $status
+# --- end of booths ---
+
 case "${EVC_BENCH_ONLY:-}" in daemon|shutter|rig) ;; *)
 if [ "${EVC_BENCH_ONLY:-}" != knob ]; then
 echo "bench: === input latency: C floor (libevdev + epoll) ==="

@@ -101,6 +101,31 @@ def rows(reports, figures):
             out.append((f"private memory (smaps_rollup Anonymous) after presses and a dial turn ({m['who']})",
                         f"{max(after)} kB (runs: {', '.join(str(a) for a in after)})", "≤ 12 MB",
                         "met" if max(after) <= 12 * 1024 else "missed"))
+        # booths (booth.py)
+        m = re.match(r"booth gpio-edge: p99 \|edge - frame_time\| (?P<edge>[\d.]+) ms \(p50 (?P<p50>[\d.]+), max (?P<max>[\d.]+)\), "
+                     r"p99 \|pin - frame_time\| (?P<pin>[\d.]+) ms .*frame interval (?P<frame>[\d.]+) ms; (?P<shots>\d+) shots, "
+                     r"(?P<missed>\d+) missed, (?P<unmatched>\d+) without", f)
+        if m:
+            ok = float(m["edge"]) <= float(m["frame"]) and m["unmatched"] == "0"
+            out.append(("booth: timelapse shot → GPIO edge read back (emulated CP2112, kernel line-event time) against the photo's frame_time",
+                        f"p99 {m['edge']} ms (p50 {m['p50']}, max {m['max']}); at the chip p99 {m['pin']} ms; "
+                        f"{m['shots']} shots, {m['missed']} missed, {m['unmatched']} without a pulse",
+                        f"≤ 1 frame interval ({m['frame']} ms), p99", "met" if ok else "missed"))
+        m = re.match(r"booth gpio-latency: pin - shot moment p50 (?P<p50>[-\d.]+) p99 (?P<p99>[-\d.]+) max [-\d.]+ ms; "
+                     r"floor p50 (?P<f50>[-\d.]+) p99 (?P<f99>[-\d.]+)", f)
+        if m:
+            limit = float(m["f99"]) + 5
+            out.append(("booth: shot's moment → GPIO level at the chip (emulated CP2112), against a C program's timed write",
+                        f"p99 {m['p99']} ms (p50 {m['p50']}); floor p99 {m['f99']} ms (p50 {m['f50']})",
+                        f"≤ floor p99 + 5 ms ({limit:.1f} ms)", "met" if float(m["p99"]) <= limit else "missed"))
+        m = re.match(r"booth timelapse-drift: (?P<shots>\d+) shots every (?P<iv>[\d.]+) s, (?P<missed>\d+) missed: "
+                     r"max \|frame_time - \(start \+ n x interval\)\| (?P<max>[\d.]+) ms, half a frame interval (?P<half>[\d.]+) ms; "
+                     r"mean offset shots 1-10 (?P<first>[-+\d.]+) ms, last 10 (?P<last>[-+\d.]+) ms", f)
+        if m:
+            ok = float(m["max"]) <= float(m["half"]) and m["missed"] == "0"
+            out.append((f"booth: timelapse drift, {m['shots']} shots every {m['iv']} s on vivid: frame_time against start + n × interval",
+                        f"max {m['max']} ms; mean offset shots 1–10 {m['first']} ms, last 10 {m['last']} ms; {m['missed']} missed",
+                        f"every shot ≤ ½ frame interval ({m['half']} ms)", "met" if ok else "missed"))
         m = re.match(r"start-to-ready ms: .*median=(?P<median>\d+)", f)
         if m:
             out.append(("start: exec → READY=1, median", f"{m['median']} ms", "≤ 150 ms",
