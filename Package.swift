@@ -48,6 +48,16 @@ let package = Package(
             providers: [.apt(["libmosquitto-dev"])]),
         // What Swift cannot import: ioctl request macros, input_event time fields.
         .target(name: "CLinuxShims"),
+        // libcamera (C++) through pkg-config, for CLibcameraBridge alone (docs/libcamera.md).
+        .systemLibrary(
+            name: "CLibcamera", pkgConfig: "libcamera",
+            providers: [.apt(["libcamera-dev"])]),
+        // The only importer of libcamera: its C++ API behind a plain C interface, no exception crossing it.
+        .target(name: "CLibcameraBridge", dependencies: ["CLibcamera"]),
+        // libcamera cameras for Swift: enumeration and controls, a frame stream, the backend choice.
+        .target(
+            name: "LibcameraCamera",
+            dependencies: ["CLibcameraBridge", "Camera", "Capture", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
 
         // Every job without an executor of its own on the main thread: no libdispatch pool,
         // so no 1 Hz pool-monitor wakeup while idle.
@@ -163,6 +173,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),
+        .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Camera"]),
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
         .testTarget(
             name: "SystemTests",
@@ -171,5 +182,6 @@ let package = Package(
                 "EvcaptureTesting", "MQTT", "LiveView",
             ]),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
 )
