@@ -132,7 +132,7 @@ let package = Package(
             name: "evcapture",
             dependencies: [
                 "EvcaptureDaemon", "Capture", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO",
-                "ConcurrencyRuntime",
+                "ConcurrencyRuntime", "LibcameraCamera",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -8,6 +8,7 @@ import Camera
 import Actions
 import Output
 import ConfigFile
+import LibcameraCamera
 #endif
 
 /// `evcapture controls [--camera DEV] [--json]`
@@ -33,6 +34,7 @@ struct ControlsCommand: ParsableCommand {
             print(report.text, to: &stderr)
         } else {
             print(report.text)
+            print(LibcameraReport.text(Libcamera.start()))
         }
         if error != nil, camera != nil { throw ExitCode.failure }
     }
