@@ -59,7 +59,7 @@ public struct LibcameraFormat: Sendable, Hashable {
 
 /// The fourcc of four ASCII characters (`MJPG`).
 public func fourcc(_ text: StaticString) -> UInt32 {
-    precondition(text.utf8CodeUnitsCount == 4)
+    precondition(text.utf8CodeUnitCount == 4)
     let b = text.utf8Start
     return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
 }
