@@ -179,7 +179,7 @@ let package = Package(
             name: "SystemTests",
             dependencies: [
                 "EvcaptureDaemon", "Camera", "Actions", "Output", "ConfigFile", "Capture", "Evdev", "Udev", "V4L2", "LinuxIO",
-                "EvcaptureTesting", "MQTT", "LiveView",
+                "EvcaptureTesting", "MQTT", "LiveView", "LibcameraCamera",
             ]),
     ],
     swiftLanguageModes: [.v6],
