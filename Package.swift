@@ -57,7 +57,7 @@ let package = Package(
         // libcamera cameras for Swift: enumeration and controls, a frame stream, the backend choice.
         .target(
             name: "LibcameraCamera",
-            dependencies: ["CLibcameraBridge", "Camera", "Capture", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CLibcameraBridge", "Camera", "Capture", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
 
         // Every job without an executor of its own on the main thread: no libdispatch pool,
         // so no 1 Hz pool-monitor wakeup while idle.
@@ -173,7 +173,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),
-        .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Camera"]),
+        .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Camera", "V4L2"]),
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
         .testTarget(
             name: "SystemTests",

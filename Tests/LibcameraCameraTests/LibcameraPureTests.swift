@@ -1,6 +1,7 @@
 import Camera
 import Testing
 
+import V4L2
 @testable import LibcameraCamera
 
 @Suite struct ScalerCropZoomTests {
@@ -95,5 +96,47 @@ import Testing
         #expect(fourcc("MJPG") == 0x4750_4A4D)
         #expect(fourccName(fourcc("YUYV")) == "YUYV")
         #expect(fourccName(0) == "0x0")
+    }
+}
+
+/// What the controls backend sent, in order.
+final class RecordingSink: LibcameraControlSink, @unchecked Sendable {
+    // @unchecked: tests call it from one task at a time.
+    var sent: [String] = []
+    func set(_ id: UInt32, float value: Float) throws(LibcameraError) { sent.append("\(id)=\(value)") }
+    func set(_ id: UInt32, rectangle value: SensorRect) throws(LibcameraError) { sent.append("\(id)=\(value)") }
+}
+
+@Suite struct LibcameraControlsTests {
+    static let crop = LibcameraControl(
+        id: 7, name: "ScalerCrop", kind: .rectangle, minimum: 0, maximum: 0, defaultValue: 0,
+        minimumRect: SensorRect(x: 0, y: 0, width: 1152, height: 648), maximumRect: nil, values: [])
+    static let ev = LibcameraControl(
+        id: 9, name: "ExposureValue", kind: .float, minimum: -1, maximum: 1, defaultValue: 0, minimumRect: nil,
+        maximumRect: nil, values: [])
+    static let maximum = SensorRect(x: 0, y: 0, width: 4608, height: 2592)
+
+    @Test func zoomAndExposureBecomeScalerCropAndExposureValue() throws {
+        let sink = RecordingSink()
+        let camera = LibcameraControls(identity: "imx708", controls: [Self.crop, Self.ev], cropMaximum: Self.maximum, sink: sink)
+        let list = try camera.controls()
+        let zoom = try #require(list.first { $0.id == .zoomAbsolute })
+        #expect(zoom.minimum == 100 && zoom.maximum == 400 && zoom.value == 100)
+        let bias = try #require(list.first { $0.id == .autoExposureBias })
+        #expect(bias.kind == .integerMenu && bias.maximum == 6 && bias.value == 3 && bias.menu[0] == "-1000")
+
+        #expect(try camera.set(.zoomAbsolute, to: 400) == 400)
+        #expect(try camera.set(.zoomAbsolute, to: 9999) == 400)  // clamped
+        #expect(try camera.set(.zoomAbsolute, to: 100) == 100)
+        #expect(try camera.set(.autoExposureBias, to: 6) == 6)
+        #expect(try camera.value(of: .autoExposureBias) == 6)
+        #expect(sink.sent == ["7=1152x648@(1728,972)", "7=1152x648@(1728,972)", "7=4608x2592@(0,0)", "9=1.0"])
+    }
+
+    @Test func aCameraWithoutThemOffersNothing() throws {
+        let camera = LibcameraControls(identity: "uvc", controls: [Self.crop], cropMaximum: nil, sink: RecordingSink())
+        #expect(try camera.controls().isEmpty)
+        #expect(throws: CameraError.self) { try camera.set(.zoomAbsolute, to: 200) }
+        #expect(throws: CameraError.self) { try camera.value(of: .zoomAbsolute) }
     }
 }
