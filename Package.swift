@@ -125,6 +125,7 @@ let package = Package(
             name: "EvcaptureDaemon",
             dependencies: [
                 "Capture", "Runtime", "JSON", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig", "LiveView",
+                "LibcameraCamera",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),

@@ -13,7 +13,16 @@ extern "C" {
 
 const char *evc_lc_compiled_version(void) { return kCompiledVersion; }
 
+namespace {
+/// libcamera aborts the process on a second CameraManager: refuse it here instead.
+std::atomic<bool> managerExists{ false };
+}
+
 evc_lc_manager *evc_lc_manager_start(evc_lc_hotplug_callback hotplug, void *context, evc_lc_error *error) {
+    if (managerExists.exchange(true)) {
+        fail(error, -EBUSY, "libcamera's camera manager is already running in this process");
+        return nullptr;
+    }
     evc_lc_manager *result = nullptr;
     guarded(error, "starting libcamera", [&] {
         // libcamera logs INFO and WARN lines to stderr by default; keep its errors only,
@@ -31,6 +40,7 @@ evc_lc_manager *evc_lc_manager_start(evc_lc_hotplug_callback hotplug, void *cont
         result = owner.release();
         return 0;
     });
+    if (!result) managerExists.store(false);
     return result;
 }
 
@@ -38,9 +48,10 @@ void evc_lc_manager_stop(evc_lc_manager *manager) {
     if (!manager) return;
     try {
         manager->manager->stop();
+        delete manager;
     } catch (...) {
     }
-    delete manager;
+    managerExists.store(false);
 }
 
 const char *evc_lc_manager_version(evc_lc_manager *manager) { return manager ? manager->version.c_str() : ""; }

@@ -17,6 +17,7 @@ import MQTT
 import Rig
 import V4L2
 import LiveView
+import LibcameraCamera
 
 /// Where the daemon's JSON lines and readable lines go.
 public struct DaemonOutputOptions: Sendable {
@@ -98,6 +99,11 @@ public final class Daemon: Service, Sendable {
         // Camera (controls) — optional: without one, capture events and hooks still work,
         // and a camera plugged in later is picked up.
         let cameras = CameraSetup(config: config, loop: loop, logger: logger, lines: lines)
+        if let line = LibcameraStartup.line(
+            backend: config.daemon.cameraBackend, cameraID: config.daemon.libcameraCamera, libcamera: Libcamera.start)
+        {
+            logger.warning("\(line)")
+        }
         let cameraSession = cameras.openAtStart()
         // Photos and videos a kill or a power loss cut short (hidden `.evcapture-*.part`).
         let outputDirectory = config.daemon.outputDirectory ?? DaemonSettings.defaultOutputDirectory()
