@@ -53,6 +53,11 @@ public struct LibcameraFormat: Sendable, Hashable {
     public var fourcc: UInt32
     public var width: Int
     public var height: Int
+    public init(fourcc: UInt32, width: Int, height: Int) {
+        self.fourcc = fourcc
+        self.width = width
+        self.height = height
+    }
     /// The fourcc as text (`MJPG`, `YUYV`).
     public var name: String { fourccName(fourcc) }
 }
