@@ -14,6 +14,25 @@ extern "C" {
 const char *evc_lc_compiled_version(void) { return kCompiledVersion; }
 
 namespace {
+/// libcamera's log lines to stderr, ERROR and FATAL ones only (logSetLevel matches exact
+/// category names, so it cannot lower every category at once).
+class ErrorLinesToStderr : public std::streambuf {
+    std::string line;
+    int overflow(int c) override {
+        if (c == EOF) return 0;
+        if (c != '\n') {
+            line.push_back(static_cast<char>(c));
+            return c;
+        }
+        if (line.find(" ERROR ") != std::string::npos || line.find(" FATAL ") != std::string::npos)
+            std::fprintf(stderr, "%s\n", line.c_str());
+        line.clear();
+        return c;
+    }
+};
+ErrorLinesToStderr errorLines;
+std::ostream errorsOnly(&errorLines);
+
 /// libcamera aborts the process on a second CameraManager: refuse it here instead.
 std::atomic<bool> managerExists{ false };
 }
@@ -26,8 +45,8 @@ evc_lc_manager *evc_lc_manager_start(evc_lc_hotplug_callback hotplug, void *cont
     evc_lc_manager *result = nullptr;
     guarded(error, "starting libcamera", [&] {
         // libcamera logs INFO and WARN lines to stderr by default; keep its errors only,
-        // unless the person asked for more through libcamera's own variable.
-        if (!std::getenv("LIBCAMERA_LOG_LEVELS")) logSetLevel("*", "ERROR");
+        // unless the person chose levels through libcamera's own variable.
+        if (!std::getenv("LIBCAMERA_LOG_LEVELS")) logSetStream(&errorsOnly, false);
         auto owner = std::make_unique<evc_lc_manager>();
         owner->manager = std::make_unique<CameraManager>();
         owner->hotplug = hotplug;
