@@ -66,7 +66,7 @@ import Camera
         ),
         (
             "# top\n\n[camera]\nx = 1\n",
-            "bad.toml:4: unknown key \"x\" in [camera] (known: device, capture-device, external-changes, width, height, stream, photo-frame, pre-roll, ring-seconds, ring-memory, idle-stop, fps)"
+            "bad.toml:4: unknown key \"x\" in [camera] (known: device, capture-device, external-changes, width, height, stream, photo-frame, pre-roll, ring-seconds, ring-memory, idle-stop, fps, backend, libcamera-camera)"
         ),
         ("[camera]\nexternal-changes = \"ignore\"\n", "bad.toml:2: camera.external-changes must be \"follow\" or \"restore\", not \"ignore\""),
         ("[output]\njpeg-quality = 101\n", "bad.toml:2: output.jpeg-quality must be between 1 and 100, not 101"),
