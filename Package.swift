@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .library(
             name: "EvcaptureKit",
-            targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView"]),
+            targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Movie", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView", "Booth", "OutputDevices"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
         // Swift Concurrency's global and main executors on the main thread, without libdispatch.
         .library(name: "ConcurrencyRuntime", targets: ["ConcurrencyRuntime"]),
@@ -42,10 +42,19 @@ let package = Package(
         .systemLibrary(
             name: "CLibexif", pkgConfig: "libexif",
             providers: [.apt(["libexif-dev"])]),
+        // Debian's FFmpeg libraries (libavformat-dev, libavcodec-dev, libavutil-dev,
+        // libswscale-dev): H.264 and fragmented MP4 for videos. Their headers, and the
+        // libraries loaded on first use rather than linked (loader.c: the daemon that never
+        // records pays nothing for them).
+        .target(name: "CFFmpeg"),
         // Debian's libmosquitto: the MQTT client, driven from the daemon's epoll loop.
         .systemLibrary(
             name: "CMosquitto", pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]),
+        // Debian's libgpiod (v1.6): GPIO lines through the character device, for outputs.
+        .systemLibrary(
+            name: "CGPIOD", pkgConfig: "libgpiod",
+            providers: [.apt(["libgpiod-dev"])]),
         // What Swift cannot import: ioctl request macros, input_event time fields.
         .target(name: "CLinuxShims"),
         // libcamera (C++) through pkg-config, for CLibcameraBridge alone (docs/libcamera.md).
@@ -94,14 +103,22 @@ let package = Package(
         .target(
             name: "Camera",
             dependencies: ["Capture", "JSON", "V4L2", "Udev", "LinuxIO", "CLinuxShims", .product(name: "Logging", package: "swift-log")]),
+        // The only importer of CFFmpeg: H.264 (hardware or software encoder) in fragmented MP4, and MP4 recovery.
+        .target(name: "Movie", dependencies: ["CFFmpeg", "V4L2"]),
+        // The booth's timing: countdowns, bursts, timelapse schedules, what outputs follow; pure, time passed in.
+        .target(name: "Booth"),
         // Actions on capture events: photos, videos, hooks, the shutter sound.
         .target(
             name: "Actions",
-            dependencies: ["Capture", "Runtime", "V4L2", "LinuxIO", "CLibjpeg", "CLibturbojpeg", "CLibexif", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Booth", "Capture", "Runtime", "V4L2", "LinuxIO", "Movie", "CLibjpeg", "CLibturbojpeg", "CLibexif", .product(name: "Logging", package: "swift-log")]),
         // Typed events rendered as JSON lines and readable text; line writers, the socket, the monitor.
         .target(
             name: "Output",
             dependencies: ["Capture", "Runtime", "JSON", "Actions", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+        // The only importer of CGPIOD: LED class devices and GPIO lines following the booth's events, on a thread of their own.
+        .target(
+            name: "OutputDevices",
+            dependencies: ["CGPIOD", "Booth", "Actions", "Capture", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
         // The only importer of CMosquitto: an MQTT client on the IOLoop (reconnect, offline queue, will).
         .target(
             name: "MQTT",
@@ -119,13 +136,14 @@ let package = Package(
         // The TOML config, parsed straight into the runtime types.
         .target(
             name: "ConfigFile",
-            dependencies: ["Capture", "Actions", "Camera", "MQTT", "Rig", "LiveView", .product(name: "TOMLKit", package: "TOMLKit")]),
+            dependencies: ["Capture", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "Booth", "OutputDevices", .product(name: "TOMLKit", package: "TOMLKit")]),
         // The daemon: devices, camera and actions composed into a service; sd_notify; the devices report; replay.
         .target(
             name: "EvcaptureDaemon",
             dependencies: [
                 "Capture", "Runtime", "JSON", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig", "LiveView",
                 "LibcameraCamera",
+                "OutputDevices",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
@@ -134,6 +152,7 @@ let package = Package(
             dependencies: [
                 "EvcaptureDaemon", "Capture", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO",
                 "ConcurrencyRuntime", "LibcameraCamera",
+                "ConcurrencyRuntime", "Movie",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -153,10 +172,11 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Capture", "Evdev", "EvcaptureTesting"]),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2"]),
+        .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "Evdev", "V4L2", "EvcaptureTesting"]),
-        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Actions", "Capture", "Evdev", "V4L2", "LinuxIO"]),
-        .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Evdev", "Actions", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Actions", "Camera", "MQTT", "Rig", "LiveView"]),
+        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Actions", "Movie", "Capture", "Evdev", "V4L2", "LinuxIO"]),
+        .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Evdev", "Actions", "Movie", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView"]),
         .testTarget(
             name: "LiveViewTests",
             dependencies: [
@@ -175,12 +195,14 @@ let package = Package(
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),
         .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Camera", "V4L2"]),
+        .testTarget(name: "BoothTests", dependencies: ["Booth", "OutputDevices", "Actions", "ConfigFile", "Capture", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
         .testTarget(
             name: "SystemTests",
             dependencies: [
                 "EvcaptureDaemon", "Camera", "Actions", "Output", "ConfigFile", "Capture", "Evdev", "Udev", "V4L2", "LinuxIO",
                 "EvcaptureTesting", "MQTT", "LiveView", "LibcameraCamera",
+                "EvcaptureTesting", "MQTT", "LiveView", "Booth", "OutputDevices",
             ]),
     ],
     swiftLanguageModes: [.v6],

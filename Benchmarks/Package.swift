@@ -26,6 +26,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/LatencyBenchmark"),
+        // H.264 encode CPU per second of video: evcapture's MP4 writer against the ffmpeg CLI
+        // with the same encoder and settings on the same frames, interleaved.
+        .executableTarget(
+            name: "video-benchmark", dependencies: [.product(name: "EvcaptureKit", package: "evcapture")],
+            path: "Sources/VideoBenchmark"),
         // A Swift program that runs one task and parks: the idle-wakeup floor.
         // `idle-floor main-thread-executor`: the same with evcapture's executor installed.
         .executableTarget(

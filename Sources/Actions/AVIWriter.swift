@@ -34,13 +34,18 @@ public final class AVIWriter {
     static let moviFourCC = 220
     static let firstChunk = 224
 
-    public init(file: AtomicFile, width: Int, height: Int, maximumBytes: Int = 1 << 30) throws(FileWriteError) {
+    /// `framesPerSecond`: the nominal rate, in the header until ``finish(framesPerSecond:)``
+    /// writes the measured one (what a crash-interrupted file is recovered with).
+    public init(
+        file: AtomicFile, width: Int, height: Int, maximumBytes: Int = 1 << 30, framesPerSecond: Double = 30
+    ) throws(FileWriteError) {
         precondition(width > 0 && height > 0)
         self.file = file
         self.width = width
         self.height = height
         self.maximumBytes = min(maximumBytes, Int(Int32.max) - (1 << 20))
-        let header = Self.header(width: width, height: height, frames: 0, scale: 1, rate: 30, moviSize: 4, riffSize: 0, largest: 0)
+        let (scale, rate) = Self.rational(framesPerSecond)
+        let header = Self.header(width: width, height: height, frames: 0, scale: scale, rate: rate, moviSize: 4, riffSize: 0, largest: 0)
         try file.write(header)
         offset = header.count
     }
@@ -84,7 +89,7 @@ public final class AVIWriter {
             do {
                 try file.write(idx)
                 break
-            } catch where error.errno == ENOSPC || error.errno == EDQUOT || error.errno == EFBIG {
+            } catch  where error.errno == ENOSPC || error.errno == EDQUOT || error.errno == EFBIG {
                 guard let last = index.popLast() else { throw error }
                 frameCount -= 1
                 offset = Int(last.offset) + Self.moviFourCC

@@ -5,6 +5,7 @@ import V4L2
 import Capture
 import Evdev
 import LinuxIO
+import Movie
 
 /// Why an action failed; the daemon reports each as an `error` event (none of them stops it).
 public enum ActionError: Error, CustomStringConvertible, Sendable, Equatable {
@@ -14,6 +15,8 @@ public enum ActionError: Error, CustomStringConvertible, Sendable, Equatable {
     case jpeg(JPEGError)
     /// The output file could not be written.
     case file(FileWriteError)
+    /// A video could not be encoded (no H.264 encoder, the encoder refused the frames).
+    case video(MovieError)
     /// Photo or video requested, but no camera is configured or found.
     case noCamera
     /// A queue was full, so the request was dropped (the input path never waits).
@@ -28,6 +31,7 @@ public enum ActionError: Error, CustomStringConvertible, Sendable, Equatable {
         case .camera(let e): "camera: \(e)"
         case .jpeg(let e): "\(e)"
         case .file(let e): "output file: \(e)"
+        case .video(let e): "video: \(e)"
         case .noCamera: "no camera configured or found for photo/video"
         case .queueFull(let kind, let press): "\(kind) queue full: request of press \(press) dropped"
         case .hook(let name, let problem): "hook \(name): \(problem)"
@@ -53,6 +57,7 @@ public enum ActionError: Error, CustomStringConvertible, Sendable, Equatable {
         // Nothing partial is left (AtomicFile); a video keeps what was recorded.
         case .file(let e) where e.errno == ENOSPC || e.errno == EDQUOT: "disk-full"
         case .file: "file"
+        case .video: "video-encoder"
         case .noCamera: "no-camera"
         case .queueFull: "queue-full"
         case .hook: "hook"

@@ -9,6 +9,7 @@ import Synchronization
 import Evdev
 import V4L2
 import LinuxIO
+import Booth
 
 /// Runs photo, video, hook and sound actions for capture triggers, off the input path.
 ///
@@ -30,8 +31,8 @@ import LinuxIO
 /// `queue-full` failure instead of waiting.
 public final class ActionRunner: ActionTriggerSink {
     public let configuration: ActionsConfiguration
-    private let logger: Logger
-    private let onOutcome: @Sendable (ActionOutcome) -> Void
+    let logger: Logger
+    let onOutcome: @Sendable (ActionOutcome) -> Void
 
     private enum VideoCommand: Sendable {
         case start(ActionTrigger)
@@ -55,7 +56,7 @@ public final class ActionRunner: ActionTriggerSink {
     /// Presses whose photo is being prepared (at most `queueLimit`).
     let preparations: PhotoPreparations
     /// Where photos' frames come from: the ring (`frames`), or a fake in tests.
-    private let photoFrames: (any NearestFrameSource)?
+    let photoFrames: (any NearestFrameSource)?
     private let videos: AsyncStream<VideoCommand>.Continuation
     private let hooks: AsyncStream<(ExecHook, ActionTrigger)>.Continuation
     private let sounds: AsyncStream<ActionTrigger>.Continuation
@@ -71,7 +72,11 @@ public final class ActionRunner: ActionTriggerSink {
     let videoCommandsQueued = Atomic<Int>(0)
     /// The digital zoom factor photos are cropped to (1: none); set by the zoom control of a
     /// camera without `zoom_absolute`.
-    private let digitalZoom = Mutex<Double>(1)
+    let digitalZoom = Mutex<Double>(1)
+    /// Countdowns and timelapses (docs/booth.md), when a binding has either.
+    let booth: BoothClock?
+    /// Presses that cancelled a countdown: their own click starts nothing.
+    let countdownCancellers = Mutex<Set<UInt64>>([])
     private let workers: Mutex<[Task<Void, Never>]>
     private let executors: [ThreadExecutor]
 
@@ -89,7 +94,15 @@ public final class ActionRunner: ActionTriggerSink {
     ) {
         self.configuration = configuration
         self.logger = logger
-        self.onOutcome = onOutcome
+        // A timelapse's photos and failures also count as its shots and misses.
+        let runner = Mutex<WeakRunner>(WeakRunner())
+        self.onOutcome = { outcome in
+            onOutcome(outcome)
+            if let lapse = runner.withLock({ $0.value })?.timelapseOutcome(for: outcome) { onOutcome(lapse) }
+        }
+        booth =
+            configuration.bindings.values.contains { $0.booth.countdown > 0 || $0.booth.timelapse != nil }
+            ? BoothClock(logger: logger) { step in runner.withLock { $0.value }?.boothStep(step) } : nil
         let frames = configuration.capture.map { settings in
             FrameSource(
                 settings: settings, mode: settings.streamMode, limits: settings.ring, idleStop: settings.streamIdleStop,
@@ -128,6 +141,7 @@ public final class ActionRunner: ActionTriggerSink {
             Task(executorPreference: executors[3]) { [self] in for await t in soundStream { playSound(t) } },
         ]
         workers.withLock { $0 = tasks }
+        runner.withLock { $0.value = self }
     }
 
     // MARK: - Input side (never blocks)
@@ -161,6 +175,10 @@ public final class ActionRunner: ActionTriggerSink {
         switch trigger.kind {
         case .began:
             if let t = trigger.eventTime { pressTimes.withLock { $0[trigger.press] = t } }
+            // A press during a countdown cancels it (docs/booth.md#countdown).
+            if let booth, booth.cancelCountdowns(at: trigger.eventTime ?? monotonicMicroseconds()) {
+                countdownCancellers.withLock { _ = $0.insert(trigger.press) }
+            }
             // `began` prepares the camera (docs/behaviour.md#the-moment-of-the-press): a cold
             // stream starts now, not at the click.
             if binding.photoOn != nil || binding.videoOnLongPress, configuration.capture?.streamMode == .onPress {
@@ -177,8 +195,9 @@ public final class ActionRunner: ActionTriggerSink {
         }
         if let photoOn = binding.photoOn, trigger.kind == photoOn {
             capturing = true
-            queuePhoto(trigger)
+            if !boothTakes(trigger, binding.booth) { queuePhoto(trigger) }
         }
+        if trigger.kind == .ended || trigger.kind == .cancelled { countdownCancellers.withLock { _ = $0.remove(trigger.press) } }
         // Not a click (after the click's own trigger, which claimed it): the prepared photo goes.
         if trigger.kind == .longPress || trigger.kind == .ended || trigger.kind == .cancelled,
             preparations.discard(trigger.press)
@@ -242,6 +261,7 @@ public final class ActionRunner: ActionTriggerSink {
         for t in tasks.prefix(2) { await t.value }
         hooks.finish()
         for t in tasks.dropFirst(2) { await t.value }
+        booth?.stop()
         for e in executors { e.stop() }
         frames?.stopAndWait()
     }
@@ -256,13 +276,15 @@ public final class ActionRunner: ActionTriggerSink {
     /// Whether a press on `binding` has its photo prepared at `began`: its click takes one,
     /// and the photo is the press's frame (not the release's).
     private func preparesPhotos(_ binding: ActionBinding) -> Bool {
-        guard binding.photoOn == .click, let settings = configuration.capture, photoFrames != nil else { return false }
+        guard binding.photoOn == .click, binding.booth.isPlain, let settings = configuration.capture, photoFrames != nil else {
+            return false
+        }
         return settings.photoMoment == .press
     }
 
     /// Queues a photo request (a click, a trigger message), or reports `queue-full` when
     /// `queueLimit` requests are waiting.
-    private func queuePhoto(_ trigger: ActionTrigger) {
+    func queuePhoto(_ trigger: ActionTrigger) {
         if pendingPhotos.add(1, ordering: .relaxed).newValue > max(1, configuration.queueLimit) {
             pendingPhotos.subtract(1, ordering: .relaxed)
             logger.info("action queue full, request dropped", metadata: ["action.kind": "photo", "press": "\(trigger.press)"])
@@ -286,7 +308,7 @@ public final class ActionRunner: ActionTriggerSink {
         }
     }
 
-    private func runHooks(for trigger: ActionTrigger) {
+    func runHooks(for trigger: ActionTrigger) {
         for hook in configuration.hooks where hook.matches(trigger) {
             enqueue(hooks, (hook, trigger), kind: "hook", press: trigger.press)
         }
@@ -324,16 +346,29 @@ public final class ActionRunner: ActionTriggerSink {
         // The press (zero shutter lag) or the release; a remote trigger's press by its
         // wall-clock time (the same instant on every station with synchronised clocks);
         // with no time at all, now.
-        let moment = (settings.photoMoment == .press ? trigger.pressTime : nil)
+        let moment =
+            (settings.photoMoment == .press ? trigger.pressTime : nil)
             ?? trigger.pressWallTime.map(Photo.monotonicTime(ofWall:)) ?? trigger.eventTime ?? monotonicNow().microseconds
+        onOutcome(.shot(time: moment, press: trigger.press))
+        if let booth = trigger.action.flatMap({ configuration.bindings[$0] })?.booth, booth.burst > 1 {
+            return takeBurst(trigger, booth, moment: moment, request: request, prepared: prepared)
+        }
         // Blocking camera and file work runs right here: this worker has a thread of its
         // own (see init), so it never occupies the cooperative pool. A photo prepared since
         // the press is only committed; otherwise it is taken now.
-        let result = prepared?.commit(press: trigger.press, moment: moment, request: request) ?? Result { () throws(ActionError) -> PhotoResult in
-            let ring: RingFrame
-            do throws(StreamingError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch { throw .camera(error) }
-            return try Photo.save(ring, settings, request)
-        }
+        let result =
+            prepared?.commit(press: trigger.press, moment: moment, request: request)
+            ?? Result { () throws(ActionError) -> PhotoResult in
+                let ring: RingFrame
+                do throws(StreamingError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch {
+                    throw .camera(error)
+                }
+                if let booth, !booth.accepts(press: trigger.press, frameTime: ring.time, moment: moment) {
+                    throw .camera(
+                        StreamingError(code: .timedOut, context: "no frame near the timelapse shot's moment (the camera was away)"))
+                }
+                return try Photo.save(ring, settings, request)
+            }
         switch result {
         case .success(var photo):
             photo.pressOffset = trigger.pressWallTime == nil ? nil : photo.frameTime.map { $0 - moment }
@@ -347,7 +382,7 @@ public final class ActionRunner: ActionTriggerSink {
     }
 
     /// Hooks that want the file (`on = ["photo"]` / `["video"]`) run once it is written.
-    private func fileWritten(_ kind: ActionTrigger.Kind, _ path: String, frameTime: Int64?, for trigger: ActionTrigger) {
+    func fileWritten(_ kind: ActionTrigger.Kind, _ path: String, frameTime: Int64?, for trigger: ActionTrigger) {
         var done = trigger
         done.kind = kind
         done.file = path
@@ -358,10 +393,10 @@ public final class ActionRunner: ActionTriggerSink {
 
     private func runVideo(_ commands: AsyncStream<VideoCommand>) async {
         var active: (trigger: ActionTrigger, recording: VideoRecording)?
-        func finish() async {
+        func finish(at release: Int64? = nil) async {
             guard let (trigger, recording) = active else { return }
             active = nil
-            let result = await recording.stop()
+            let result = await recording.stop(at: release)
             switch result {
             case .success(let video):
                 logger.info("video saved", metadata: ["file.path": "\(video.path)", "video.frames": "\(video.frames)"])
@@ -389,8 +424,9 @@ public final class ActionRunner: ActionTriggerSink {
                     press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
                     pressWallTime: trigger.pressWallTime, zoom: digitalZoom.withLock { $0 })
                 // From the press (not the hold threshold), minus the pre-roll.
-                let from = (trigger.pressTime ?? trigger.pressWallTime.map(Photo.monotonicTime(ofWall:)) ?? trigger.eventTime
-                    ?? monotonicNow().microseconds) - Int64(settings.preRoll / .microseconds(1))
+                let from =
+                    (trigger.pressTime ?? trigger.pressWallTime.map(Photo.monotonicTime(ofWall:)) ?? trigger.eventTime
+                        ?? monotonicNow().microseconds) - Int64(settings.preRoll / .microseconds(1))
                 do {
                     let recording = try await VideoRecording.start(from: frames, time: from, settings, request, logger: logger)
                     active = (trigger, recording)
@@ -399,51 +435,11 @@ public final class ActionRunner: ActionTriggerSink {
                     onOutcome(.failed(error, press: trigger.press))
                 }
             case .stop(let trigger):
-                if let current = active, Self.stop(trigger, ends: current.trigger) { await finish() }
+                if let current = active, Self.stop(trigger, ends: current.trigger) { await finish(at: trigger.eventTime) }
             case .stopAll:
                 await finish()
             }
         }
         await finish()
-    }
-
-    private func runHooks(_ stream: AsyncStream<(ExecHook, ActionTrigger)>) async {
-        let limit = max(1, configuration.maxConcurrentHooks)
-        await withTaskGroup(of: Void.self) { group in
-            var running = 0
-            for await (hook, trigger) in stream {
-                if running >= limit {
-                    await group.next()
-                    running -= 1
-                }
-                running += 1
-                group.addTask { [self] in
-                    switch await hook.run(for: trigger, logger: logger) {
-                    case .success(let outcome):
-                        onOutcome(.hookFinished(name: hook.name, outcome, press: trigger.press))
-                    case .failure(let error):
-                        logger.info("hook failed", metadata: ["hook.name": "\(hook.name)", "error": "\(error)"])
-                        onOutcome(.failed(error, press: trigger.press))
-                    }
-                }
-            }
-        }
-    }
-
-    private func playSound(_ trigger: ActionTrigger) {
-        let file: String
-        switch configuration.sound {
-        case .off: return
-        case .file(let path): file = path
-        case .builtIn(let directory):
-            do { file = try ShutterSound.file(in: directory) } catch {
-                onOutcome(.failed(.file(error), press: trigger.press))
-                return
-            }
-        }
-        // No player installed: skipped silently (a headless rig may have no audio at all).
-        if configuration.soundPlayer.play(file, logger: logger) {
-            onOutcome(.soundStarted(file: file, press: trigger.press))
-        }
     }
 }

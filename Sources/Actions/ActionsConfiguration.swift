@@ -15,10 +15,14 @@ public struct ActionBinding: Sendable, Hashable {
     public var photoOn: ActionTrigger.Kind?
     /// A long press records video from the hold threshold until `ended`/`cancelled`.
     public var videoOnLongPress: Bool
+    /// What the photo trigger does beyond one photo: a countdown first, a burst, or a
+    /// timelapse it starts and stops (docs/booth.md).
+    public var booth: BoothBinding
 
-    public init(photoOn: ActionTrigger.Kind? = .click, videoOnLongPress: Bool = true) {
+    public init(photoOn: ActionTrigger.Kind? = .click, videoOnLongPress: Bool = true, booth: BoothBinding = BoothBinding()) {
         self.photoOn = photoOn
         self.videoOnLongPress = videoOnLongPress
+        self.booth = booth
     }
     /// Click: photo; long press: video (the daemon's default: docs/behaviour.md#gestures).
     public static let `default` = ActionBinding()
@@ -79,11 +83,23 @@ public enum ActionOutcome: Sendable {
     case photoSaved(PhotoResult, press: UInt64)
     case videoStarted(press: UInt64, trigger: String?)
     case videoSaved(VideoResult, press: UInt64)
+    /// A recording a crash interrupted, kept at start under its name.
+    case videoRecovered(RecoveredVideo)
     case hookFinished(name: String, ChildOutcome, press: UInt64)
     case soundStarted(file: String, press: UInt64)
     case failed(ActionError, press: UInt64?)
     /// Not run, and why (a replay runs no actions).
     case skipped(String, press: UInt64, reason: String)
+    /// A countdown second (`remaining` seconds to the shot at `shot`, monotonic µs).
+    case countdown(remaining: Int, shot: Int64, press: UInt64)
+    /// A countdown was cancelled (by a press) with `remaining` seconds to go.
+    case countdownCancelled(remaining: Int, press: UInt64)
+    /// The shutter's moment (monotonic µs): the photo is the frame nearest it.
+    case shot(time: Int64, press: UInt64)
+    /// A burst's photos, in time order.
+    case burstSaved([PhotoResult], press: UInt64)
+    /// A timelapse started, took or missed a shot, or stopped.
+    case timelapse(TimelapseReport)
     /// A trigger message from the rig was taken (its command runs next): the moment a
     /// station heard the rig, which its photo's line comes only after the frame is saved.
     case triggerReceived(CaptureCommand, trigger: String, topic: String)

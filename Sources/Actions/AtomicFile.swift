@@ -43,15 +43,20 @@ public final class AtomicFile {
     /// fits and then fails with ENOSPC, as a full disk does. nil: no limit but the disk's.
     var spaceLeft: Int?
 
-    public init(directory: String, finalName: String) throws(FileWriteError) {
+    /// `recoverable`: a recording, whose temporary name carries `finalName`
+    /// (`.evcapture-<random>~<finalName>.part`), so that what a crash interrupted can be
+    /// kept under that name at the next start (``VideoRecovery``) rather than removed.
+    public init(directory: String, finalName: String, recoverable: Bool = false) throws(FileWriteError) {
         precondition(!finalName.contains("/" as Character), "file names come from FileNamePattern, which rejects '/'")
         self.directory = directory
         self.finalName = finalName
         var opened: Int32 = -1
         var path = ""
+        // NAME_MAX is 255 bytes: a name too long to carry is recovered under a made-up one.
+        let carried = recoverable ? "~" + (finalName.utf8.count <= 200 ? finalName : "") : ""
         for _ in 0..<16 {
             let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
-            path = directory + "/.evcapture-" + suffix + ".part"
+            path = directory + "/.evcapture-" + suffix + carried + ".part"
             opened = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             if opened >= 0 || errno != EEXIST { break }
         }
@@ -64,7 +69,8 @@ public final class AtomicFile {
 
     /// Removes the `.evcapture-*.part` files in `directory` that no process is writing (left
     /// by a kill or a power loss); returns their names. A file another live daemon is
-    /// writing is locked and stays.
+    /// writing is locked and stays; so does a recording's (`~` in its name), which
+    /// ``VideoRecovery`` keeps.
     @discardableResult
     public static func removeLeftovers(in directory: String) -> [String] {
         guard let dir = opendir(directory) else { return [] }
@@ -74,7 +80,7 @@ public final class AtomicFile {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            guard name.hasPrefix(".evcapture-"), name.hasSuffix(".part") else { continue }
+            guard name.hasPrefix(".evcapture-"), name.hasSuffix(".part"), !name.contains("~") else { continue }
             let path = directory + "/" + name
             let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
             guard fd >= 0 else { continue }
@@ -152,6 +158,15 @@ public final class AtomicFile {
         guard fsync(fd) == 0 else { throw FileWriteError(errno: errno, context: "flushing \(temporaryPath)") }
         close(fd)
         fd = -1
+        let target = try Self.claim(temporaryPath, as: finalName, in: directory)
+        finished = true
+        syncDirectory()
+        return target
+    }
+
+    /// Renames `temporaryPath` to `finalName` in `directory`, or to a numbered variant when
+    /// that exists (never replacing a file); returns the path it got.
+    static func claim(_ temporaryPath: String, as finalName: String, in directory: String) throws(FileWriteError) -> String {
         let (stem, ext) = Self.split(finalName)
         var number = 0
         var scans = 0
@@ -160,8 +175,6 @@ public final class AtomicFile {
             let target = directory + "/" + name
             switch Self.renameNoReplace(temporaryPath, target) {
             case 0:
-                finished = true
-                syncDirectory()
                 return target
             case EEXIST:
                 // Taken: the first tries step by one (a press id makes names unique, so a
@@ -221,6 +234,15 @@ public final class AtomicFile {
             fsync(dfd)
             close(dfd)
         }
+    }
+
+    /// For a recording's temporary file (`.evcapture-<random>~<name>.part`): the name it was
+    /// to get (`""` when it was too long to carry); nil for any other file.
+    public static func intendedName(ofTemporary name: String) -> String? {
+        guard name.hasPrefix(".evcapture-"), name.hasSuffix(".part"), let tilde = name.firstIndex(of: "~") else { return nil }
+        let intended = name[name.index(after: tilde)...].dropLast(".part".count)
+        guard !intended.contains("/"), !intended.hasPrefix(".") else { return "" }
+        return String(intended)
     }
 
     static func split(_ name: String) -> (String, String) {

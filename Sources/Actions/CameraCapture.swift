@@ -8,6 +8,7 @@ import V4L2
 import Capture
 import Evdev
 import LinuxIO
+import Movie
 
 /// Where and how photos and videos are taken.
 public struct CaptureSettings: Sendable, Hashable {
@@ -26,6 +27,10 @@ public struct CaptureSettings: Sendable, Hashable {
     public var frameTimeout: Duration
     /// Size limit of one video file.
     public var maximumVideoBytes: Int
+    /// MP4 (H.264) or AVI (MJPEG).
+    public var videoFormat: VideoFormat
+    /// How MP4 videos are encoded.
+    public var h264: H264Settings
     /// When the capture stream runs (docs/behaviour.md#the-moment-of-the-press).
     public var streamMode: StreamMode
     /// Which moment a click's photo shows.
@@ -49,12 +54,15 @@ public struct CaptureSettings: Sendable, Hashable {
 
     public init(
         devicePath: String, outputDirectory: String,
-        photoPattern: FileNamePattern = .defaultPhoto, videoPattern: FileNamePattern = .defaultVideo,
+        photoPattern: FileNamePattern = .defaultPhoto, videoPattern: FileNamePattern? = nil,
         width: Int? = nil, height: Int? = nil, jpegQuality: Int = 90, frameTimeout: Duration = .seconds(3),
         maximumVideoBytes: Int = 1 << 30, streamMode: StreamMode = .always,
         photoMoment: PhotoMoment = .press, preRoll: Duration = .zero, ring: RingLimits = RingLimits(),
-        streamIdleStop: Duration = .seconds(10), framesPerSecond: Double? = nil
+        streamIdleStop: Duration = .seconds(10), framesPerSecond: Double? = nil,
+        videoFormat: VideoFormat = .mp4, h264: H264Settings = H264Settings()
     ) {
+        self.videoFormat = videoFormat
+        self.h264 = h264
         self.framesPerSecond = framesPerSecond
         self.streamMode = streamMode
         self.photoMoment = photoMoment
@@ -64,7 +72,7 @@ public struct CaptureSettings: Sendable, Hashable {
         self.devicePath = devicePath
         self.outputDirectory = outputDirectory
         self.photoPattern = photoPattern
-        self.videoPattern = videoPattern
+        self.videoPattern = videoPattern ?? videoFormat.defaultPattern
         self.width = width
         self.height = height
         self.jpegQuality = jpegQuality
@@ -118,7 +126,7 @@ public struct PhotoResult: Sendable, Hashable {
 }
 
 /// A written video.
-public struct VideoResult: Sendable, Hashable {
+public struct VideoResult: Sendable, Equatable {
     public var path: String
     public var frames: Int
     public var framesPerSecond: Double
@@ -130,6 +138,15 @@ public struct VideoResult: Sendable, Hashable {
     public var frameTime: Int64?
     /// Frames the recording could not keep up with (the ring overwrote them).
     public var skipped: Int = 0
+    /// Damaged camera frames left out (MP4: a JPEG that does not decode).
+    public var undecodable: Int = 0
+    public var format: VideoFormat = .avi
+    /// The H.264 encoder (MP4 only; nil when the camera's H.264 was kept as it is).
+    public var encoder: String? = nil
+    /// From the first frame's time to the end of the last (seconds).
+    public var duration: Double = 0
+    /// Why the recording ended before its stop (the camera went away, the disk is full).
+    public var stoppedBy: ActionError? = nil
     /// The request's trigger id.
     public var trigger: String? = nil
 }
@@ -184,6 +201,9 @@ public enum Photo {
 public final class VideoRecording: Sendable {
     public let request: CaptureRequest
     private let stopRequested = Atomic<Bool>(false)
+    /// The release's time (monotonic µs): the recording ends with the frame nearest it, so
+    /// it lasts as long as the button was held. `Int64.min`: stop at once.
+    private let stopTime = Atomic<Int64>(.min)
     private let started = OneShot<Result<StreamFormat, ActionError>>()
     private let finished = OneShot<Result<VideoResult, ActionError>>()
 
@@ -203,7 +223,10 @@ public final class VideoRecording: Sendable {
     }
 
     /// Asks the recording thread to stop, waits for the file to be complete and named.
-    public func stop() async -> Result<VideoResult, ActionError> {
+    /// `at`: the release's time (monotonic µs): frames until then are still recorded (the
+    /// recording may lag behind the camera); nil: stop with the frame being written.
+    public func stop(at time: Int64? = nil) async -> Result<VideoResult, ActionError> {
+        stopTime.store(time ?? .min, ordering: .relaxed)
         stopRequested.store(true, ordering: .releasing)
         return await finished.value()
     }
@@ -214,7 +237,7 @@ public final class VideoRecording: Sendable {
     private func run(_ source: FrameSource, _ time: Int64, _ settings: CaptureSettings, logger: Logger) {
         let name = settings.videoPattern.name(
             time: request.time, press: request.press, action: request.action, kind: "video", trigger: request.trigger)
-        var writer: AVIWriter?
+        var file: VideoFile?
         var format: StreamFormat?
         var firstTimestamp: Int64?
         var lastTimestamp: Int64 = 0
@@ -222,21 +245,22 @@ public final class VideoRecording: Sendable {
         var failure: ActionError?
         var skipped = 0
         do {
+            // Encoding runs here, on the recording's own thread: the ring keeps the frames
+            // it has not taken yet, and counts those it fell behind on (`skipped`).
             let counts = try source.frames(from: time, timeout: settings.frameTimeout) { ring in
-                var jpeg = try JPEG.data(from: ring.frame, quality: settings.jpegQuality)
-                // Digital zoom: every frame cropped around the centre, losslessly, at the
-                // zoom the recording started with (one frame size for the whole file).
-                if request.zoom > 1 { jpeg = try JPEGCrop.centre(jpeg, factor: request.zoom) }
-                if writer == nil {
-                    format = ring.frame.format
-                    let size = JPEGCrop.size(of: jpeg) ?? (ring.frame.format.width, ring.frame.format.height)
-                    format!.width = size.width
-                    format!.height = size.height
-                    writer = try AVIWriter(
-                        file: AtomicFile(directory: settings.outputDirectory, finalName: name),
-                        width: size.width, height: size.height, maximumBytes: settings.maximumVideoBytes)
+                let stopAt = stopRequested.load(ordering: .acquiring) ? stopTime.load(ordering: .relaxed) : nil
+                // The last frame is the one nearest the release: not this one when the
+                // previous frame was nearer.
+                if let stopAt, stopAt != .min, firstTimestamp != nil, ring.time >= stopAt, stopAt - lastTimestamp <= ring.time - stopAt {
+                    return false
                 }
-                guard try writer!.append(jpeg: jpeg) else {
+                if file == nil {
+                    format = ring.frame.format
+                    file = try VideoFile(first: ring, name: name, settings, zoom: request.zoom)
+                    format!.width = file!.width
+                    format!.height = file!.height
+                }
+                guard try file!.append(ring) else {
                     logger.info("video reached its size limit", metadata: ["file.name": "\(name)"])
                     truncated = true
                     return false
@@ -246,20 +270,23 @@ public final class VideoRecording: Sendable {
                     started.fulfil(.success(ring.frame.format))
                 }
                 lastTimestamp = ring.time
-                return !stopRequested.load(ordering: .acquiring)
+                guard let stopAt else { return true }
+                if ring.time >= stopAt { return false }  // `.min`: at once
+                // A camera whose clock is not the events' never reaches the release's
+                // time: it stops once the ring could no longer hold that moment.
+                let limit = Int64(settings.ring.seconds * 1_000_000) + Int64(settings.frameTimeout / .microseconds(1))
+                return monotonicNow().microseconds - stopAt <= limit
             }
             skipped = counts.skipped
         } catch let e as StreamingError {
             failure = .camera(e)
-        } catch let e as JPEGError {
-            failure = .jpeg(e)
-        } catch let e as FileWriteError {
-            failure = .file(e)
+        } catch let e as ActionError {
+            failure = e
         } catch {
             failure = .camera(StreamingError(code: .system, context: "\(error)"))
         }
-        guard let writer, let format, writer.frameCount > 0 else {
-            writer?.abandon()
+        guard let file, let format, file.frameCount > 0 else {
+            file?.abandon()
             let e = failure ?? .camera(StreamingError(code: .timedOut, context: "no frame recorded from \(settings.devicePath)"))
             started.fulfil(.failure(e))
             finished.fulfil(.failure(e))
@@ -271,17 +298,24 @@ public final class VideoRecording: Sendable {
             truncated = true
         }
         if skipped > 0 { logger.info("video fell behind the camera", metadata: ["video.skipped": "\(skipped)"]) }
+        if file.undecodable > 0 { logger.info("damaged camera frames left out", metadata: ["video.undecodable": "\(file.undecodable)"]) }
         let fps = Self.frameRate(
-            frames: writer.frameCount + skipped, first: firstTimestamp ?? 0, last: lastTimestamp, nominal: format.framesPerSecond)
+            frames: file.frameCount + skipped, first: firstTimestamp ?? 0, last: lastTimestamp, nominal: format.framesPerSecond)
         do {
-            let path = try writer.finish(framesPerSecond: fps)
-            finished.fulfil(.success(VideoResult(
-                path: path, frames: writer.frameCount, framesPerSecond: fps,
-                width: format.width, height: format.height, truncated: truncated, frameTime: firstTimestamp, skipped: skipped,
-                trigger: request.trigger)))
+            let (path, frames, cut) = try file.finish(framesPerSecond: fps)
+            let first = firstTimestamp ?? 0
+            finished.fulfil(
+                .success(
+                    VideoResult(
+                        path: path, frames: frames, framesPerSecond: fps,
+                        width: format.width, height: format.height, truncated: truncated || cut != nil, frameTime: firstTimestamp,
+                        skipped: skipped,
+                        undecodable: file.undecodable, format: settings.videoFormat, encoder: file.encoder?.name,
+                        duration: Double(lastTimestamp - first) / 1_000_000 + 1 / fps, stoppedBy: failure ?? cut, trigger: request.trigger))
+            )
         } catch {
-            writer.abandon()
-            finished.fulfil(.failure(.file(error)))
+            file.abandon()
+            finished.fulfil(.failure(error))
         }
     }
 

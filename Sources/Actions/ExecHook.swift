@@ -22,6 +22,8 @@ public struct ActionTrigger: Sendable, Hashable {
         case photo
         /// A video was written (`file` is set).
         case video
+        /// A countdown second (`remaining` is set; docs/booth.md#countdown).
+        case countdown
     }
 
     public var kind: Kind
@@ -52,6 +54,8 @@ public struct ActionTrigger: Sendable, Hashable {
     public var triggerID: String?
     /// Seconds since 1970 when the button went down (on whichever station it was pressed).
     public var pressWallTime: Double?
+    /// For `countdown`: whole seconds to the shot.
+    public var remaining: Int?
 
     public init(
         kind: Kind, action: CaptureAction?, button: String, deviceName: String, deviceNode: String, press: UInt64,
@@ -83,7 +87,7 @@ public struct ActionTrigger: Sendable, Hashable {
         case .began, .longPress: "began"
         case .ended, .click, .doubleClick: "ended"
         case .cancelled: "cancelled"
-        case .photo, .video: nil
+        case .photo, .video, .countdown: nil
         }
     }
 
@@ -109,6 +113,7 @@ public struct ActionTrigger: Sendable, Hashable {
         // The frame's kernel time, the clock of EVCAPTURE_* capture events' `time` in JSON.
         if let frameTime { env["EVCAPTURE_FRAME_TIME"] = Timestamp(microseconds: frameTime).description }
         if let triggerID { env["EVCAPTURE_TRIGGER"] = triggerID }
+        if let remaining { env["EVCAPTURE_REMAINING"] = String(remaining) }
         return env
     }
 }

@@ -18,13 +18,15 @@ public struct FileNamePattern: Sendable, Hashable, CustomStringConvertible {
     public let pattern: String
 
     public static let defaultPhoto = try! FileNamePattern("evcapture-{date}-{time}-press{press}.jpg")
-    public static let defaultVideo = try! FileNamePattern("evcapture-{date}-{time}-press{press}.avi")
+    public static let defaultVideo = try! FileNamePattern("evcapture-{date}-{time}-press{press}.mp4")
     static let tokens: Set<String> = ["date", "time", "press", "action", "kind", "trigger"]
 
     /// Fails for a `/`, an unknown or unclosed token, or an empty or hidden name.
     public init(_ pattern: String) throws(PatternError) {
         guard !pattern.isEmpty else { throw PatternError(pattern: pattern, problem: "is empty") }
-        guard !pattern.contains("/" as Character) else { throw PatternError(pattern: pattern, problem: "contains '/'; only a file name is allowed") }
+        guard !pattern.contains("/" as Character) else {
+            throw PatternError(pattern: pattern, problem: "contains '/'; only a file name is allowed")
+        }
         guard !pattern.hasPrefix(".") else { throw PatternError(pattern: pattern, problem: "starts with '.' (hidden file)") }
         var rest = Substring(pattern)
         while let open = rest.firstIndex(of: "{") {
@@ -33,7 +35,8 @@ public struct FileNamePattern: Sendable, Hashable, CustomStringConvertible {
             }
             let token = String(rest[rest.index(after: open)..<close])
             guard Self.tokens.contains(token) else {
-                throw PatternError(pattern: pattern, problem: "has an unknown token {\(token)} (known: {date} {time} {press} {action} {kind} {trigger})")
+                throw PatternError(
+                    pattern: pattern, problem: "has an unknown token {\(token)} (known: {date} {time} {press} {action} {kind} {trigger})")
             }
             rest = rest[rest.index(after: close)...]
         }
@@ -60,7 +63,8 @@ public struct FileNamePattern: Sendable, Hashable, CustomStringConvertible {
         }
         let date = pad(parts.tm_year + 1900, 4) + pad(parts.tm_mon + 1, 2) + pad(parts.tm_mday, 2)
         let clock = pad(parts.tm_hour, 2) + pad(parts.tm_min, 2) + pad(parts.tm_sec, 2) + "." + pad(Int32(millis), 3)
-        return pattern
+        return
+            pattern
             .replacing("{date}", with: date)
             .replacing("{time}", with: clock)
             .replacing("{press}", with: String(press))

@@ -238,8 +238,8 @@ public final class FrameSource: Sendable {
         }
     }
 
-    /// Frames from `time` (monotonic µs; the oldest kept when the ring does not reach back
-    /// that far) in order, then each new one, to `each` until it returns false. Frames the
+    /// Frames from the one nearest `time` (monotonic µs; the oldest kept when the ring does
+    /// not reach back that far) in order, then each new one, to `each` until it returns false. Frames the
     /// reader fell behind on (the ring overwrote them) are skipped and counted.
     public func frames(from time: Int64, timeout: Duration, _ each: (RingFrame) throws -> Bool) throws -> (delivered: Int, skipped: Int) {
         state.withLock { $0.readers += 1 }
@@ -250,14 +250,20 @@ public final class FrameSource: Sendable {
         while true {
             let deadline = ContinuousClock.now + timeout
             if next == nil {
+                // The frame nearest `time`, as a photo of that moment takes: once one at or
+                // after it is there, unless the stream is cold (its first frames come late).
                 try waitFor(deadline: deadline, timeout: timeout) { s in s.filled > 0 }
+                try? waitFor(deadline: min(deadline, ContinuousClock.now + .seconds(1)), timeout: timeout) { s in
+                    s.slots[(s.head - 1 + s.slots.count) % s.slots.count].time >= time
+                }
                 next = state.withLock { s in
-                    // The first kept frame at or after `time`.
+                    var best = 0
                     for k in 0..<s.filled {
                         let i = (s.head - s.filled + k + s.slots.count) % s.slots.count
-                        if s.slots[i].time >= time { return s.total - UInt64(s.filled - k) }
+                        let b = (s.head - s.filled + best + s.slots.count) % s.slots.count
+                        if abs(s.slots[i].time - time) < abs(s.slots[b].time - time) { best = k }
                     }
-                    return s.total - 1
+                    return s.total - UInt64(s.filled - best)
                 }
             }
             let wanted = next!
@@ -326,9 +332,12 @@ public final class FrameSource: Sendable {
         if let wanted = settings.framesPerSecond, format.framesPerSecond.map({ abs($0 - wanted) > wanted / 200 }) ?? true {
             // Streaming on at the driver's rate; said once per start.
             let got = format.framesPerSecond.map { "gives \(Self.rate($0)) fps at this size" } ?? "does not say its rate"
-            onError(StreamingError(
-                code: .frameRateNotAvailable,
-                context: "capture stream of \(settings.devicePath) at \(format.width)×\(format.height): asked for \(Self.rate(wanted)) fps, the driver \(got)"))
+            onError(
+                StreamingError(
+                    code: .frameRateNotAvailable,
+                    context:
+                        "capture stream of \(settings.devicePath) at \(format.width)×\(format.height): asked for \(Self.rate(wanted)) fps, the driver \(got)"
+                ))
         }
         let slots = limits.slots(frameBytes: max(format.bytesPerLine * format.height, 1), fps: format.framesPerSecond)
         state.withLock { s in
@@ -342,7 +351,8 @@ public final class FrameSource: Sendable {
         while true {
             let stop = state.withLock { s in
                 // Idle: in `onPress` mode nobody pressed for `idleStop` and no reader is left.
-                let idle = s.readers == 0
+                let idle =
+                    s.readers == 0
                     && mode == .onPress && monotonicNow().microseconds - s.lastUse > Int64(idleStop / .microseconds(1))
                 // Stopping for idleness is a stop request, so a start() from now on (a press
                 // while the camera closes) restarts the stream instead of failing its reader
@@ -354,7 +364,7 @@ public final class FrameSource: Sendable {
             do {
                 try stream.withNextFrame(timeout: .milliseconds(250)) { b in store(b) }
                 lastFrame = ContinuousClock.now
-            } catch where error.code == .timedOut {
+            } catch  where error.code == .timedOut {
                 // Wakes to look at stop and idle; a camera silent for the frame timeout failed.
                 if ContinuousClock.now - lastFrame > settings.frameTimeout {
                     failure = StreamingError(code: .timedOut, context: "no frame from \(settings.devicePath) for \(settings.frameTimeout)")

@@ -137,9 +137,12 @@ final class PreparedPhotos {
                 file.abandon()
                 throw .file(error)
             }
-            return (file, PhotoResult(
-                path: "", width: image.width, height: image.height, bytes: image.jpeg.count, frameTime: ring.time,
-                sequence: ring.frame.sequence))
+            return (
+                file,
+                PhotoResult(
+                    path: "", width: image.width, height: image.height, bytes: image.jpeg.count, frameTime: ring.time,
+                    sequence: ring.frame.sequence)
+            )
         }
         prepared[press] = Prepared(moment: moment, zoom: zoom, outcome: outcome)
     }

@@ -125,9 +125,13 @@ public enum CameraDiscovery {
                     return OpenedCamera(
                         device: device, controls: controls, identity: node.byID ?? fallbackIdentity(of: device))
                 } catch {
-                    rejected.append((node.path, error.code == .permissionDenied
-                        ? "permission denied (is this user in the video group, or do the udev rules apply?)"
-                        : "\(error)"))
+                    rejected.append(
+                        (
+                            node.path,
+                            error.code == .permissionDenied
+                                ? "permission denied (is this user in the video group, or do the udev rules apply?)"
+                                : "\(error)"
+                        ))
                 }
             }
             let allDenied = rejected.allSatisfy { $0.1.hasPrefix("permission denied") }

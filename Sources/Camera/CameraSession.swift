@@ -166,7 +166,9 @@ public final class CameraSession: Sendable {
             continuation.finish()
         }
         var resumed = false
-        var opened = state.withLock { s in defer { s.opened = nil }; return s.opened }
+        var opened = state.withLock { s in
+            defer { s.opened = nil }; return s.opened
+        }
         while !Task.isCancelled {
             var onlyNewArrivals = false
             if let current = opened {
@@ -313,7 +315,9 @@ public final class CameraSession: Sendable {
         camera.apply(event, adoptValue: (policy == .follow && chosenElsewhere) || gaveWay)
         if gaveWay {
             let name = camera.description(of: event.id)?.name ?? event.id.description
-            let error = CameraError(code: .busy, device: camera.identity, control: name, context: "another program keeps changing it (\(configuration.restoreLimit.limit) restores within "
+            let error = CameraError(
+                code: .busy, device: camera.identity, control: name,
+                context: "another program keeps changing it (\(configuration.restoreLimit.limit) restores within "
                     + "\(configuration.restoreLimit.window)): keeping its value \(event.value) instead of restoring")
             logger.warning("\(error)")
             continuation.yield(.error(error))

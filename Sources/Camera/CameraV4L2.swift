@@ -98,16 +98,18 @@ public final class V4L2Camera: CameraBackend {
     /// The writer thread's ioctls, outside the state lock (a hung camera holds no lock the
     /// input path takes).
     private func write(_ id: ControlID, _ value: Int64) {
-        guard let (device, label, reapplied) = state.withLock({ s in
-            s.device.map { d in
-                let reapplied = s.reapplying[id] == value
-                if reapplied { s.reapplying[id] = nil }
-                return (d, name(id, in: s), reapplied)
-            }
-        }) else { return }
+        guard
+            let (device, label, reapplied) = state.withLock({ s in
+                s.device.map { d in
+                    let reapplied = s.reapplying[id] == value
+                    if reapplied { s.reapplying[id] = nil }
+                    return (d, name(id, in: s), reapplied)
+                }
+            })
+        else { return }
         do throws(V4L2Error) {
             try device.set(id, to: value)
-        } catch where error.code == .inactive && reapplied {
+        } catch  where error.code == .inactive && reapplied {
             return
         } catch {
             let failure = onWriteFailure.withLock { $0 }
@@ -197,13 +199,16 @@ public final class V4L2Camera: CameraBackend {
                 throw cameraError(V4L2Error(code: .noSuchControl, device: device.path, context: "setting it"), control: name(cid, in: s))
             }
             guard d.type.isInteger, d.elements <= 1 else {
-                throw cameraError(V4L2Error(code: .unsupportedType, device: device.path, control: d.name, context: "setting a \(d.type) control"), control: d.name)
+                throw cameraError(
+                    V4L2Error(code: .unsupportedType, device: device.path, control: d.name, context: "setting a \(d.type) control"),
+                    control: d.name)
             }
             // Inactive is left to the writer, which asks the camera afresh: a control made
             // active by a set still queued (exposure time after auto exposure goes manual) has
             // stale flags here.
             if let refusal = d.flags.refusalForSet, refusal != .inactive {
-                throw cameraError(V4L2Error(code: refusal, device: device.path, control: d.name, context: "setting it to \(value)"), control: d.name)
+                throw cameraError(
+                    V4L2Error(code: refusal, device: device.path, control: d.name, context: "setting it to \(value)"), control: d.name)
             }
             let target = d.normalize(value)
             if let i = s.personValues.firstIndex(where: { $0.0 == cid }) {
@@ -236,7 +241,8 @@ public final class V4L2Camera: CameraBackend {
         if let writer = writer.withLock({ $0 }) {
             if let v = writer.read(cid, timeout: Self.readTimeout) { return v }
             if let v = state.withLock({ $0.known[cid] }) { return v }
-            throw CameraError(code: .busy, device: identity, control: label, context: "the camera did not answer within \(Self.readTimeout)")
+            throw CameraError(
+                code: .busy, device: identity, control: label, context: "the camera did not answer within \(Self.readTimeout)")
         }
         do { return try device.value(of: cid) } catch { throw cameraError(error, control: label) }
     }
@@ -308,7 +314,7 @@ public final class V4L2Camera: CameraBackend {
         for (id, value, label) in values {
             do throws(V4L2Error) {
                 results.append((id, .success(try device.set(id, to: value))))
-            } catch where error.code == .inactive {
+            } catch  where error.code == .inactive {
                 continue
             } catch {
                 results.append((id, .failure(cameraError(error, control: label))))

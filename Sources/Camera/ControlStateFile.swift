@@ -44,7 +44,6 @@ public struct ControlStateFile: Sendable {
         public var description: String { "\(path): \(problem)" }
     }
 
-
     /// The remembered control name; `nil` when the file does not exist yet.
     public func load() throws(Failure) -> String? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }

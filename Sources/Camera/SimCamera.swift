@@ -56,7 +56,9 @@ public final class SimCamera: CameraBackend {
             if info.kind == .menu {
                 guard info.menu[value] != nil else {
                     let indices = info.menu.keys.sorted().map(String.init).joined(separator: ", ")
-                    return .failure(CameraError(code: .outOfRange, device: identity, control: info.name, context: "\(value) is not a menu index (\(indices))"))
+                    return .failure(
+                        CameraError(
+                            code: .outOfRange, device: identity, control: info.name, context: "\(value) is not a menu index (\(indices))"))
                 }
                 held = value
             } else {

@@ -77,7 +77,6 @@ extension Control {
     }
 }
 
-
 /// How a camera's exposure bias is driven: the one place that decides it, for the slider, the
 /// driver and the camera's bindings.
 public enum ExposureBiasMethod: Sendable, Hashable {
@@ -102,7 +101,9 @@ public enum ExposureBiasMethod: Sendable, Hashable {
     }
 
     static func unavailableError(_ camera: any CameraBackend) -> CameraError {
-        CameraError(code: .noSuchControl, device: camera.identity, control: "auto_exposure_bias", context: "neither auto_exposure_bias nor exposure_time_absolute with a manual auto_exposure")
+        CameraError(
+            code: .noSuchControl, device: camera.identity, control: "auto_exposure_bias",
+            context: "neither auto_exposure_bias nor exposure_time_absolute with a manual auto_exposure")
     }
 }
 
@@ -125,7 +126,10 @@ public struct ExposureBiasDriver: Sendable, Hashable {
         case .native(let bias):
             let target = Int64((ev * 1000).rounded())
             let best = bias.menu.compactMap { (i, text) in Int64(text).map { (i, $0) } }
-                .min { Swift.abs($0.1 - target) < Swift.abs($1.1 - target) || (Swift.abs($0.1 - target) == Swift.abs($1.1 - target) && $0.0 < $1.0) }
+                .min {
+                    Swift.abs($0.1 - target) < Swift.abs($1.1 - target)
+                        || (Swift.abs($0.1 - target) == Swift.abs($1.1 - target) && $0.0 < $1.0)
+                }
             guard let (index, _) = best else {
                 throw CameraError(code: .failed, device: camera.identity, control: bias.name, context: "empty menu")
             }

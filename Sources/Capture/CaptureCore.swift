@@ -322,9 +322,9 @@ public struct CaptureCore: Sendable {
                 slot: slot, code: code, id: id, action: action, began: clock, deadline: clock + settings.holdThreshold,
                 sound: device.isHeadset, held: false, doubleCandidate: doubleCandidate))
         out.append(
-                CaptureEvent(
-                    phase: .began, action: action, button: .key(code), device: device, press: id, time: clock,
-                    shouldPlaySound: device.isHeadset))
+            CaptureEvent(
+                phase: .began, action: action, button: .key(code), device: device, press: id, time: clock,
+                shouldPlaySound: device.isHeadset))
     }
 
     private mutating func keyUp(_ role: KeyRole, slot: Int32, code: UInt16, into out: inout [CaptureEvent]) {
@@ -347,9 +347,9 @@ public struct CaptureCore: Sendable {
             }
         }
         out.append(
-                CaptureEvent(
-                    phase: .ended, action: p.action, button: .key(code), device: devices[Int(slot)].device!,
-                    press: p.id, time: clock, shouldPlaySound: p.sound, gesture: gesture))
+            CaptureEvent(
+                phase: .ended, action: p.action, button: .key(code), device: devices[Int(slot)].device!,
+                press: p.id, time: clock, shouldPlaySound: p.sound, gesture: gesture))
     }
 
     /// A slider or light-press key moved while running: the controls decode the frame.
@@ -375,9 +375,9 @@ public struct CaptureCore: Sendable {
             presses[best].held = true
             let p = presses[best]
             out.append(
-                    CaptureEvent(
-                        phase: .held, action: p.action, button: .key(p.code), device: devices[Int(p.slot)].device!,
-                        press: p.id, time: p.deadline, shouldPlaySound: p.sound, gesture: .longPress))
+                CaptureEvent(
+                    phase: .held, action: p.action, button: .key(p.code), device: devices[Int(p.slot)].device!,
+                    press: p.id, time: p.deadline, shouldPlaySound: p.sound, gesture: .longPress))
         }
     }
 
@@ -389,10 +389,10 @@ public struct CaptureCore: Sendable {
             if match(presses[i]) {
                 let p = presses.remove(at: i)
                 out.append(
-                        CaptureEvent(
-                            phase: .cancelled, action: p.action, button: .key(p.code),
-                            device: devices[Int(p.slot)].device!, press: p.id, time: clock, shouldPlaySound: p.sound,
-                            reason: reason))
+                    CaptureEvent(
+                        phase: .cancelled, action: p.action, button: .key(p.code),
+                        device: devices[Int(p.slot)].device!, press: p.id, time: clock, shouldPlaySound: p.sound,
+                        reason: reason))
             } else {
                 i += 1
             }

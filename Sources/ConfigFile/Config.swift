@@ -127,10 +127,11 @@ public struct Config: Sendable {
                     if i < s.count && s[i] == "[" { i += 1 }
                     skipBlanks()
                     let c = i < s.count ? s[i] : nil
-                    let fine = c.map { c in
-                        c == "]" || c == "\"" || c == "'" || c == "_" || c == "-"
-                            || ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c)
-                    } ?? false
+                    let fine =
+                        c.map { c in
+                            c == "]" || c == "\"" || c == "'" || c == "_" || c == "-"
+                                || ("a"..."z").contains(c) || ("A"..."Z").contains(c) || ("0"..."9").contains(c)
+                        } ?? false
                     if !fine {
                         let end = c == nil || (c == "\r" && i + 1 == s.count)  // a CRLF line ends at its \r
                         throw ConfigError(
@@ -190,7 +191,10 @@ public struct Config: Sendable {
         var config = Config()
         try reader.checkKeys(
             table, path: [],
-            allowed: ["capture", "devices", "camera", "output", "handlers", "hooks", "sound", "socket", "controls", "session", "mqtt", "http"])
+            allowed: [
+                "capture", "devices", "camera", "output", "handlers", "hooks", "sound", "socket", "controls", "session", "mqtt", "http",
+                "outputs",
+            ])
 
         if let capture = try reader.table(table, "capture", path: []) {
             let p = ["capture"]
@@ -215,7 +219,10 @@ public struct Config: Sendable {
                 if let names = try reader.strings(device, "has", path: p) {
                     for n in names {
                         guard let code = EventCode(name: n) else {
-                            throw reader.error(p + ["has"], "devices.\(reader.dotted([name])).has: unknown event code \"\(n)\" (use kernel names like KEY_VOLUMEDOWN, REL_X)")
+                            throw reader.error(
+                                p + ["has"],
+                                "devices.\(reader.dotted([name])).has: unknown event code \"\(n)\" (use kernel names like KEY_VOLUMEDOWN, REL_X)"
+                            )
                         }
                         match.has.insert(code)
                     }

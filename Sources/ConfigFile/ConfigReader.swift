@@ -95,7 +95,8 @@ struct ConfigReader {
         let name = dotted(path + [key])
         if let range {
             guard range.contains(s) else {
-                var problem = "\(name) must be between \(Self.number(range.lowerBound)) and \(Self.number(range.upperBound)) seconds, not \(shown(v))"
+                var problem =
+                    "\(name) must be between \(Self.number(range.lowerBound)) and \(Self.number(range.upperBound)) seconds, not \(shown(v))"
                 if s > range.upperBound, range.contains(s / 1000) {
                     problem += " (seconds, not milliseconds: for \(shown(v)) ms write \(Self.number(s / 1000)))"
                 }

@@ -10,6 +10,8 @@ import Camera
 import MQTT
 import Rig
 import LiveView
+import Movie
+import OutputDevices
 
 /// Everything `evcapture run` reads from the config beyond the capture core and roles.
 public struct DaemonSettings: Sendable {
@@ -45,6 +47,8 @@ public struct DaemonSettings: Sendable {
     public var rig: RigSettings?
     /// The live view's HTTP server (`[http]`); nil: no server, no listening socket.
     public var http: LiveViewSettings?
+    /// LEDs and GPIO lines following the booth's events (`[outputs.NAME]`, docs/booth.md#outputs).
+    public var outputs: [OutputConfiguration] = []
 
     public init() {}
 
@@ -93,4 +97,3 @@ public struct DaemonSettings: Sendable {
         return (env["HOME"] ?? "/tmp") + "/Pictures/evcapture"
     }
 }
-

@@ -9,6 +9,7 @@ import Actions
 import Camera
 import MQTT
 import Rig
+import Movie
 
 extension ConfigReader {
     func int(_ t: TOMLTable, _ key: String, path: [String], in range: ClosedRange<Int>) throws(ConfigError) -> Int? {
@@ -37,7 +38,8 @@ extension ConfigReader {
     func oneOf(_ t: TOMLTable, _ key: String, path: [String], _ allowed: [String]) throws(ConfigError) -> String? {
         guard let s = try string(t, key, path: path) else { return nil }
         guard allowed.contains(s) else {
-            throw error(path + [key], "\(dotted(path + [key])) must be one of \(allowed.map { "\"\($0)\"" }.joined(separator: ", ")), not \"\(s)\"")
+            throw error(
+                path + [key], "\(dotted(path + [key])) must be one of \(allowed.map { "\"\($0)\"" }.joined(separator: ", ")), not \"\(s)\"")
         }
         return s
     }
@@ -49,7 +51,30 @@ extension ConfigReader {
             let digits = s.hasPrefix("0x") ? String(s.dropFirst(2)) : s
             if let n = UInt16(digits, radix: 16) { return n }
         }
-        throw error(path + [key], "\(dotted(path + [key])) must be a 16-bit id, as an integer or a hex string like \"077d\", not \(shown(v))")
+        throw error(
+            path + [key], "\(dotted(path + [key])) must be a 16-bit id, as an integer or a hex string like \"077d\", not \(shown(v))")
+    }
+
+    /// `[output]`'s video keys: format, encoder, CRF or bitrate, keyframe interval.
+    func video(_ output: TOMLTable, path p: [String], into d: inout DaemonSettings) throws(ConfigError) {
+        if let f = try oneOf(output, "video-format", path: p, VideoFormat.allCases.map(\.rawValue)) {
+            d.capture.videoFormat = VideoFormat(rawValue: f)!
+        }
+        if let e = try string(output, "video-encoder", path: p) {
+            guard e == "auto" || H264Settings.knownEncoders.contains(e) else {
+                let known = (["auto"] + H264Settings.knownEncoders).map { "\"\($0)\"" }.joined(separator: ", ")
+                throw error(p + ["video-encoder"], "output.video-encoder must be one of \(known), not \"\(e)\"")
+            }
+            d.capture.h264.encoder = e == "auto" ? .automatic : .named(e)
+        }
+        let crf = try int(output, "video-crf", path: p, in: 0...51)
+        let kbits = try int(output, "video-bitrate", path: p, in: 100...100_000)
+        if crf != nil, kbits != nil {
+            throw error(p + ["video-bitrate"], "output.video-crf and output.video-bitrate both set: give one (constant quality, or kbit/s)")
+        }
+        if let crf { d.capture.h264.rateControl = .quality(crf) }
+        if let kbits { d.capture.h264.rateControl = .bitrate(kbits * 1000) }
+        if let s = try seconds(output, "video-keyframe-interval", path: p, in: 0.1...1) { d.capture.h264.keyframeInterval = s }
     }
 
     /// The daemon's sections: `[camera]`, `[output]`, `[handlers]`, `[[hooks]]`, `[sound]`,
@@ -65,7 +90,9 @@ extension ConfigReader {
                     "ring-seconds", "ring-memory", "idle-stop", "fps", "backend", "libcamera-camera",
                 ])
             try libcameraSettings(camera, path: p, into: &d)
-            if let m = try oneOf(camera, "stream", path: p, StreamMode.allCases.map(\.rawValue)) { d.capture.streamMode = StreamMode(rawValue: m)! }
+            if let m = try oneOf(camera, "stream", path: p, StreamMode.allCases.map(\.rawValue)) {
+                d.capture.streamMode = StreamMode(rawValue: m)!
+            }
             if let m = try oneOf(camera, "photo-frame", path: p, CaptureSettings.PhotoMoment.allCases.map(\.rawValue)) {
                 d.capture.photoMoment = CaptureSettings.PhotoMoment(rawValue: m)!
             }
@@ -73,7 +100,9 @@ extension ConfigReader {
             if let mb = try int(camera, "ring-memory", path: p, in: 4...4096) { d.capture.ring.memoryBytes = mb << 20 }
             if let s = try seconds(camera, "pre-roll", path: p, allowingZero: true) {
                 guard Double(s / .milliseconds(1)) / 1000 <= d.capture.ring.seconds else {
-                    throw error(p + ["pre-roll"], "camera.pre-roll must be at most camera.ring-seconds (\(d.capture.ring.seconds)): the ring keeps no more")
+                    throw error(
+                        p + ["pre-roll"],
+                        "camera.pre-roll must be at most camera.ring-seconds (\(d.capture.ring.seconds)): the ring keeps no more")
                 }
                 d.capture.preRoll = s
             }
@@ -100,18 +129,34 @@ extension ConfigReader {
         }
         if let output = try self.table(table, "output", path: []) {
             let p = ["output"]
-            try checkKeys(output, path: p, allowed: ["directory", "photo-name", "video-name", "jpeg-quality"])
+            try checkKeys(
+                output, path: p,
+                allowed: [
+                    "directory", "photo-name", "video-name", "jpeg-quality", "video-format", "video-encoder", "video-crf",
+                    "video-bitrate", "video-keyframe-interval",
+                ])
+            try video(output, path: p, into: &d)
             if let dir = try string(output, "directory", path: p) { d.outputDirectory = try outputDirectory(dir, path: p + ["directory"]) }
-            for (key, keyPath) in [("photo-name", \DaemonSettings.capture.photoPattern), ("video-name", \DaemonSettings.capture.videoPattern)] {
+            var names: [String: FileNamePattern] = [:]
+            for key in ["photo-name", "video-name"] {
                 if let s = try string(output, key, path: p) {
                     do {
-                        d[keyPath: keyPath] = try FileNamePattern(s)
+                        names[key] = try FileNamePattern(s)
                     } catch {
                         throw self.error(p + [key], "output.\(key): \(error)")
                     }
                 }
             }
+            if let photo = names["photo-name"] { d.capture.photoPattern = photo }
+            // Without a video-name, the format's own default (`….mp4`, `….avi`).
+            d.capture.videoPattern = names["video-name"] ?? d.capture.videoFormat.defaultPattern
             if let q = try int(output, "jpeg-quality", path: p, in: 1...100) { d.capture.jpegQuality = q }
+            if let name = names["video-name"], let named = VideoFormat(fileName: name.pattern), named != d.capture.videoFormat {
+                throw error(
+                    p + ["video-name"],
+                    "output.video-name \"\(name.pattern)\" ends in \(named.fileExtension), but output.video-format is \"\(d.capture.videoFormat.rawValue)\": end it in \(d.capture.videoFormat.fileExtension) or set video-format = \"\(named.rawValue)\""
+                )
+            }
         }
         if let handlers = try self.table(table, "handlers", path: []) {
             let p = ["handlers"]
@@ -124,7 +169,9 @@ extension ConfigReader {
         }
         if capture.hasSecondaryHandler && d.secondary == nil { d.secondary = .default }
         if let hooks = table["hooks"] {
-            guard let array = hooks.array else { throw error(["hooks"], "hooks must be an array of tables: [[hooks]], not \(shown(hooks))") }
+            guard let array = hooks.array else {
+                throw error(["hooks"], "hooks must be an array of tables: [[hooks]], not \(shown(hooks))")
+            }
             for (i, item) in array.enumerated() {
                 let p = ["hooks", "[\(i)]"]
                 guard let h = item.table else { throw error(p, "hooks[\(i)] must be a table: [[hooks]], not \(shown(item))") }
@@ -132,7 +179,8 @@ extension ConfigReader {
                 if let v = h["argv"], let line = v.string {
                     throw error(
                         p + ["argv"],
-                        "hooks[\(i)].argv must be a list of strings, not \(shown(v)): a hook runs a program without a shell; write argv = \(Self.argvSuggestion(line))")
+                        "hooks[\(i)].argv must be a list of strings, not \(shown(v)): a hook runs a program without a shell; write argv = \(Self.argvSuggestion(line))"
+                    )
                 }
                 guard let argv = try strings(h, "argv", path: p), !argv.isEmpty, !argv[0].isEmpty else {
                     throw error(p, "hooks[\(i)] needs argv = [\"/path/to/program\", \"arg\", ...] (a list, never a shell string)")
@@ -210,6 +258,7 @@ extension ConfigReader {
             if let s = try seconds(controls, "adjusting-timeout", path: p, in: 0.05...60) { d.controlsConfiguration.adjustingTimeout = s }
             if let a = try bool(controls, "acceleration", path: p) { d.controlsConfiguration.acceleration = a ? SliderAcceleration() : nil }
         }
+        if let outputs = try self.table(table, "outputs", path: []) { d.outputs = try self.outputs(outputs) }
         return d
     }
 
@@ -222,7 +271,8 @@ extension ConfigReader {
             guard let home = environment["HOME"], home.hasPrefix("/"), home != "/" else {
                 throw error(
                     path,
-                    "output.directory \"\(dir)\": ~ has no meaning here (HOME is \(environment["HOME"].map { "\"\($0)\"" } ?? "not set"), as for a system service); write an absolute path such as \"/srv/evcapture\"")
+                    "output.directory \"\(dir)\": ~ has no meaning here (HOME is \(environment["HOME"].map { "\"\($0)\"" } ?? "not set"), as for a system service); write an absolute path such as \"/srv/evcapture\""
+                )
             }
             expanded = home + dir.dropFirst()
         } else if dir.hasPrefix("~") {
@@ -231,7 +281,8 @@ extension ConfigReader {
         guard expanded.hasPrefix("/") else {
             throw error(
                 path,
-                "output.directory must be an absolute path (or start with ~/), not \"\(dir)\": a relative one would depend on where the daemon starts")
+                "output.directory must be an absolute path (or start with ~/), not \"\(dir)\": a relative one would depend on where the daemon starts"
+            )
         }
         while expanded.count > 1 && expanded.hasSuffix("/") { expanded.removeLast() }
         return expanded
@@ -252,10 +303,11 @@ extension ConfigReader {
     }
 
     private func handler(_ t: TOMLTable, path p: [String]) throws(ConfigError) -> ActionBinding {
-        try checkKeys(t, path: p, allowed: ["click", "long-press"])
+        try checkKeys(t, path: p, allowed: ["click", "long-press"] + Self.boothKeys)
         var b = ActionBinding.default
         if let c = try oneOf(t, "click", path: p, ["photo", "none"]) { b.photoOn = c == "photo" ? .click : nil }
         if let l = try oneOf(t, "long-press", path: p, ["video", "none"]) { b.videoOnLongPress = l == "video" }
+        b.booth = try booth(t, path: p)
         return b
     }
 }
@@ -296,7 +348,9 @@ extension ConfigReader {
             station = Self.hostName()
         }
         if let problem = RigSettings.problem(withName: station) {
-            throw error(p + ["station"], "mqtt.station \"\(station)\" \(problem)" + (t["station"] == nil ? " (it defaults to the host name; set station)" : ""))
+            throw error(
+                p + ["station"],
+                "mqtt.station \"\(station)\" \(problem)" + (t["station"] == nil ? " (it defaults to the host name; set station)" : ""))
         }
         if RigSettings.reservedNames.contains(station) {
             throw error(p + ["station"], "mqtt.station cannot be \"\(station)\" (a topic of the rig's own)")

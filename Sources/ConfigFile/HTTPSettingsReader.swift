@@ -9,7 +9,8 @@ extension ConfigReader {
     /// `password`: a camera on the network is closed unless someone chose to open it.
     func http(_ t: TOMLTable) throws(ConfigError) -> LiveViewSettings {
         let p = ["http"]
-        try checkKeys(t, path: p, allowed: ["listen", "username", "password", "certificate", "private-key", "max-clients", "preview-width"])
+        try checkKeys(
+            t, path: p, allowed: ["listen", "username", "password", "certificate", "private-key", "max-clients", "preview-width"])
         var s = LiveViewSettings()
         if let listen = try string(t, "listen", path: p) {
             switch ListenAddress.parse(listen) {
@@ -21,7 +22,9 @@ extension ConfigReader {
         let password = try string(t, "password", path: p)
         switch (username, password) {
         case (let u?, let w?):
-            guard !u.isEmpty, !u.contains(":") else { throw error(p + ["username"], "http.username must be non-empty and without \":\"") }
+            guard !u.isEmpty, !u.utf8.contains(UInt8(ascii: ":")) else {
+                throw error(p + ["username"], "http.username must be non-empty and without \":\"")
+            }
             guard w.utf8.count >= 8 else { throw error(p + ["password"], "http.password must be at least 8 characters") }
             s.credentials = Credentials(username: u, password: w)
         case (nil, nil):
@@ -34,7 +37,8 @@ extension ConfigReader {
         if !s.listen.isLoopback && s.credentials == nil {
             throw error(
                 p + ["listen"],
-                "http.listen \"\(s.listen)\" is reachable from other machines: set http.username and http.password (HTTP Basic), or listen on 127.0.0.1")
+                "http.listen \"\(s.listen)\" is reachable from other machines: set http.username and http.password (HTTP Basic), or listen on 127.0.0.1"
+            )
         }
         let certificate = try string(t, "certificate", path: p)
         let key = try string(t, "private-key", path: p)

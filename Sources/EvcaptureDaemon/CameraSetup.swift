@@ -14,6 +14,7 @@ import Actions
 import Output
 import ConfigFile
 import V4L2
+import OutputDevices
 
 /// How the daemon gets its camera: at start, or when one is plugged in later; the
 /// controls stage and the action runner that go with it.
@@ -22,6 +23,8 @@ struct CameraSetup: Sendable {
     let loop: IOLoop
     let logger: Logger
     let lines: LineWriter
+    /// What the outputs follow of the actions: shots, countdowns, recordings.
+    var outputs: Outputs? = nil
 
     private var configuration: CameraSession.Configuration {
         .init(camera: config.daemon.camera ?? .automatic, onExternalChange: config.daemon.followExternalChanges ? .follow : .restore)
@@ -58,7 +61,9 @@ struct CameraSetup: Sendable {
         let logger = self.logger
         return followVideoAdditions("the capture device's hotplug") { device in
             // A `/dev/v4l/by-id/…` link is made again before udev announces the node.
-            let target = realpath(configured, nil).map { p in defer { free(p) }; return String(cString: p) }
+            let target = realpath(configured, nil).map { p in
+                defer { free(p) }; return String(cString: p)
+            }
             guard device.node == configured || device.node == target else { return true }
             logger.info("capture device is back", metadata: ["v4l2.device": "\(configured)"])
             await added()
@@ -104,12 +109,15 @@ struct CameraSetup: Sendable {
     func actionRunner(for session: CameraSession?) -> ActionRunner {
         let d = config.daemon
         let captureDevice = d.captureDevice ?? session?.camera.devicePath
-        let lines = self.lines
+        let (lines, outputs) = (self.lines, self.outputs)
         return ActionRunner(
             configuration: ActionsConfiguration(
                 capture: captureDevice.map { d.capture(devicePath: $0) },
                 bindings: d.bindings, hooks: d.hooks, sound: d.sound),
             logger: logger,
-            onOutcome: { outcome in lines.emit(outcome, at: monotonicNow()) })
+            onOutcome: { outcome in
+                outputs?.follow(outcome)
+                lines.emit(outcome, at: monotonicNow())
+            })
     }
 }

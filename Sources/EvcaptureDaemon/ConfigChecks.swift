@@ -17,7 +17,8 @@ public struct OutputDirectoryError: Error, CustomStringConvertible, Sendable, Eq
         var s = "output directory \(path): \(problem)"
         if errno != 0 { s += " (\(String(cString: strerror(errno))))" }
         if errno == EROFS || errno == EACCES || errno == EPERM {
-            s += ". Under systemd/evcapture.service (ProtectSystem=strict) the service writes only to its state directory "
+            s +=
+                ". Under systemd/evcapture.service (ProtectSystem=strict) the service writes only to its state directory "
                 + "unless a drop-in allows another one: sudo systemctl edit evcapture, then\n  [Service]\n  ReadWritePaths=\(path)\n"
                 + "and make the directory writable by the service's user (sudo install -d -o evcapture -g evcapture -m 2750 \(path))"
         }
@@ -149,7 +150,8 @@ public struct ServiceSandbox: Sendable, Equatable {
         func under(_ base: String) -> Bool { directory == base || directory.hasPrefix(base.hasSuffix("/") ? base : base + "/") }
         let dropIn = "sudo systemctl edit evcapture, then add\n  [Service]\n  ReadWritePaths=\(directory)"
         if let protectHome, ["/home", "/root", "/run/user"].contains(where: under) {
-            return "the evcapture service (\(unit): ProtectHome=\(protectHome)) cannot see \(directory): choose a directory outside /home, such as /srv/evcapture, and allow it with a drop-in: \(dropIn)"
+            return
+                "the evcapture service (\(unit): ProtectHome=\(protectHome)) cannot see \(directory): choose a directory outside /home, such as /srv/evcapture, and allow it with a drop-in: \(dropIn)"
         }
         if protectSystemStrict && !writable.contains(where: under) {
             return "the evcapture service (\(unit): ProtectSystem=strict) cannot write to \(directory) without a drop-in: \(dropIn)"
@@ -179,7 +181,8 @@ public struct ServiceSandbox: Sendable, Equatable {
         let ok = st.st_uid == uid ? mode & 0o300 == 0o300 : inGroup ? mode & 0o030 == 0o030 : mode & 0o003 == 0o003
         if ok { return nil }
         let what = existing == directory ? directory : "\(existing) (where \(directory) would be created)"
-        return "the service's user \(user) may not write to \(what) (mode \(String(st.st_mode & 0o7777, radix: 8)), owner uid \(st.st_uid), group gid \(st.st_gid)): sudo install -d -o \(user) -g \(user) -m 2750 \(directory)"
+        return
+            "the service's user \(user) may not write to \(what) (mode \(String(st.st_mode & 0o7777, radix: 8)), owner uid \(st.st_uid), group gid \(st.st_gid)): sudo install -d -o \(user) -g \(user) -m 2750 \(directory)"
     }
 }
 
@@ -268,9 +271,10 @@ public enum ConfigCheck {
             warnings += 1
         }
         if let http = config.daemon.http, let sandbox {
-            let family = http.listen.host.contains(":") ? "AF_INET6" : "AF_INET"
+            let family = http.listen.host.utf8.contains(UInt8(ascii: ":")) ? "AF_INET6" : "AF_INET"
             if !sandbox.allows(family) {
-                out += "\(file): warning: [http]: \(sandbox.unit) allows no \(family) socket (RestrictAddressFamilies): "
+                out +=
+                    "\(file): warning: [http]: \(sandbox.unit) allows no \(family) socket (RestrictAddressFamilies): "
                     + "the service cannot listen on \(http.listen); docs/live-view.md shows the drop-in\n"
                 warnings += 1
             }

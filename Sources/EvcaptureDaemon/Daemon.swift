@@ -18,6 +18,7 @@ import Rig
 import V4L2
 import LiveView
 import LibcameraCamera
+import OutputDevices
 
 /// Where the daemon's JSON lines and readable lines go.
 public struct DaemonOutputOptions: Sendable {
@@ -65,6 +66,17 @@ public final class Daemon: Service, Sendable {
         self.observer = observer
     }
 
+    /// The app's observer, and the outputs following the session and presses.
+    private static func observer(
+        _ observer: (@Sendable (PipelineEvent) -> Void)?, followedBy outputs: Outputs?
+    ) -> (@Sendable (PipelineEvent) -> Void)? {
+        guard let outputs else { return observer }
+        return { event in
+            outputs.follow(event)
+            observer?(event)
+        }
+    }
+
     /// Runs until the service group shuts down (SIGTERM / SIGINT) — then releases grabs,
     /// finishes a recording in progress, closes every file and returns.
     public func run() async throws {
@@ -98,16 +110,32 @@ public final class Daemon: Service, Sendable {
 
         // Camera (controls) — optional: without one, capture events and hooks still work,
         // and a camera plugged in later is picked up.
-        let cameras = CameraSetup(config: config, loop: loop, logger: logger, lines: lines)
+        // LEDs and GPIO lines (`[outputs]`, docs/booth.md#outputs): one that cannot be opened
+        // is one error line, the others go on.
+        let outputs =
+            try config.daemon.outputs.isEmpty
+            ? nil
+            : Outputs(config.daemon.outputs, logger: logger) { problem in
+                lines.emit(.error(ErrorReport(problem, code: "output", time: monotonicNow())))
+            }
+        let cameras = CameraSetup(config: config, loop: loop, logger: logger, lines: lines, outputs: outputs)
         if let line = LibcameraStartup.line(
             backend: config.daemon.cameraBackend, cameraID: config.daemon.libcameraCamera, libcamera: Libcamera.start)
         {
             logger.warning("\(line)")
         }
         let cameraSession = cameras.openAtStart()
-        // Photos and videos a kill or a power loss cut short (hidden `.evcapture-*.part`).
+        // Recordings a kill or a power loss cut short are kept (finished and named, each
+        // said in an `action` line); unfinished photos (hidden `.evcapture-*.part`) go.
         let outputDirectory = config.daemon.outputDirectory ?? DaemonSettings.defaultOutputDirectory()
-        let leftovers = AtomicFile.removeLeftovers(in: outputDirectory)
+        let recovery = VideoRecovery.recover(in: outputDirectory)
+        for video in recovery.recovered {
+            logger.info(
+                "kept a recording an earlier run left unfinished",
+                metadata: ["file.path": "\(video.path)", "video.frames": "\(video.frames)"])
+            lines.emit(.videoRecovered(video), at: monotonicNow())
+        }
+        let leftovers = recovery.removed + AtomicFile.removeLeftovers(in: outputDirectory)
         if !leftovers.isEmpty {
             logger.info(
                 "removed \(leftovers.count) unfinished file(s) an earlier run left",
@@ -115,8 +143,9 @@ public final class Daemon: Service, Sendable {
         }
 
         let state = DaemonState(
-            settings: config.capture, session: config.daemon.session, controls: cameraSession.map { cameras.controlsStage(for: $0) }, loop: loop, lines: lines, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
-            logger: logger, onReady: onReady, observer: observer)
+            settings: config.capture, session: config.daemon.session, controls: cameraSession.map { cameras.controlsStage(for: $0) },
+            loop: loop, lines: lines, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
+            logger: logger, onReady: onReady, observer: Self.observer(observer, followedBy: outputs))
         // The rig (`[mqtt]`): without it no network socket is opened. Triggers reach the
         // state on the loop thread (libmosquitto's callbacks run there).
         var rig: RigLink?
@@ -135,7 +164,8 @@ public final class Daemon: Service, Sendable {
                 frames: { [weak state] in state?.liveFrames.withLock { $0 } },
                 input: { [weak state] input in Task { await state?.accept(input) } })
             let server = try LiveViewServer(
-                settings: http, outputDirectory: outputDirectory, snapshotQuality: config.daemon.capture.jpegQuality, hooks: hooks, logger: logger)
+                settings: http, outputDirectory: outputDirectory, snapshotQuality: config.daemon.capture.jpegQuality, hooks: hooks,
+                logger: logger)
             try await server.start()
             lines.add(server.eventSink)
             liveView = server
@@ -168,6 +198,7 @@ public final class Daemon: Service, Sendable {
         let actions = await state.stop()
         await actions.shutdown()
         await liveView?.stop()
+        outputs?.stop()
         // Every line written (the last `session stopped` included), to stdout and to the
         // socket's clients, before the socket closes and the process exits.
         await lines.finishAndFlush()
@@ -177,4 +208,3 @@ public final class Daemon: Service, Sendable {
         logger.info("stopped")
     }
 }
-

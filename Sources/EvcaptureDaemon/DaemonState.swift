@@ -257,10 +257,11 @@ actor DaemonState {
             if !pipeline.isRunning { startSession(at: now, camera: identity, cameraNode: device) }
         case .stopped(let reason):
             // A code like the capture events' reasons (`session-stopped`), not the readable text.
-            let code = switch reason {
-            case .cameraRemoved: "camera-removed"
-            case .shutdown: "shutdown"
-            }
+            let code =
+                switch reason {
+                case .cameraRemoved: "camera-removed"
+                case .shutdown: "shutdown"
+                }
             if pipeline.isRunning { stopSession(at: now, reason: code) }
             controlsStage?.cameraAvailable(false, at: now) { emit($0) }
         case .controlChanged, .restored:
@@ -326,4 +327,3 @@ actor DaemonState {
         return actions
     }
 }
-

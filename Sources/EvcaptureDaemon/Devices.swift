@@ -150,7 +150,8 @@ public struct DeviceInventory: Sendable {
             var flags = [d.kind]
             if d.dedicated { flags.append("grabbed while running") }
             if d.headset { flags.append("headset: plays the shutter sound") }
-            out += "\(ReadableLines.escaped(d.node))  \"\(ReadableLines.escaped(d.name))\"  bus \(BusType(rawValue: UInt16(d.bus))) \(id)  [\(flags.joined(separator: ", "))]\n"
+            out +=
+                "\(ReadableLines.escaped(d.node))  \"\(ReadableLines.escaped(d.name))\"  bus \(BusType(rawValue: UInt16(d.bus))) \(id)  [\(flags.joined(separator: ", "))]\n"
             if let role = d.udevRole { out += "    EVCAPTURE_ROLE=\(role)\n" }
             if d.roles.isEmpty { out += "    (no key or axis with a role)\n" }
             for code in d.roles.keys.sorted() {
@@ -165,9 +166,11 @@ public struct DeviceInventory: Sendable {
             }
             for w in d.warnings { out += "    warning: \(ReadableLines.escaped(w))\n" }
         }
-        if devices.isEmpty { out += noDevicesExplanation() }
-        else if !unreadable.isEmpty {
-            out += "\(unreadable.count) more node(s) could not be opened: \(ReadableLines.escaped(unreadable.map { $0.error.description }.joined(separator: "; ")))\n"
+        if devices.isEmpty {
+            out += noDevicesExplanation()
+        } else if !unreadable.isEmpty {
+            out +=
+                "\(unreadable.count) more node(s) could not be opened: \(ReadableLines.escaped(unreadable.map { $0.error.description }.joined(separator: "; ")))\n"
         }
         return out
     }
@@ -196,11 +199,19 @@ public struct DeviceInventory: Sendable {
 extension DeviceReport {
     /// One device of `evcapture devices --json`: keys in alphabetical order, absent values left out.
     public var json: JSONValue {
-        func table<V>(_ d: [String: V], _ f: (V) -> JSONValue) -> JSONValue { .object(d.sorted { $0.key < $1.key }.map { ($0.key, f($0.value)) }) }
+        func table<V>(_ d: [String: V], _ f: (V) -> JSONValue) -> JSONValue {
+            .object(d.sorted { $0.key < $1.key }.map { ($0.key, f($0.value)) })
+        }
         var fields: [(String, JSONValue)] = [
             ("bus", .int(Int64(bus))), ("counters", .array(counters.map { .string($0) })), ("dedicated", .bool(dedicated)),
             ("headset", .bool(headset)), ("kind", .string(kind)), ("name", .string(name)), ("node", .string(node)),
-            ("pairedWith", .array(pairedWith.map { .object([("name", .string($0.name)), ("node", .string($0.node)), ("relation", .string($0.relation))]) })),
+            (
+                "pairedWith",
+                .array(
+                    pairedWith.map {
+                        .object([("name", .string($0.name)), ("node", .string($0.node)), ("relation", .string($0.relation))])
+                    })
+            ),
         ]
         if let parent { fields.append(("parent", .string(parent))) }
         if let phys { fields.append(("phys", .string(phys))) }

@@ -42,16 +42,25 @@ final class RigLink: JSONLineSink {
                 let now = monotonicNow()
                 switch event {
                 case .connected(let dropped) where dropped > 0:
-                    lines.emit(.error(ErrorReport(
-                        "mqtt: \(dropped) message(s) dropped while \(broker) was away (offline queue full)", code: "mqtt-queue-full",
-                        time: now)))
+                    lines.emit(
+                        .error(
+                            ErrorReport(
+                                "mqtt: \(dropped) message(s) dropped while \(broker) was away (offline queue full)",
+                                code: "mqtt-queue-full",
+                                time: now)))
                 case .connected:
                     break
                 case .connectFailed(let reason, let retry):
-                    lines.emit(.error(ErrorReport(
-                        "mqtt: cannot connect to \(broker): \(reason); retrying (next in \(retry))", code: "mqtt-connect", time: now)))
+                    lines.emit(
+                        .error(
+                            ErrorReport(
+                                "mqtt: cannot connect to \(broker): \(reason); retrying (next in \(retry))", code: "mqtt-connect", time: now
+                            )))
                 case .disconnected(let reason):
-                    lines.emit(.error(ErrorReport("mqtt: connection to \(broker) lost: \(reason); reconnecting", code: "mqtt-disconnected", time: now)))
+                    lines.emit(
+                        .error(
+                            ErrorReport("mqtt: connection to \(broker) lost: \(reason); reconnecting", code: "mqtt-disconnected", time: now)
+                        ))
                 }
             })
     }
@@ -79,7 +88,8 @@ final class RigLink: JSONLineSink {
         let sample = TriggerMessage(command: .photo, trigger: "warm-up", time: 1_764_000_000)
         guard case .success(let (command, trigger)) = accept(topic: topics.ownTrigger, payload: Array(sample.json.utf8), now: 1_764_000_000)
         else { return nil }
-        return JSONLines.outcome(.triggerReceived(command, trigger: trigger.triggerID ?? "", topic: topics.ownTrigger), time: monotonicNow())
+        return JSONLines.outcome(
+            .triggerReceived(command, trigger: trigger.triggerID ?? "", topic: topics.ownTrigger), time: monotonicNow())
     }
 
     /// What a trigger message asks of this station: nil for its own fan-out coming back (it
@@ -92,7 +102,8 @@ final class RigLink: JSONLineSink {
             return .failure(TriggerMessageError("on \(topic) \(error.problem)"))
         }
         if message.from == settings.station { return nil }
-        let id = message.trigger
+        let id =
+            message.trigger
             ?? "\(settings.station)-\(Int64((wallTime * 1000).rounded()))-m\(counter.add(1, ordering: .relaxed).newValue)"
         let trigger = ActionTrigger(
             kind: message.command == .photo ? .click : .longPress, action: nil, button: "", deviceName: "mqtt",

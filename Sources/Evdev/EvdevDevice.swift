@@ -83,11 +83,12 @@ public final class EvdevDevice: Sendable {
         while true {
             do {
                 return try open(node)
-            } catch where error.code == .permissionDenied {
+            } catch  where error.code == .permissionDenied {
                 let now = clock.now
                 if now >= deadline || Task.isCancelled {
                     var e = error
-                    e.context += " (still denied after \(patience); check the udev rules in udev-rules/ and that the user is in the group they name)"
+                    e.context +=
+                        " (still denied after \(patience); check the udev rules in udev-rules/ and that the user is in the group they name)"
                     throw e
                 }
                 do {
@@ -211,7 +212,8 @@ public final class EvdevDevice: Sendable {
                         items.removeAll(keepingCapacity: true)
                         drained = self.readSome(into: &items, stopAfterFrame: true)
                         if drained, readiness.contains(.hangup) || readiness.contains(.error),
-                           !items.contains(where: { if case .removed = $0 { true } else { false } }) {
+                            !items.contains(where: { if case .removed = $0 { true } else { false } })
+                        {
                             items.append(.removed(nil))
                         }
                         for item in items {

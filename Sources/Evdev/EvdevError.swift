@@ -34,12 +34,13 @@ public struct EvdevError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// Classifies an errno into a code.
     public init(errno: Int32, context: String) {
-        let code: Code = switch errno {
-        case EACCES, EPERM: .permissionDenied
-        case ENODEV, ENOENT, ENXIO: .noDevice
-        case EBUSY: .busy
-        default: .failed
-        }
+        let code: Code =
+            switch errno {
+            case EACCES, EPERM: .permissionDenied
+            case ENODEV, ENOENT, ENXIO: .noDevice
+            case EBUSY: .busy
+            default: .failed
+            }
         self.init(code: code, errno: errno, context: context)
     }
 

@@ -189,7 +189,7 @@ private struct Parser {
     func timestamp(_ s: Substring, _ n: Int) throws(EvemuError) -> Timestamp {
         let parts = s.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, let sec = Int64(parts[0]), sec >= 0,
-              (1...6).contains(parts[1].count), let frac = Int64(parts[1]), frac >= 0
+            (1...6).contains(parts[1].count), let frac = Int64(parts[1]), frac >= 0
         else { throw error(n, "time \"\(s)\" is not seconds.microseconds") }
         // Microseconds in an Int64: found by fuzzing, a longer number overflowed (a trap).
         guard sec <= Int64.max / 1_000_000 - 1 else { throw error(n, "time \"\(s)\" is too large") }

@@ -118,6 +118,29 @@ public final class UinputDevice: Sendable {
         try write(.syn, 0, 0)
     }
 
+    /// The events the kernel sent to the device since the last call, with their kernel
+    /// times: `EV_LED` when its LED class device's brightness is written, for instance.
+    /// Never blocks.
+    public func receivedEvents() -> [InputEvent] {
+        handle.withLock { h -> [InputEvent] in
+            guard let u = h.uinput else { return [] }
+            let fd = libevdev_uinput_get_fd(u)
+            var out: [InputEvent] = []
+            var e = input_event()
+            while true {
+                var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                guard poll(&ready, 1, 0) == 1 else { return out }
+                guard withUnsafeMutableBytes(of: &e, { read(fd, $0.baseAddress, $0.count) }) == MemoryLayout<input_event>.size else {
+                    return out
+                }
+                out.append(
+                    InputEvent(
+                        time: Timestamp(seconds: Int(evc_input_event_sec(&e)), microseconds: Int(evc_input_event_usec(&e))),
+                        type: EventType(e.type), code: e.code, value: e.value))
+            }
+        }
+    }
+
     /// Removes the device from the kernel (readers get ENODEV / EPOLLHUP).
     public func destroy() {
         handle.withLock { h in

@@ -88,11 +88,13 @@ public final class IOLoop: Sendable {
         }
         let box = Unmanaged.passRetained(self)
         var tid = pthread_t()
-        let rc = pthread_create(&tid, nil, { raw in
-            let loop = Unmanaged<IOLoop>.fromOpaque(raw!).takeRetainedValue()
-            loop.run()
-            return nil
-        }, box.toOpaque())
+        let rc = pthread_create(
+            &tid, nil,
+            { raw in
+                let loop = Unmanaged<IOLoop>.fromOpaque(raw!).takeRetainedValue()
+                loop.run()
+                return nil
+            }, box.toOpaque())
         guard rc == 0 else {
             box.release()
             close(ep); close(ev)
@@ -162,7 +164,9 @@ public final class IOLoop: Sendable {
         state.withLock { $0.stopping = true }
         wake()
         if isCurrent { return }
-        if let tid = thread.withLock({ t -> pthread_t? in defer { t = nil }; return t }) {
+        if let tid = thread.withLock({ t -> pthread_t? in
+            defer { t = nil }; return t
+        }) {
             pthread_join(tid, nil)
         }
     }

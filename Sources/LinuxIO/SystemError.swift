@@ -43,7 +43,6 @@ public func retryingNegativeErrno(_ call: () -> Int32) -> Int32 {
     }
 }
 
-
 /// Writes all of `bytes` to `fd`, retrying short writes and EINTR. A blocking fd blocks
 /// until everything is written; EAGAIN on a non-blocking one throws like any other errno.
 public func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(SystemError) {

@@ -162,6 +162,13 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
 
     private func respond(to head: HTTPRequestHead, _ route: Route, _ context: ChannelHandlerContext) {
         let keepAlive = head.isKeepAlive
+        // Without credentials (loopback only) a request must name this machine by a loopback
+        // name: a page of another site rebound to 127.0.0.1 is answered with nothing.
+        if server.settings.credentials == nil, !loopbackHostAllowed(head.headers.first(name: "host")) {
+            return reply(
+                .forbidden, text: "this live view answers only localhost and 127.0.0.1 (configure credentials to serve other names)\n",
+                keepAlive: false, context)
+        }
         if let credentials = server.settings.credentials, !credentials.accept(authorization: head.headers.first(name: "authorization")) {
             var h = HTTPHeaders()
             h.add(name: "WWW-Authenticate", value: "Basic realm=\"evcapture\", charset=\"UTF-8\"")
@@ -170,7 +177,9 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         switch route {
         case .page:
             var h = HTTPHeaders()
-            h.add(name: "Content-Security-Policy", value: "default-src 'self'; img-src 'self' blob:; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'")
+            h.add(
+                name: "Content-Security-Policy",
+                value: "default-src 'self'; img-src 'self' blob:; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'")
             reply(.ok, body: server.page, type: "text/html; charset=utf-8", headers: h, keepAlive: keepAlive, context)
         case .stream:
             guard server.hub.hasRoom else { return reply(.serviceUnavailable, text: "too many clients\n", keepAlive: false, context) }
@@ -189,7 +198,9 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
             guard server.hub.hasRoom else { return reply(.serviceUnavailable, text: "too many clients\n", keepAlive: false, context) }
             server.hub.snapshot(quality: server.snapshotQuality).assumeIsolated().whenSuccess { [self] frame in
                 guard case .busy = mode, let context = self.context else { return }
-                guard let frame else { return reply(.serviceUnavailable, text: "no frame from the camera\n", keepAlive: keepAlive, context) }
+                guard let frame else {
+                    return reply(.serviceUnavailable, text: "no frame from the camera\n", keepAlive: keepAlive, context)
+                }
                 var h = HTTPHeaders()
                 h.add(name: "X-Timestamp", value: Framing.timestamp(frame.time))
                 reply(.ok, body: frame.jpeg, type: "image/jpeg", headers: h, keepAlive: keepAlive, context)
@@ -197,7 +208,9 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         case .mediaList:
             reply(.ok, text: MediaDirectory.json(server.media.list()), type: "application/json", keepAlive: keepAlive, context)
         case .media(let name):
-            guard let (fd, bytes) = server.media.open(name) else { return reply(.notFound, text: "no such file\n", keepAlive: keepAlive, context) }
+            guard let (fd, bytes) = server.media.open(name) else {
+                return reply(.notFound, text: "no such file\n", keepAlive: keepAlive, context)
+            }
             var h = HTTPHeaders()
             h.add(name: "Content-Type", value: MediaDirectory.contentType(of: name))
             h.add(name: "Content-Length", value: String(bytes))
@@ -225,7 +238,8 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func startStreaming(type: String, _ context: ChannelHandlerContext) {
-        server.hub.logger.debug("live view: \(request): 200, streaming", metadata: ["http.client": "\(context.remoteAddress.map { "\($0)" } ?? "")"])
+        server.hub.logger.debug(
+            "live view: \(request): 200, streaming", metadata: ["http.client": "\(context.remoteAddress.map { "\($0)" } ?? "")"])
         var h = HTTPHeaders()
         h.add(name: "Content-Type", value: type)
         h.add(name: "Cache-Control", value: "no-cache, no-store")
@@ -244,7 +258,8 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         _ status: HTTPResponseStatus, body: ByteBuffer, type: String, headers: HTTPHeaders = [:], keepAlive: Bool,
         _ context: ChannelHandlerContext
     ) {
-        server.hub.logger.debug("live view: \(request): \(status.code)", metadata: ["http.client": "\(context.remoteAddress.map { "\($0)" } ?? "")"])
+        server.hub.logger.debug(
+            "live view: \(request): \(status.code)", metadata: ["http.client": "\(context.remoteAddress.map { "\($0)" } ?? "")"])
         var h = headers
         h.add(name: "Content-Type", value: type)
         h.add(name: "Content-Length", value: String(body.readableBytes))

@@ -43,7 +43,9 @@ enum LiveViewPage {
           $("overlay").classList.remove("off");
           $("name").textContent = c.title || c.control;
           value = c.value;
-          $("value").textContent = (Math.round(c.value * 100) / 100) + (c.unit ? " " + c.unit : "");
+          // The control's own format ("%.1f×"), as `evcapture monitor` shows it.
+          const f = /%\\.(\\d)f/.exec(c.format || "");
+          $("value").textContent = f ? c.format.replace(f[0], c.value.toFixed(+f[1])) : String(Math.round(c.value * 100) / 100);
           if (typeof c.min === "number" && typeof c.max === "number") { $("slider").min = c.min; $("slider").max = c.max; }
           if (!sliding) $("slider").value = c.value;
         }

@@ -28,7 +28,10 @@ final class ServerCore: Sendable {
     let page: ByteBuffer
     let partTrailer: ByteBuffer
     let snapshotQuality: Int
-    init(settings: LiveViewSettings, hub: Hub, media: MediaDirectory, snapshotQuality: Int, input: @escaping @Sendable (LiveViewInput) -> Void) {
+    init(
+        settings: LiveViewSettings, hub: Hub, media: MediaDirectory, snapshotQuality: Int,
+        input: @escaping @Sendable (LiveViewInput) -> Void
+    ) {
         self.settings = settings
         self.hub = hub
         self.media = media
@@ -75,11 +78,13 @@ public final class LiveViewServer: Sendable {
         self.logger = logger
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let hub = Hub(loop: group.next(), maxClients: settings.maxClients, frames: hooks.frames, logger: logger)
-        hub.attach(PreviewFeed(source: hooks.frames, previewWidth: settings.previewWidth, quality: settings.previewQuality, logger: logger) {
-            [hub] frame in hub.publish(frame)
-        })
+        hub.attach(
+            PreviewFeed(source: hooks.frames, previewWidth: settings.previewWidth, quality: settings.previewQuality, logger: logger) {
+                [hub] frame in hub.publish(frame)
+            })
         core = ServerCore(
-            settings: settings, hub: hub, media: MediaDirectory(path: outputDirectory), snapshotQuality: snapshotQuality, input: hooks.input)
+            settings: settings, hub: hub, media: MediaDirectory(path: outputDirectory), snapshotQuality: snapshotQuality, input: hooks.input
+        )
     }
 
     /// Binds the listen address; throws when it cannot (in use, not an address of this host).

@@ -40,8 +40,8 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
-    /// Parses `127.0.0.1:8080`, `[::1]:8080`, `0.0.0.0:8443`, `localhost:8080`; nil with the
-    /// reason otherwise.
+    /// Parses `127.0.0.1:8080`, `[::1]:8080`, `0.0.0.0:8443`, `localhost:8080`; the reason
+    /// when it cannot.
     public static func parse(_ text: String) -> Result<ListenAddress, ListenAddressError> {
         var host: Substring
         let portText: Substring

@@ -81,12 +81,13 @@ public struct MediaDirectory: Sendable {
         JSONValue.object([
             (
                 "files",
-                .array(entries.map { e in
-                    .object([
-                        ("name", .string(e.name)), ("kind", .string(e.kind)), ("bytes", .int(Int64(e.bytes))),
-                        ("modified", .int(Int64(e.modified))),
-                    ])
-                })
+                .array(
+                    entries.map { e in
+                        .object([
+                            ("name", .string(e.name)), ("kind", .string(e.kind)), ("bytes", .int(Int64(e.bytes))),
+                            ("modified", .int(Int64(e.modified))),
+                        ])
+                    })
             )
         ]).encoded
     }

@@ -49,6 +49,28 @@ public func originAllowed(origin: String?, host: String?) -> Bool {
     return normalised(authority) == normalised(Substring(host.lowercased()))
 }
 
+/// Whether a request without credentials is addressed to this machine by a loopback name:
+/// `localhost` (or a name under it), 127.0.0.0/8 or `[::1]`, with any port. A server
+/// without credentials answers only those, so a web page whose own name an attacker points
+/// at 127.0.0.1 (DNS rebinding) gets nothing: its requests carry its own name in `Host`.
+/// No `Host` at all (an HTTP/1.0 client) comes from no browser, and passes.
+public func loopbackHostAllowed(_ host: String?) -> Bool {
+    guard let host else { return true }
+    var name = Substring(host.lowercased())
+    if name.hasPrefix("[") {
+        guard let close = name.firstIndex(of: "]") else { return false }
+        let rest = name[name.index(after: close)...]
+        guard rest.isEmpty || (rest.hasPrefix(":") && rest.dropFirst().allSatisfy(\.isNumber)) else { return false }
+        name = name[name.index(after: name.startIndex)..<close]
+    } else if let colon = name.lastIndex(of: ":") {
+        guard name[name.index(after: colon)...].allSatisfy(\.isNumber) else { return false }
+        name = name[..<colon]
+    }
+    if name == "localhost" || name.hasSuffix(".localhost") { return true }
+    guard !name.isEmpty else { return false }
+    return ListenAddress(host: String(name), port: 1).isLoopback
+}
+
 /// Base64 (RFC 4648, with padding) decoding for `Authorization: Basic`.
 enum Base64 {
     static func decode(_ text: Substring) -> [UInt8]? {

@@ -276,7 +276,9 @@ public actor MQTTClient {
         }
         if let birth = settings.birth { send(birth, m) }
         for a in settings.announcements { send(a, m) }
-        let dropped = outbox.withLock { o in defer { o.dropped = 0 }; return o.dropped }
+        let dropped = outbox.withLock { o in
+            defer { o.dropped = 0 }; return o.dropped
+        }
         logger.info("MQTT connected", metadata: ["mqtt.broker": "\(settings.broker)", "mqtt.client": "\(settings.clientID)"])
         onEvent(.connected(dropped: dropped))
         flush()
@@ -308,7 +310,8 @@ public actor MQTTClient {
         if let tls = tlsErrors.withLock({ $0.last }) {
             // Verification failures name what was checked, so the fix is plain.
             let against = settings.caFile.map { "the CA file \($0)" } ?? "the system's CA store"
-            reason = "TLS handshake failed: \(tls) (the broker's certificate is checked against \(against) and the host name \(settings.broker.host))"
+            reason =
+                "TLS handshake failed: \(tls) (the broker's certificate is checked against \(against) and the host name \(settings.broker.host))"
         }
         let delay = backoff.failed()
         if reason != lastFailure {

@@ -56,7 +56,8 @@ public struct MQTTBroker: Sendable, Hashable, CustomStringConvertible {
         if authority.hasSuffix("/") { authority = authority.dropLast() }
         guard !authority.contains("/"), !authority.contains("@"), !authority.contains("?") else {
             throw MQTTSettingsError(
-                "\"\(url)\" has a path, a query or a user part; only mqtt(s)://host:port is allowed (credentials go in username and password-file)")
+                "\"\(url)\" has a path, a query or a user part; only mqtt(s)://host:port is allowed (credentials go in username and password-file)"
+            )
         }
         var host: Substring
         var portText: Substring?
@@ -154,7 +155,8 @@ public struct MQTTConnectionSettings: Sendable, Hashable {
 
     public static func == (a: Self, b: Self) -> Bool {
         a.broker == b.broker && a.clientID == b.clientID && a.username == b.username && a.passwordFile == b.passwordFile
-            && a.caFile == b.caFile && a.keepalive == b.keepalive && a.birth == b.birth && a.will == b.will && a.announcements == b.announcements
+            && a.caFile == b.caFile && a.keepalive == b.keepalive && a.birth == b.birth && a.will == b.will
+            && a.announcements == b.announcements
             && a.subscriptions.map(\.topic) == b.subscriptions.map(\.topic) && a.subscriptions.map(\.qos) == b.subscriptions.map(\.qos)
             && a.offlineQueueLimit == b.offlineQueueLimit && a.initialBackoff == b.initialBackoff
             && a.maximumBackoff == b.maximumBackoff && a.connectTimeout == b.connectTimeout

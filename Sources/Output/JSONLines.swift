@@ -245,7 +245,18 @@ extension JSONLines {
             object(
                 event: "action", time: time,
                 [("action", .string("video"))] + origin(press: press, trigger: r.trigger)
-                    + [("file", .string(r.path)), ("frames", .int(Int64(r.frames)))] + frameTime(r.frameTime))
+                    + [("file", .string(r.path)), ("frames", .int(Int64(r.frames)))] + frameTime(r.frameTime)
+                    + [("format", .string(r.format.rawValue))] + (r.encoder.map { [("encoder", .string($0))] } ?? [])
+                    + [("duration", .double((r.duration * 1000).rounded() / 1000)), ("skipped", .int(Int64(r.skipped)))]
+                    + (r.undecodable > 0 ? [("undecodable", .int(Int64(r.undecodable)))] : [])
+                    + (r.stoppedBy.map { [("stopped", .string($0.code)), ("reason", .string($0.description))] } ?? []))
+        case .videoRecovered(let r):
+            object(
+                event: "action", time: time,
+                [
+                    ("action", .string("video-recovered")), ("file", .string(r.path)), ("frames", .int(Int64(r.frames))),
+                    ("format", .string(r.format.rawValue)), ("from", .string(r.temporaryName)),
+                ])
         case .hookFinished(let name, let result, let press):
             object(
                 event: "action", time: time,
@@ -257,11 +268,18 @@ extension JSONLines {
                 event: "action", time: time,
                 [("action", .string(action)), ("press", .int(Int64(press))), ("skipped", .string(reason))])
         case .failed(let failure, let press):
-            error(failure.description, time: time, extra: [("code", .string(failure.code))] + (press.map { origin(press: $0, trigger: nil) } ?? []))
+            error(
+                failure.description, time: time,
+                extra: [("code", .string(failure.code))] + (press.map { origin(press: $0, trigger: nil) } ?? []))
+        case .countdown, .countdownCancelled, .shot, .burstSaved, .timelapse:
+            boothLine(outcome, time: time)
         case .triggerReceived(let command, let trigger, let topic):
             object(
                 event: "action", time: time,
-                [("action", .string("trigger")), ("command", .string(command.rawValue)), ("trigger", .string(trigger)), ("topic", .string(topic))])
+                [
+                    ("action", .string("trigger")), ("command", .string(command.rawValue)), ("trigger", .string(trigger)),
+                    ("topic", .string(topic)),
+                ])
         }
     }
 }
@@ -278,18 +296,24 @@ extension ReadableLines {
     /// The readable line of an action's outcome, control characters escaped.
     public static func outcome(_ outcome: ActionOutcome, time: Timestamp) -> String {
         let t = pad(time.description, 12)
-        let line: String = switch outcome {
-        case .photoSaved(let r, let press):
-            "\(t) photo     \(r.path) (press \(press)" + (r.frameTime.map { ", frame \(Timestamp(microseconds: $0))" } ?? "") + ")"
-                + (r.trigger.map { " trigger \($0)" } ?? "")
-        case .videoStarted(let press, let trigger): "\(t) video     recording (press \(press))" + (trigger.map { " trigger \($0)" } ?? "")
-        case .videoSaved(let r, let press): "\(t) video     \(r.path), \(r.frames) frames (press \(press))"
-        case .hookFinished(let name, let result, let press): "\(t) hook      \(name): \(result) (press \(press))"
-        case .soundStarted(let file, let press): "\(t) sound     \(file) (press \(press))"
-        case .failed(let error, let press): "\(t) error     \(error)" + (press.map { " (press \($0))" } ?? "")
-        case .skipped(let action, let press, let reason): "\(t) skipped   \(action): \(reason) (press \(press))"
-        case .triggerReceived(let command, let trigger, let topic): "\(t) trigger   \(command.rawValue) trigger \(trigger) (\(topic))"
-        }
+        let line: String =
+            switch outcome {
+            case .photoSaved(let r, let press):
+                "\(t) photo     \(r.path) (press \(press)" + (r.frameTime.map { ", frame \(Timestamp(microseconds: $0))" } ?? "") + ")"
+                    + (r.trigger.map { " trigger \($0)" } ?? "")
+            case .videoStarted(let press, let trigger):
+                "\(t) video     recording (press \(press))" + (trigger.map { " trigger \($0)" } ?? "")
+            case .videoSaved(let r, let press):
+                "\(t) video     \(r.path), \(r.frames) frames (press \(press))"
+                    + (r.skipped > 0 ? ", \(r.skipped) skipped" : "") + (r.stoppedBy.map { ", stopped: \($0.code)" } ?? "")
+            case .videoRecovered(let r): "\(t) video     \(r.path), \(r.frames) frames, recovered from \(r.temporaryName)"
+            case .hookFinished(let name, let result, let press): "\(t) hook      \(name): \(result) (press \(press))"
+            case .soundStarted(let file, let press): "\(t) sound     \(file) (press \(press))"
+            case .failed(let error, let press): "\(t) error     \(error)" + (press.map { " (press \($0))" } ?? "")
+            case .skipped(let action, let press, let reason): "\(t) skipped   \(action): \(reason) (press \(press))"
+            case .countdown, .countdownCancelled, .shot, .burstSaved, .timelapse: "\(t) " + boothText(outcome)
+            case .triggerReceived(let command, let trigger, let topic): "\(t) trigger   \(command.rawValue) trigger \(trigger) (\(topic))"
+            }
         return escaped(line)
     }
 }

@@ -155,4 +155,3 @@ public final class LineWriter: Sendable {
         return done
     }
 }
-

@@ -63,7 +63,6 @@ extension SocketServer {
         return (fd, (UInt64(st.st_dev), UInt64(st.st_ino)))
     }
 
-
     static func withAddress<R>(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)

@@ -186,14 +186,18 @@ public final class SocketServer: Sendable {
                 if e == ECONNABORTED { continue }
                 if e == EMFILE || e == ENFILE {
                     // Out of descriptors: free the reserve, take the connection and close it.
-                    let reserve = state.withLock { s in defer { s.reserveFD = -1 }; return s.reserveFD }
+                    let reserve = state.withLock { s in
+                        defer { s.reserveFD = -1 }; return s.reserveFD
+                    }
                     guard reserve >= 0 else {
                         // Already used and not yet back: nothing left to accept with. The
                         // loop would spin; stop listening rather than that.
                         logger.error(
                             "socket: out of file descriptors and no reserve; no longer accepting clients",
                             metadata: ["socket.path": "\(path)", "error": "\(String(cString: strerror(e)))"])
-                        let token = state.withLock { s in defer { s.listenToken = nil }; return s.listenToken }
+                        let token = state.withLock { s in
+                            defer { s.listenToken = nil }; return s.listenToken
+                        }
                         if let token { loop.remove(token) }
                         return
                     }
@@ -267,7 +271,9 @@ public final class SocketServer: Sendable {
             // client, and reading it in a loop is what a flood would make us do.
             var scratch = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
             do {
-                let n = try retryingEINTR { withUnsafeMutableBytes(of: &scratch) { recv(fd, $0.baseAddress, min($0.count, Self.readLimit), Int32(MSG_DONTWAIT)) } }
+                let n = try retryingEINTR {
+                    withUnsafeMutableBytes(of: &scratch) { recv(fd, $0.baseAddress, min($0.count, Self.readLimit), Int32(MSG_DONTWAIT)) }
+                }
                 if n > 0 {
                     sent = n
                     gone = true
@@ -306,7 +312,7 @@ public final class SocketServer: Sendable {
                 }
                 guard n > 0 else { return false }
                 client.sent += n
-            } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+            } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
                 break
             } catch {
                 return false

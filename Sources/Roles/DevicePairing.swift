@@ -60,8 +60,10 @@ extension RoleClassifier {
                 for key in keys where result[s].roles[key] == nil {
                     result[s].roles[key] = RoleAssignment(role: .lightPress, source: .default, reason: why)
                 }
-                result[s].partners.append(DevicePartner(node: encoder.node, name: encoder.description.name, relation: .encoder, parent: parent))
-                result[e].partners.append(DevicePartner(node: push.node, name: push.description.name, relation: .pushSwitch, parent: parent))
+                result[s].partners.append(
+                    DevicePartner(node: encoder.node, name: encoder.description.name, relation: .encoder, parent: parent))
+                result[e].partners.append(
+                    DevicePartner(node: push.node, name: push.description.name, relation: .pushSwitch, parent: parent))
                 if push.kind == .other {
                     result[s].kind = .encoder
                     result[s].kindReason = why

@@ -47,7 +47,9 @@ public struct KnownDevice: Sendable, Hashable {
             roles: "dial,REL_DIAL=slider:counter,REL_WHEEL=ignore"),
         // The common aluminium STM32 USB volume knob: a KEY_VOLUMEUP/DOWN press per detent,
         // KEY_MUTE on push.
-        KnownDevice(match: .usb(vendor: 0x0483, product: 0x572d), requires: .volumeUp, product: "STMicroelectronics USB Volume Control", roles: "knob"),
+        KnownDevice(
+            match: .usb(vendor: 0x0483, product: 0x572d), requires: .volumeUp, product: "STMicroelectronics USB Volume Control",
+            roles: "knob"),
         // Bluetooth selfie remotes: they describe themselves as a whole keyboard but only send
         // KEY_VOLUMEUP (iOS button) and KEY_ENTER (Android button).
         KnownDevice(match: .bluetoothNamePrefix("AB Shutter3"), requires: .volumeUp, product: "AB Shutter3 remote", roles: "shutter"),

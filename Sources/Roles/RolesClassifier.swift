@@ -151,7 +151,9 @@ public enum RoleClassifier {
             captureKeys()
             for code in [EventCode.playCD, .pauseCD, .playPause] { set(code, .primary, "headset play/pause key") }
         case .shutter:
-            for code in [EventCode.volumeUp, .volumeDown, .enter, .kpEnter, .space, .pageUp, .pageDown, .camera, .playPause, .btn0, .btnLeft] {
+            for code in [
+                EventCode.volumeUp, .volumeDown, .enter, .kpEnter, .space, .pageUp, .pageDown, .camera, .playPause, .btn0, .btnLeft,
+            ] {
                 set(code, .primary, "remote shutter key")
             }
             set(.cameraFocus, .lightPress, "camera focus (half press) key")

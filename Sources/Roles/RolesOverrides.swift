@@ -170,7 +170,7 @@ public struct RoleOverrides: Sendable, Hashable {
 extension StringProtocol {
     fileprivate func trimmingWhitespace() -> Substring {
         guard let first = firstIndex(where: { !$0.isWhitespace }),
-              let last = lastIndex(where: { !$0.isWhitespace })
+            let last = lastIndex(where: { !$0.isWhitespace })
         else { return "" }
         return Substring(self[first...last])
     }

@@ -288,7 +288,8 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
         while let e = entry {
             defer { entry = udev_list_entry_get_next(e) }
             guard let path = udev_list_entry_get_name(e),
-                  let dev = udev_device_new_from_syspath(udev, path) else { continue }
+                let dev = udev_device_new_from_syspath(udev, path)
+            else { continue }
             defer { udev_device_unref(dev) }
             if let record = record(dev, readAttributes: true) {
                 result.append((nodeNumber(record.sysname), Device(record)))
@@ -309,8 +310,8 @@ public final class UdevMonitor<Device: UdevDeviceKind>: Sendable {
     /// A node of the wanted kind (sysname prefix and a device node), or nil.
     private static func record(_ dev: OpaquePointer, readAttributes: Bool) -> UdevRecord? {
         guard let sysname = udev_device_get_sysname(dev).map({ String(cString: $0) }),
-              sysname.hasPrefix(Device.sysnamePrefix),
-              let syspath = udev_device_get_syspath(dev).map({ String(cString: $0) })
+            sysname.hasPrefix(Device.sysnamePrefix),
+            let syspath = udev_device_get_syspath(dev).map({ String(cString: $0) })
         else { return nil }
         var properties: [String: String] = [:]
         var entry = udev_device_get_properties_list_entry(dev)

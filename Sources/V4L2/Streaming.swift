@@ -268,7 +268,7 @@ public final class VideoCaptureStream {
             let dequeued: Bool
             do {
                 dequeued = try retryingEINTR { evc_ioctl(fd, EVC_VIDIOC_DQBUF, &buf) } == 0
-            } catch where error.errno == EAGAIN {
+            } catch  where error.errno == EAGAIN {
                 dequeued = false
             } catch {
                 throw StreamingError.fromErrno(error.errno, "VIDIOC_DQBUF on \(path)")
@@ -418,6 +418,8 @@ public final class VideoCaptureStream {
     }
 
     private func ioctlRetrying<T>(_ request: UInt, _ arg: inout T, _ name: String) throws(StreamingError) {
-        do { _ = try retryingEINTR { evc_ioctl(fd, request, &arg) } } catch { throw StreamingError.fromErrno(error.errno, "\(name) on \(path)") }
+        do { _ = try retryingEINTR { evc_ioctl(fd, request, &arg) } } catch {
+            throw StreamingError.fromErrno(error.errno, "\(name) on \(path)")
+        }
     }
 }

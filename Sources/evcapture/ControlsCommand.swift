@@ -9,6 +9,7 @@ import Actions
 import Output
 import ConfigFile
 import LibcameraCamera
+import Movie
 #endif
 
 /// `evcapture controls [--camera DEV] [--json]`
@@ -17,7 +18,8 @@ struct ControlsCommand: ParsableCommand {
         commandName: "controls",
         abstract: "List the camera's controls and which system control binds to which.")
 
-    @Option(name: .long, help: "The camera: /dev/videoN or a /dev/v4l/by-id/… link (default: the first camera with zoom or exposure controls).")
+    @Option(
+        name: .long, help: "The camera: /dev/videoN or a /dev/v4l/by-id/… link (default: the first camera with zoom or exposure controls).")
     var camera: String?
 
     @Flag(name: .long, help: "One JSON line (event \"controls\") on stdout.")
@@ -35,6 +37,8 @@ struct ControlsCommand: ParsableCommand {
         } else {
             print(report.text)
             print(LibcameraReport.text(Libcamera.start()))
+            // The default video settings (`evcapture check-config FILE` says it for a config).
+            print(VideoFormat.mp4.report(H264Settings()))
         }
         if error != nil, camera != nil { throw ExitCode.failure }
     }

@@ -11,7 +11,9 @@ struct Evcapture: AsyncParsableCommand {
         commandName: "evcapture",
         abstract: "Turn buttons and knobs into camera capture events and camera control changes.",
         version: "0.1.0",
-        subcommands: [RunCommand.self, DevicesCommand.self, ControlsCommand.self, ReplayCommand.self, MonitorCommand.self, CheckConfigCommand.self])
+        subcommands: [
+            RunCommand.self, DevicesCommand.self, ControlsCommand.self, ReplayCommand.self, MonitorCommand.self, CheckConfigCommand.self,
+        ])
 
     /// ArgumentParser's `main`, after turning transparent huge pages off while this is still
     /// the only thread (see `disableTransparentHugePages`).

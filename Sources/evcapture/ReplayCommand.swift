@@ -60,7 +60,9 @@ struct ReplayCommand: ParsableCommand {
                 for trigger in ActionTrigger.triggers(for: capture, time: 0) {
                     for action in actions.planned(for: trigger) {
                         let skipped = ActionOutcome.skipped(action, press: trigger.press, reason: "replay runs no actions")
-                        out += (json ? JSONLines.outcome(skipped, time: capture.time) : ReadableLines.outcome(skipped, time: capture.time)) + "\n"
+                        out +=
+                            (json ? JSONLines.outcome(skipped, time: capture.time) : ReadableLines.outcome(skipped, time: capture.time))
+                            + "\n"
                     }
                 }
             }
@@ -94,4 +96,3 @@ enum ReplayControls {
             camera: backend, configuration: config.daemon.controlsConfiguration, controls: config.daemon.controls)
     }
 }
-

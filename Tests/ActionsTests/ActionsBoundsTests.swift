@@ -73,7 +73,8 @@ extension ActionsBoundsTests {
     @Test func onlyPressesThatStartedAVideoQueueAStop() async {
         let log = OutcomeLog()
         let runner = ActionRunner(
-            configuration: ActionsConfiguration(capture: nil, bindings: [.primary: ActionBinding(photoOn: nil, videoOnLongPress: true)], sound: .off),
+            configuration: ActionsConfiguration(
+                capture: nil, bindings: [.primary: ActionBinding(photoOn: nil, videoOnLongPress: true)], sound: .off),
             logger: testLogger, onOutcome: log.add)
         for press in 1...10_000 { runner.handle(trigger(.ended, press: UInt64(press))) }
         #expect(runner.videoCommandsQueued.load(ordering: .relaxed) == 0)

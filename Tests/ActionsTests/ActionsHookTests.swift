@@ -8,8 +8,6 @@ import Evdev
 import V4L2
 import LinuxIO
 
-
-
 func trigger(_ kind: ActionTrigger.Kind = .click, device: String = "AB Shutter3", press: UInt64 = 7) -> ActionTrigger {
     ActionTrigger(
         kind: kind, action: .primary, button: "KEY_VOLUMEUP", deviceName: device, deviceNode: "/dev/input/event5",
@@ -58,7 +56,8 @@ func parseEnv(_ output: String) -> [String: String] {
         let hook = ExecHook(argv: ["printf", "%s|%s\\n", "arg:\(evil)", "$EVCAPTURE_DEVICE"], on: [.began])
         let outcome = try await hook.run(for: trigger(.began, device: evil), logger: testLogger).get()
         #expect(outcome.output == "arg:\(evil)|$EVCAPTURE_DEVICE\n")
-        let env = parseEnv(try await ExecHook(argv: ["env"], on: [.began]).run(for: trigger(.began, device: evil), logger: testLogger).get().output)
+        let env = parseEnv(
+            try await ExecHook(argv: ["env"], on: [.began]).run(for: trigger(.began, device: evil), logger: testLogger).get().output)
         #expect(env["EVCAPTURE_DEVICE"] == evil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty, "nothing was executed")
     }

@@ -7,7 +7,6 @@ import Capture
 import Evdev
 import LinuxIO
 
-
 /// A YUYV test image: a horizontal luma ramp, chroma varying by row; rows padded to `stride`.
 func yuyvImage(width: Int, height: Int, stride rowBytes: Int, shade: Int = 0) -> [UInt8] {
     var bytes = [UInt8](repeating: 0x55, count: rowBytes * height)
@@ -191,8 +190,9 @@ func fourCC(_ b: [UInt8], _ o: Int) -> String { String(decoding: b[o..<o + 4], a
 
     static let ffprobe = ["/usr/bin/ffprobe", "/usr/local/bin/ffprobe"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    @Test(.enabled(if: ffprobe != nil, "ffprobe is not installed (apt-get install ffmpeg); skipping the ffprobe check"),
-          arguments: [(12, 15.0, "15/1"), (9, 29.97, "30000/1001")])
+    @Test(
+        .enabled(if: ffprobe != nil, "ffprobe is not installed (apt-get install ffmpeg); skipping the ffprobe check"),
+        arguments: [(12, 15.0, "15/1"), (9, 29.97, "30000/1001")])
     func ffprobeReadsFrameCountAndRate(frames: Int, fps: Double, expectedRate: String) throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -212,8 +212,10 @@ struct FFprobe {
     static func run(_ ffprobe: String, _ path: String) throws -> FFprobe {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: ffprobe)
-        p.arguments = ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
-                       "stream=codec_name,width,height,nb_read_frames,r_frame_rate", "-of", "json", path]
+        p.arguments = [
+            "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+            "stream=codec_name,width,height,nb_read_frames,r_frame_rate", "-of", "json", path,
+        ]
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err

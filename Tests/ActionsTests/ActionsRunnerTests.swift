@@ -3,7 +3,6 @@ import Foundation
 import Synchronization
 import Testing
 
-
 /// Collects what the runner reports.
 final class OutcomeLog: Sendable {
     private let items = Mutex<[ActionOutcome]>([])

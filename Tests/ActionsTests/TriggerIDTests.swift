@@ -5,20 +5,25 @@ import Testing
 @Suite struct TriggerIDTests {
     @Test func theTriggerTokenIsTheIDOrThePress() throws {
         let pattern = try FileNamePattern("{trigger}-{kind}.jpg")
-        #expect(pattern.name(time: 0, press: 3, action: .primary, kind: "photo", trigger: "cam-1-1764000000123-3") == "cam-1-1764000000123-3-photo.jpg")
+        #expect(
+            pattern.name(time: 0, press: 3, action: .primary, kind: "photo", trigger: "cam-1-1764000000123-3")
+                == "cam-1-1764000000123-3-photo.jpg")
         #expect(pattern.name(time: 0, press: 3, action: .primary, kind: "photo") == "press3-photo.jpg")
         #expect(throws: FileNamePattern.PatternError.self) { try FileNamePattern("{trig}.jpg") }
     }
 
     @Test func hooksSeeTheTriggerID() {
-        var t = ActionTrigger(kind: .photo, action: nil, button: "", deviceName: "mqtt", deviceNode: "evcapture/all/trigger", press: 0, time: 1)
+        var t = ActionTrigger(
+            kind: .photo, action: nil, button: "", deviceName: "mqtt", deviceNode: "evcapture/all/trigger", press: 0, time: 1)
         #expect(t.environment["EVCAPTURE_TRIGGER"] == nil)
         t.triggerID = "take-12"
         #expect(t.environment["EVCAPTURE_TRIGGER"] == "take-12")
     }
 
     func trigger(press: UInt64, id: String?) -> ActionTrigger {
-        ActionTrigger(kind: .ended, action: .primary, button: "KEY_VOLUMEDOWN", deviceName: "d", deviceNode: "/n", press: press, time: 1, triggerID: id)
+        ActionTrigger(
+            kind: .ended, action: .primary, button: "KEY_VOLUMEDOWN", deviceName: "d", deviceNode: "/n", press: press, time: 1,
+            triggerID: id)
     }
 
     @Test func aStopEndsOnlyItsOwnRecording() {

@@ -19,10 +19,13 @@ import V4L2
     @Test func pathFromTheEnvironment() {
         #expect(ControlStateFile(environment: ["XDG_STATE_HOME": "/x/state", "HOME": "/home/u"])?.path == "/x/state/evcapture/state.json")
         #expect(ControlStateFile(environment: ["HOME": "/home/u"])?.path == "/home/u/.local/state/evcapture/state.json")
-        #expect(ControlStateFile(environment: ["XDG_STATE_HOME": "relative", "HOME": "/h"])?.path == "/h/.local/state/evcapture/state.json")
+        #expect(
+            ControlStateFile(environment: ["XDG_STATE_HOME": "relative", "HOME": "/h"])?.path == "/h/.local/state/evcapture/state.json")
         #expect(ControlStateFile(environment: [:]) == nil)
         // systemd's StateDirectory= wins: ProtectHome= hides $HOME from the service
-        #expect(ControlStateFile(environment: ["STATE_DIRECTORY": "/var/lib/evcapture", "HOME": "/home/u"])?.path == "/var/lib/evcapture/state.json")
+        #expect(
+            ControlStateFile(environment: ["STATE_DIRECTORY": "/var/lib/evcapture", "HOME": "/home/u"])?.path
+                == "/var/lib/evcapture/state.json")
         #expect(ControlStateFile(environment: ["STATE_DIRECTORY": "/var/lib/a:/var/lib/b"])?.path == "/var/lib/a/state.json")
     }
 
@@ -77,7 +80,9 @@ import V4L2
     @Test func stateDirectoryComesFirst() {
         let env = ["STATE_DIRECTORY": "/var/lib/evcapture", "XDG_STATE_HOME": "/home/u/.local/state", "HOME": "/home/u"]
         #expect(ControlStateFile(environment: env)?.path == "/var/lib/evcapture/state.json")
-        #expect(ControlStateFile(environment: ["STATE_DIRECTORY": "/var/lib/evcapture:/var/lib/other"])?.path == "/var/lib/evcapture/state.json")
+        #expect(
+            ControlStateFile(environment: ["STATE_DIRECTORY": "/var/lib/evcapture:/var/lib/other"])?.path == "/var/lib/evcapture/state.json"
+        )
         #expect(ControlStateFile(environment: ["STATE_DIRECTORY": "", "HOME": "/h"])?.path == "/h/.local/state/evcapture/state.json")
     }
 

@@ -244,7 +244,9 @@ import Testing
         bias2.name = "ev2"
         #expect(!c.canAddControl(bias2))
         // Same name twice.
-        #expect(throws: ControlsConfigurationError.duplicateName("zoom")) { try c.addControl(try Control.systemZoomSlider(camera: other), at: at(0)) }
+        #expect(throws: ControlsConfigurationError.duplicateName("zoom")) {
+            try c.addControl(try Control.systemZoomSlider(camera: other), at: at(0))
+        }
     }
 
     @Test func configurationAppliesAtCommit() {

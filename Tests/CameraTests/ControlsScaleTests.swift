@@ -59,12 +59,14 @@ import Testing
     }
 
     @Test func zoomMappingIsFactorOfTheMinimum() {
-        let map = ZoomMapping(CameraControlInfo(id: .zoomAbsolute, name: "zoom_absolute", minimum: 100, maximum: 500, defaultValue: 100, value: 100))
+        let map = ZoomMapping(
+            CameraControlInfo(id: .zoomAbsolute, name: "zoom_absolute", minimum: 100, maximum: 500, defaultValue: 100, value: 100))
         #expect(map.scale == .continuous(range: 1...5, prominentValues: [2, 3, 4]))
         #expect(map.factor(raw: 108) == 1.08)
         #expect(map.raw(factor: 1.08) == 108)
         #expect(map.raw(factor: 9) == 500)
-        let stepped = ZoomMapping(CameraControlInfo(id: .zoomAbsolute, name: "z", minimum: 10, maximum: 40, step: 5, defaultValue: 10, value: 10))
+        let stepped = ZoomMapping(
+            CameraControlInfo(id: .zoomAbsolute, name: "z", minimum: 10, maximum: 40, step: 5, defaultValue: 10, value: 10))
         #expect(stepped.raw(factor: 1.3) == 15)  // 13 rounds to the step of 5
         let zeroMin = ZoomMapping(CameraControlInfo(id: .zoomAbsolute, name: "z", minimum: 0, maximum: 300, defaultValue: 0, value: 0))
         #expect(zeroMin.factor(raw: 0) == 1)

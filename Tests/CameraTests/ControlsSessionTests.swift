@@ -40,7 +40,9 @@ import Testing
         // An integer menu in 0.001 EV, as V4L2_CID_AUTO_EXPOSURE_BIAS drivers report it.
         let menu: [Int64: String] = [0: "-2000", 1: "-1000", 2: "0", 3: "1000", 4: "2000"]
         let cam = FakeCamera(controls: [
-            CameraControlInfo(id: .autoExposureBias, name: "auto_exposure_bias", kind: .integerMenu, minimum: 0, maximum: 4, defaultValue: 2, value: 2, menu: menu)
+            CameraControlInfo(
+                id: .autoExposureBias, name: "auto_exposure_bias", kind: .integerMenu, minimum: 0, maximum: 4, defaultValue: 2, value: 2,
+                menu: menu)
         ])
         let s = ControlsSession()
         _ = try s.addControl(try Control.systemExposureBiasSlider(camera: cam), at: at(0))
@@ -56,7 +58,9 @@ import Testing
     }
 
     @Test func cameraWithoutZoomOrExposureGetsNoDefaultControls() {
-        let cam = FakeCamera(controls: [CameraControlInfo(id: .brightness, name: "brightness", minimum: 0, maximum: 255, defaultValue: 128, value: 128)])
+        let cam = FakeCamera(controls: [
+            CameraControlInfo(id: .brightness, name: "brightness", minimum: 0, maximum: 255, defaultValue: 128, value: 128)
+        ])
         #expect(Control.defaultControls(camera: cam).isEmpty)
         #expect(throws: CameraError.self) { try Control.systemZoomSlider(camera: cam) }
         #expect(throws: CameraError.self) { try Control.systemExposureBiasSlider(camera: cam) }
@@ -66,7 +70,8 @@ import Testing
     /// only when `auto_exposure` offers manual mode (index 1) and there is an exposure time.
     @Test func exposureBiasMethodIsDecidedOnce() throws {
         func info(_ id: CameraControlID, menu: [Int64: String] = [:]) -> CameraControlInfo {
-            CameraControlInfo(id: id, name: "\(id)", kind: menu.isEmpty ? .integer : .menu, minimum: 0, maximum: 3, defaultValue: 0, value: 0, menu: menu)
+            CameraControlInfo(
+                id: id, name: "\(id)", kind: menu.isEmpty ? .integer : .menu, minimum: 0, maximum: 3, defaultValue: 0, value: 0, menu: menu)
         }
         let bias = info(.autoExposureBias, menu: [0: "-1000", 1: "0", 2: "1000"])
         let time = info(.exposureAbsolute)
@@ -93,7 +98,8 @@ import Testing
         _ = s.addDefaultControls(camera: cam, at: at(0))
         cam.state.withLock { $0.removeAll { $0.id == .zoomAbsolute } }  // the camera lost its zoom
         let e = s.handle(.slide(1), at: at(1))
-        #expect(e.contains { if case .error(let err, "zoom", _) = $0 { err.code == CameraError.Code.noSuchControl.rawValue } else { false } })
+        #expect(
+            e.contains { if case .error(let err, "zoom", _) = $0 { err.code == CameraError.Code.noSuchControl.rawValue } else { false } })
         #expect(values(e).isEmpty)
     }
 
@@ -101,7 +107,8 @@ import Testing
         let (stream, sink) = AsyncStream<Double>.makeStream()
         let action = ControlAction { sink.yield($0) }
         let s = ControlsSession()
-        _ = try! s.addControl(.slider(name: "iso", title: "ISO", symbolName: "i", values: [100, 200, 400, 800], value: 100, action: action), at: at(0))
+        _ = try! s.addControl(
+            .slider(name: "iso", title: "ISO", symbolName: "i", values: [100, 200, 400, 800], value: 100, action: action), at: at(0))
         _ = s.handle(.slide(1), at: at(0))
         _ = s.handle(.slide(1), at: at(0.1))
         _ = s.controlValueChangedExternally(named: "iso", to: 100, at: at(0.2))  // not a person: no action

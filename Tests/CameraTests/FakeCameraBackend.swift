@@ -30,11 +30,17 @@ final class FakeCamera: CameraBackend {
     }
 
     static func uvc(identity: String = "fake", zoom: ClosedRange<Int64> = 100...500) -> FakeCamera {
-        FakeCamera(identity: identity, controls: [
-            CameraControlInfo(id: .zoomAbsolute, name: "zoom_absolute", minimum: zoom.lowerBound, maximum: zoom.upperBound, defaultValue: zoom.lowerBound, value: zoom.lowerBound),
-            CameraControlInfo(id: .exposureAuto, name: "auto_exposure", kind: .menu, minimum: 0, maximum: 1, defaultValue: 0, value: 0, menu: [0: "Auto Mode", 1: "Manual Mode"]),
-            CameraControlInfo(id: .exposureAbsolute, name: "exposure_time_absolute", minimum: 3, maximum: 2047, defaultValue: 250, value: 250),
-        ])
+        FakeCamera(
+            identity: identity,
+            controls: [
+                CameraControlInfo(
+                    id: .zoomAbsolute, name: "zoom_absolute", minimum: zoom.lowerBound, maximum: zoom.upperBound,
+                    defaultValue: zoom.lowerBound, value: zoom.lowerBound),
+                CameraControlInfo(
+                    id: .exposureAuto, name: "auto_exposure", kind: .menu, minimum: 0, maximum: 1, defaultValue: 0, value: 0,
+                    menu: [0: "Auto Mode", 1: "Manual Mode"]),
+                CameraControlInfo(
+                    id: .exposureAbsolute, name: "exposure_time_absolute", minimum: 3, maximum: 2047, defaultValue: 250, value: 250),
+            ])
     }
 }
-

@@ -5,7 +5,6 @@ import V4L2
 @testable import Camera
 import Capture
 
-
 @Suite struct RestoreBudgetTests {
     let zoom = ControlID(0x009a_090d)
     let exposure = ControlID(0x009a_0902)
@@ -18,7 +17,8 @@ import Capture
     @Test func allowsTheLimitWithinTheWindowThenGivesWay() {
         var budget = RestoreBudget(limit: 3, window: .seconds(2))
         // a refusal is not a restore: it does not push the window on
-        #expect(answers(&budget, zoom, [0, 100, 200, 300, 1_999, 2_000, 2_050, 2_100]) == [true, true, true, false, false, true, false, true])
+        #expect(
+            answers(&budget, zoom, [0, 100, 200, 300, 1_999, 2_000, 2_050, 2_100]) == [true, true, true, false, false, true, false, true])
     }
 
     @Test func eachControlHasItsOwnBudget() {

@@ -6,7 +6,6 @@ import Testing
 import Camera
 import V4L2
 
-
 private func changes(_ events: [ControlsEvent]) -> [ControlValueChange] {
     events.compactMap { if case .value(let v) = $0 { v } else { nil } }
 }
@@ -62,9 +61,10 @@ private func changes(_ events: [ControlsEvent]) -> [ControlValueChange] {
         // Back to 0: the base exposure, then auto again.
         #expect(changes(s.handle(.slide(-4), at: at(1.2))).map(\.raw) == [250])
         #expect(try cam.value(of: .exposureAuto) == 0)
-        #expect(cam.setLog.map { "\($0.id == .exposureAuto ? "auto" : "time")=\($0.value)" } == [
-            "auto=1", "time=500", "time=630", "time=250", "auto=0",
-        ])
+        #expect(
+            cam.setLog.map { "\($0.id == .exposureAuto ? "auto" : "time")=\($0.value)" } == [
+                "auto=1", "time=500", "time=630", "time=250", "auto=0",
+            ])
         // The base is the exposure when the bias leaves 0; the camera clamps large results.
         cam.changeExternally(.exposureAbsolute, to: 1500)
         #expect(changes(s.handle(.slide(6), at: at(2))).map(\.raw) == [2047])
@@ -109,6 +109,7 @@ private func changes(_ events: [ControlsEvent]) -> [ControlValueChange] {
 /// uvcvideo's rounding rule, checked through the simulator with a custom step.
 enum SimCameraStepCheck {
     static func rounded(_ v: Int64, min: Int64, max: Int64, step: Int64) -> Int64 {
-        SimCamera.clampedAndRounded(v, CameraControlInfo(id: .zoomAbsolute, name: "z", minimum: min, maximum: max, step: step, defaultValue: min, value: min))
+        SimCamera.clampedAndRounded(
+            v, CameraControlInfo(id: .zoomAbsolute, name: "z", minimum: min, maximum: max, step: step, defaultValue: min, value: min))
     }
 }

@@ -224,14 +224,18 @@ import Testing
         #expect(run(clicks, settings: wide)[7] == "1200ms ended primary KEY_VOLUMEDOWN #4 double-click")
         #expect(
             run(
-                [.start(0), .down("gpio", .volumeDown, 0), .up("gpio", .volumeDown, 50), .down("headset", .playCD, 100),
-                 .up("headset", .playCD, 150)], settings: on
+                [
+                    .start(0), .down("gpio", .volumeDown, 0), .up("gpio", .volumeDown, 50), .down("headset", .playCD, 100),
+                    .up("headset", .playCD, 150),
+                ], settings: on
             ).last == "150ms ended primary KEY_PLAYCD #2 sound click")
         // A quick second press held past the threshold is a long press, not a double click.
         #expect(
             run(
-                [.start(0), .down("gpio", .volumeDown, 0), .up("gpio", .volumeDown, 50), .down("gpio", .volumeDown, 100),
-                 .up("gpio", .volumeDown, 900)], settings: on
+                [
+                    .start(0), .down("gpio", .volumeDown, 0), .up("gpio", .volumeDown, 50), .down("gpio", .volumeDown, 100),
+                    .up("gpio", .volumeDown, 900),
+                ], settings: on
             ).suffix(2) == ["600ms held primary KEY_VOLUMEDOWN #2 long-press", "900ms ended primary KEY_VOLUMEDOWN #2"])
     }
 

@@ -16,9 +16,11 @@ import Testing
     }
 
     func slides(_ decoder: inout SliderDecoder, _ values: [Int32]) -> [Int] {
-        values.map { v in decoder.decode(frame(0, (.relDial, v))).reduce(0) { sum, input in
-            if case .slide(let d) = input { sum + d } else { sum }
-        } }
+        values.map { v in
+            decoder.decode(frame(0, (.relDial, v))).reduce(0) { sum, input in
+                if case .slide(let d) = input { sum + d } else { sum }
+            }
+        }
     }
 
     @Test func theFirstValueOnlySetsTheReference() throws {

@@ -22,7 +22,8 @@ import Testing
     }
 
     @Test func hiResWheelAccumulates120PerDetentAndLowResIsIgnored() {
-        var wheel = SliderDecoder(profile: profile("huion", codes: [.relWheel, .relWheelHiRes, .btn0], roles: [.relWheel: slider, .relWheelHiRes: slider]))
+        var wheel = SliderDecoder(
+            profile: profile("huion", codes: [.relWheel, .relWheelHiRes, .btn0], roles: [.relWheel: slider, .relWheelHiRes: slider]))
         #expect(wheel.relativeUnits == [EventCode.relWheelHiRes.code: 120])
         // The kernel's order: REL_WHEEL then REL_WHEEL_HI_RES in one frame — one detent.
         #expect(wheel.decode(frame(0, (.relWheel, 1), (.relWheelHiRes, 120))) == [.slide(1)])
@@ -50,7 +51,8 @@ import Testing
     @Test func knobKeysStepOnPressOnly() {
         let up = RoleAssignment(role: .slider, source: .udev, reason: "EVCAPTURE_ROLE=knob", step: 1)
         let down = RoleAssignment(role: .slider, source: .udev, reason: "EVCAPTURE_ROLE=knob", step: -1)
-        var knob = SliderDecoder(profile: profile("knob", codes: [.volumeUp, .volumeDown, .mute], roles: [.volumeUp: up, .volumeDown: down, .mute: lightPress]))
+        var knob = SliderDecoder(
+            profile: profile("knob", codes: [.volumeUp, .volumeDown, .mute], roles: [.volumeUp: up, .volumeDown: down, .mute: lightPress]))
         #expect(knob.decode(frame(0, (.volumeUp, 1))) == [.slide(1)])
         #expect(knob.decode(frame(0, (.volumeUp, 2))).isEmpty)  // autorepeat
         #expect(knob.decode(frame(0, (.volumeUp, 0))).isEmpty)  // release
@@ -60,7 +62,8 @@ import Testing
 
     @Test func absoluteRotaryAxisWrapsTheShortWay() {
         let axis = EventCode.abs(0)
-        var rotary = SliderDecoder(profile: profile("rotary-abs", codes: [axis], roles: [axis: slider], absInfo: [0: AbsInfo(value: 22, minimum: 0, maximum: 23)]))
+        var rotary = SliderDecoder(
+            profile: profile("rotary-abs", codes: [axis], roles: [axis: slider], absInfo: [0: AbsInfo(value: 22, minimum: 0, maximum: 23)]))
         #expect(rotary.decode(frame(0, (axis, 23))) == [.slide(1)])
         #expect(rotary.decode(frame(0, (axis, 0))) == [.slide(1)])  // rollover 23 → 0
         #expect(rotary.decode(frame(0, (axis, 1))) == [.slide(1)])
@@ -70,7 +73,8 @@ import Testing
     }
 
     @Test func slidesInOneFrameAreSummedAndOrderIsKept() {
-        var dial = SliderDecoder(profile: profile("d", codes: [.relDial, .relX, .btn0], roles: [.relDial: slider, .relX: slider, .btn0: lightPress]))
+        var dial = SliderDecoder(
+            profile: profile("d", codes: [.relDial, .relX, .btn0], roles: [.relDial: slider, .relX: slider, .btn0: lightPress]))
         #expect(dial.decode(frame(0, (.relDial, 1), (.relX, 2), (.btn0, 1), (.relDial, -1))) == [.slide(3), .lightPress, .slide(-1)])
     }
 
@@ -80,7 +84,8 @@ import Testing
     @Test func hiResAndLowResWheelNeverDoubleCount() {
         var rng = SeededRandom(seed: 42)
         for _ in 0..<500 {
-            var decoder = SliderDecoder(profile: profile("wheel", codes: [.relWheel, .relWheelHiRes], roles: [.relWheel: slider, .relWheelHiRes: slider]))
+            var decoder = SliderDecoder(
+                profile: profile("wheel", codes: [.relWheel, .relWheelHiRes], roles: [.relWheel: slider, .relWheelHiRes: slider]))
             var kernelAcc = 0
             var lowResTotal = 0
             var decoded = 0

@@ -49,6 +49,7 @@ import Testing
         let camera = profile("camera-key", codes: [.camera], roles: [.camera: ignored])
         #expect(launch.delivery(for: camera) == .keys([.camera]))
         #expect(always.delivery(for: camera) == EventDelivery.none)
-        #expect(SessionPolicy(mode: .launch, launchButton: .volumeDown).delivery(for: camera) == EventDelivery.none, "another launch button")
+        #expect(
+            SessionPolicy(mode: .launch, launchButton: .volumeDown).delivery(for: camera) == EventDelivery.none, "another launch button")
     }
 }

@@ -62,13 +62,16 @@ import Camera
         ),
         (
             "# top\n\n[camra]\nx = 1\n",
-            "bad.toml:3: unknown key \"camra\" (known: capture, devices, camera, output, handlers, hooks, sound, socket, controls, session, mqtt, http)"
+            "bad.toml:3: unknown key \"camra\" (known: capture, devices, camera, output, handlers, hooks, sound, socket, controls, session, mqtt, http, outputs)"
         ),
         (
             "# top\n\n[camera]\nx = 1\n",
             "bad.toml:4: unknown key \"x\" in [camera] (known: device, capture-device, external-changes, width, height, stream, photo-frame, pre-roll, ring-seconds, ring-memory, idle-stop, fps, backend, libcamera-camera)"
         ),
-        ("[camera]\nexternal-changes = \"ignore\"\n", "bad.toml:2: camera.external-changes must be \"follow\" or \"restore\", not \"ignore\""),
+        (
+            "[camera]\nexternal-changes = \"ignore\"\n",
+            "bad.toml:2: camera.external-changes must be \"follow\" or \"restore\", not \"ignore\""
+        ),
         ("[output]\njpeg-quality = 101\n", "bad.toml:2: output.jpeg-quality must be between 1 and 100, not 101"),
         ("[session]\nmode = \"manual\"\n", "bad.toml:2: session.mode must be one of \"always\", \"launch\", not \"manual\""),
         ("[session]\nlaunch-button = \"REL_X\"\n", "bad.toml:2: session.launch-button must be a key name like KEY_CAMERA, not \"REL_X\""),
@@ -76,7 +79,10 @@ import Camera
         ("[camera]\nstream = \"sometimes\"\n", "bad.toml:2: camera.stream must be one of \"always\", \"on-press\", not \"sometimes\""),
         ("[camera]\nphoto-frame = \"click\"\n", "bad.toml:2: camera.photo-frame must be one of \"press\", \"release\", not \"click\""),
         ("[camera]\npre-roll = -0.5\n", "bad.toml:2: camera.pre-roll must be 0 and at most 3600 seconds, not -0.5"),
-        ("[camera]\nring-seconds = 1\npre-roll = 1.5\n", "bad.toml:3: camera.pre-roll must be at most camera.ring-seconds (1.0): the ring keeps no more"),
+        (
+            "[camera]\nring-seconds = 1\npre-roll = 1.5\n",
+            "bad.toml:3: camera.pre-roll must be at most camera.ring-seconds (1.0): the ring keeps no more"
+        ),
         ("[camera]\nring-memory = 3\n", "bad.toml:2: camera.ring-memory must be between 4 and 4096, not 3"),
         ("[camera]\nring-memory = 4097\n", "bad.toml:2: camera.ring-memory must be between 4 and 4096, not 4097"),
         ("[camera]\nidle-stop = 0\n", "bad.toml:2: camera.idle-stop must be more than 0 and at most 3600 seconds, not 0"),
@@ -96,32 +102,71 @@ import Camera
             "[[hooks]]\nargv = [\"/bin/true\"]\n\n[[hooks]]\nname = \"log\"\nargv = \"echo $EVCAPTURE_FILE >> /tmp/log\"\n",
             "bad.toml:6: hooks[1].argv must be a list of strings, not \"echo $EVCAPTURE_FILE >> /tmp/log\": a hook runs a program without a shell; write argv = [\"/bin/sh\", \"-c\", \"echo $EVCAPTURE_FILE >> /tmp/log\"] (only if it needs the shell's syntax)"
         ),
-        ("[[hooks]]\nargv = [\"/bin/true\"]\n[[hooks]]\nargv = [\"/bin/true\"]\non = [\"clik\"]\n", "bad.toml:5: hooks[1].on: unknown trigger \"clik\" (use began, ended, cancelled, click, long-press, double-click, photo, video)"),
+        (
+            "[[hooks]]\nargv = [\"/bin/true\"]\n[[hooks]]\nargv = [\"/bin/true\"]\non = [\"clik\"]\n",
+            "bad.toml:5: hooks[1].on: unknown trigger \"clik\" (use began, ended, cancelled, click, long-press, double-click, photo, video, countdown)"
+        ),
         ("[[hooks]]\nargv = [\"/bin/true\"]\ntimeout = \"10s\"\n", "bad.toml:3: hooks[0].timeout must be a number of seconds, not \"10s\""),
         ("[[hooks]]\nargv = [\"/bin/true\", 3]\n", "bad.toml:2: hooks[0].argv must be a list of strings, not [\"/bin/true\", 3]"),
         // Probably milliseconds: refused with the valid range and what was meant.
-        ("[capture]\nhold-threshold = 500\n", "bad.toml:2: capture.hold-threshold must be between 0.05 and 10 seconds, not 500 (seconds, not milliseconds: for 500 ms write 0.5)"),
-        ("[capture]\ndouble-click-window = 300\n", "bad.toml:2: capture.double-click-window must be between 0.05 and 5 seconds, not 300 (seconds, not milliseconds: for 300 ms write 0.3)"),
-        ("[controls]\nidle-timeout = 3000\n", "bad.toml:2: controls.idle-timeout must be between 0.1 and 600 seconds, not 3000 (seconds, not milliseconds: for 3000 ms write 3)"),
+        (
+            "[capture]\nhold-threshold = 500\n",
+            "bad.toml:2: capture.hold-threshold must be between 0.05 and 10 seconds, not 500 (seconds, not milliseconds: for 500 ms write 0.5)"
+        ),
+        (
+            "[capture]\ndouble-click-window = 300\n",
+            "bad.toml:2: capture.double-click-window must be between 0.05 and 5 seconds, not 300 (seconds, not milliseconds: for 300 ms write 0.3)"
+        ),
+        (
+            "[controls]\nidle-timeout = 3000\n",
+            "bad.toml:2: controls.idle-timeout must be between 0.1 and 600 seconds, not 3000 (seconds, not milliseconds: for 3000 ms write 3)"
+        ),
         ("[controls]\nadjusting-timeout = 0.01\n", "bad.toml:2: controls.adjusting-timeout must be between 0.05 and 60 seconds, not 0.01"),
         ("[capture]\nhold-threshold = 30\n", "bad.toml:2: capture.hold-threshold must be between 0.05 and 10 seconds, not 30"),
-        ("[output]\ndirectory = \"photos\"\n", "bad.toml:2: output.directory must be an absolute path (or start with ~/), not \"photos\": a relative one would depend on where the daemon starts"),
-        ("[output]\ndirectory = \"~pi/photos\"\n", "bad.toml:2: output.directory \"~pi/photos\": only ~/ (this user's home) is expanded, not ~user; write an absolute path"),
+        (
+            "[output]\ndirectory = \"photos\"\n",
+            "bad.toml:2: output.directory must be an absolute path (or start with ~/), not \"photos\": a relative one would depend on where the daemon starts"
+        ),
+        (
+            "[output]\ndirectory = \"~pi/photos\"\n",
+            "bad.toml:2: output.directory \"~pi/photos\": only ~/ (this user's home) is expanded, not ~user; write an absolute path"
+        ),
         ("[output]\ndirectory = 7\n", "bad.toml:2: output.directory must be a string, not 7"),
-        ("[devices.shutter]\nhas = [\"KEY_VOLUMEDWN\"]\n", "bad.toml:2: devices.shutter.has: unknown event code \"KEY_VOLUMEDWN\" (use kernel names like KEY_VOLUMEDOWN, REL_X)"),
-        ("[devices.shutter]\nhas = \"KEY_VOLUMEDOWN\"\n", "bad.toml:2: devices.shutter.has must be a list of strings, not \"KEY_VOLUMEDOWN\""),
-        ("[[hooks]]\nargv = [\"/bin/true\"]\non = [\"clik\"]\n", "bad.toml:3: hooks[0].on: unknown trigger \"clik\" (use began, ended, cancelled, click, long-press, double-click, photo, video)"),
+        (
+            "[devices.shutter]\nhas = [\"KEY_VOLUMEDWN\"]\n",
+            "bad.toml:2: devices.shutter.has: unknown event code \"KEY_VOLUMEDWN\" (use kernel names like KEY_VOLUMEDOWN, REL_X)"
+        ),
+        (
+            "[devices.shutter]\nhas = \"KEY_VOLUMEDOWN\"\n",
+            "bad.toml:2: devices.shutter.has must be a list of strings, not \"KEY_VOLUMEDOWN\""
+        ),
+        (
+            "[[hooks]]\nargv = [\"/bin/true\"]\non = [\"clik\"]\n",
+            "bad.toml:3: hooks[0].on: unknown trigger \"clik\" (use began, ended, cancelled, click, long-press, double-click, photo, video, countdown)"
+        ),
         // Headers that aborted TOMLKit's C++ parser before the check (found by fuzzing).
         ("[~]\nx = 1\n", "bad.toml:1: a table header must start with a key (letters, digits, - and _, or a quoted key), not '~'"),
-        ("a = 1\n[\n", "bad.toml:2: a table header must start with a key (letters, digits, - and _, or a quoted key), not the end of the line"),
+        (
+            "a = 1\n[\n",
+            "bad.toml:2: a table header must start with a key (letters, digits, - and _, or a quoted key), not the end of the line"
+        ),
         // Values that failed an assertion inside toml++ (found by fuzzing): a parse error now.
         ("[controls]\norder = [\"zoom\", }\n", "bad.toml:2:"),
         ("[capture]\n\nhold-threshold = [\n  # none\n}\n", "bad.toml:5:"),
         ("[devices.knob]\nroles = { KEY_MUTE = [}] }\n", "bad.toml:2:"),
         ("[sound]\nplay = \"loud\"\n", "bad.toml:2: sound.play must be \"default\", \"off\" or an absolute path to a WAV file"),
-        ("[controls]\norder = [\"zoom\", \"focus\"]\n", "bad.toml:2: controls.order: unknown control \"focus\" (use \"zoom\", \"exposure-bias\")"),
-        ("[devices.knob]\nvendor = \"xyz\"\n", "bad.toml:2: devices.knob.vendor must be a 16-bit id, as an integer or a hex string like \"077d\", not \"xyz\""),
-        ("[capture]\nhold-threshold = \"half a second\"\n", "bad.toml:2: capture.hold-threshold must be a number of seconds, not \"half a second\""),
+        (
+            "[controls]\norder = [\"zoom\", \"focus\"]\n",
+            "bad.toml:2: controls.order: unknown control \"focus\" (use \"zoom\", \"exposure-bias\")"
+        ),
+        (
+            "[devices.knob]\nvendor = \"xyz\"\n",
+            "bad.toml:2: devices.knob.vendor must be a 16-bit id, as an integer or a hex string like \"077d\", not \"xyz\""
+        ),
+        (
+            "[capture]\nhold-threshold = \"half a second\"\n",
+            "bad.toml:2: capture.hold-threshold must be a number of seconds, not \"half a second\""
+        ),
         ("[capture]\nhold-threshold = 0\n", "bad.toml:2: capture.hold-threshold must be between 0.05 and 10 seconds, not 0"),
         ("[capture]\ndouble-click = \"yes\"\n", "bad.toml:2: capture.double-click must be true or false, not \"yes\""),
         ("capture = 3\n", "bad.toml:1: capture must be a table, not 3"),
@@ -146,7 +191,10 @@ import Camera
             "bad.toml:4: unknown device kind \"camera\" (use one of buttons, shutter, headset, knob, dial, encoder, keyboard, pointer, ignore)"
         ),
         ("[devices.remote]\ngrab = 1\n", "bad.toml:2: devices.remote.grab must be true or false, not 1"),
-        ("[devices.remote]\ncolour = \"red\"\n", "bad.toml:2: unknown key \"colour\" in [devices.remote] (known: kind, grab, roles, name, node, bus, vendor, product, uniq, has)"),
+        (
+            "[devices.remote]\ncolour = \"red\"\n",
+            "bad.toml:2: unknown key \"colour\" in [devices.remote] (known: kind, grab, roles, name, node, bus, vendor, product, uniq, has)"
+        ),
     ]
 
     @Test(arguments: bad)
@@ -169,7 +217,8 @@ import Camera
         } catch {
             // Syntax errors carry the parser's own words after the line; ours are exact.
             if expected.hasSuffix(":") {
-                #expect(error.description.hasPrefix(expected + " Error while parsing"), "\(error.description)", sourceLocation: sourceLocation)
+                #expect(
+                    error.description.hasPrefix(expected + " Error while parsing"), "\(error.description)", sourceLocation: sourceLocation)
             } else {
                 #expect(error.description == expected, sourceLocation: sourceLocation)
             }
@@ -215,7 +264,8 @@ import Camera
 
     @Test func aLaunchedSessionIsConfigured() throws {
         #expect(try Config.parse("", file: "t.toml").daemon.session == SessionPolicy())
-        let s = try Config.parse("[session]\nmode = \"launch\"\nlaunch-button = \"KEY_VOLUMEUP\"\nidle-stop = 3600\n", file: "t.toml").daemon.session
+        let s = try Config.parse("[session]\nmode = \"launch\"\nlaunch-button = \"KEY_VOLUMEUP\"\nidle-stop = 3600\n", file: "t.toml")
+            .daemon.session
         #expect(s == SessionPolicy(mode: .launch, launchButton: .volumeUp, idleStop: .seconds(3600)))
     }
 
@@ -286,7 +336,12 @@ import Camera
         #expect(d.primary == ActionBinding(photoOn: .click, videoOnLongPress: false))
         #expect(d.secondary == ActionBinding(photoOn: nil, videoOnLongPress: true))
         #expect(c.capture.hasSecondaryHandler)
-        #expect(d.hooks == [ExecHook(name: "log", argv: ["/usr/bin/logger", "-t", "evcapture"], on: [.click, .photo], actions: [.primary], timeout: .seconds(2))])
+        #expect(
+            d.hooks == [
+                ExecHook(
+                    name: "log", argv: ["/usr/bin/logger", "-t", "evcapture"], on: [.click, .photo], actions: [.primary],
+                    timeout: .seconds(2))
+            ])
         #expect(d.sound == .off)
         #expect(d.socketPath == "/run/evc.sock")
         #expect(d.controls == ["exposure-bias"])
@@ -313,17 +368,21 @@ import Camera
         }
         // The full example sets the capture stream as documented.
         let full = try Config.parse(try #require(blocks.first { $0.contains("[capture]") }), file: "README.md")
-        #expect(full.daemon.capture.preRoll == .milliseconds(500) && full.daemon.capture.streamMode == .always && full.daemon.session.mode == .always)
+        #expect(
+            full.daemon.capture.preRoll == .milliseconds(500) && full.daemon.capture.streamMode == .always
+                && full.daemon.session.mode == .always)
     }
 }
 
 /// What a rule matches, where photos go, the default socket (docs/configuration.md).
 @Suite struct ConfigFirstHourTests {
     @Test func aRuleWithoutMatchKeysSaysItMatchesByLabel() throws {
-        let c = try Config.parse("# rig\n\n[devices.shutter]\nkind = \"shutter\"\n\n[devices.knob]\nname = \"rotary@5\"\n", file: "rig.toml")
-        #expect(c.warnings.map(\.description) == [
-            "rig.toml:3: warning: [devices.shutter] has no match keys (name, node, bus, vendor, product, uniq, has): it applies only to a device named \"shutter\"; add name = \"...\" (as evcapture devices shows it) or other match keys to say which device"
-        ])
+        let c = try Config.parse(
+            "# rig\n\n[devices.shutter]\nkind = \"shutter\"\n\n[devices.knob]\nname = \"rotary@5\"\n", file: "rig.toml")
+        #expect(
+            c.warnings.map(\.description) == [
+                "rig.toml:3: warning: [devices.shutter] has no match keys (name, node, bus, vendor, product, uniq, has): it applies only to a device named \"shutter\"; add name = \"...\" (as evcapture devices shows it) or other match keys to say which device"
+            ])
         #expect(c.deviceRuleLines == ["shutter": 3, "knob": 6])
         #expect(c.overrides(forDevice: "shutter")?.kind == .shutter)
     }
@@ -352,9 +411,13 @@ import Camera
 
     @Test func theOutputDirectoryIsAbsoluteOrHomeRelative() throws {
         let home = ["HOME": "/home/pi"]
-        #expect(try Config.parse("[output]\ndirectory = \"~/Pictures/rig/\"\n", file: "c.toml", environment: home).daemon.outputDirectory == "/home/pi/Pictures/rig")
+        #expect(
+            try Config.parse("[output]\ndirectory = \"~/Pictures/rig/\"\n", file: "c.toml", environment: home).daemon.outputDirectory
+                == "/home/pi/Pictures/rig")
         #expect(try Config.parse("[output]\ndirectory = \"~\"\n", file: "c.toml", environment: home).daemon.outputDirectory == "/home/pi")
-        #expect(try Config.parse("[output]\ndirectory = \"/srv/evcapture\"\n", file: "c.toml", environment: [:]).daemon.outputDirectory == "/srv/evcapture")
+        #expect(
+            try Config.parse("[output]\ndirectory = \"/srv/evcapture\"\n", file: "c.toml", environment: [:]).daemon.outputDirectory
+                == "/srv/evcapture")
         // A service user has no home: ~ means nothing there.
         for env in [[:], ["HOME": "/"]] {
             #expect {
@@ -367,10 +430,15 @@ import Camera
     }
 
     @Test func theDefaultSocketIsPerServiceOrPerUser() {
-        #expect(DaemonSettings.defaultSocketPath(["RUNTIME_DIRECTORY": "/run/evcapture", "XDG_RUNTIME_DIR": "/run/user/1000"]) == "/run/evcapture/evcapture.sock")
+        #expect(
+            DaemonSettings.defaultSocketPath(["RUNTIME_DIRECTORY": "/run/evcapture", "XDG_RUNTIME_DIR": "/run/user/1000"])
+                == "/run/evcapture/evcapture.sock")
         #expect(DaemonSettings.defaultSocketPath(["XDG_RUNTIME_DIR": "/run/user/1000"]) == "/run/user/1000/evcapture.sock")
         #expect(DaemonSettings.defaultSocketPath([:]) == nil)
-        #expect(DaemonSettings.monitorSocketCandidates(["XDG_RUNTIME_DIR": "/run/user/1000"]) == ["/run/user/1000/evcapture.sock", "/run/evcapture/evcapture.sock"])
+        #expect(
+            DaemonSettings.monitorSocketCandidates(["XDG_RUNTIME_DIR": "/run/user/1000"]) == [
+                "/run/user/1000/evcapture.sock", "/run/evcapture/evcapture.sock",
+            ])
         #expect(DaemonSettings.monitorSocketCandidates([:]) == ["/run/evcapture/evcapture.sock"])
     }
 }

@@ -53,7 +53,10 @@ import Testing
             "[http]\nlisten = \"[::]:8080\"\nusername = \"a\"\n",
             "bad.toml:3: http.username needs http.password"
         ),
-        ("[http]\nlisten = \"camera.lan:8080\"\n", "bad.toml:2: http.listen: \"camera.lan:8080\": the host must be an IP address (or localhost), not a name"),
+        (
+            "[http]\nlisten = \"camera.lan:8080\"\n",
+            "bad.toml:2: http.listen: \"camera.lan:8080\": the host must be an IP address (or localhost), not a name"
+        ),
         ("[http]\nlisten = \"127.0.0.1\"\n", "bad.toml:2: http.listen: \"127.0.0.1\" has no :port"),
         ("[http]\nlisten = \"127.0.0.1:0\"\n", "bad.toml:2: http.listen: \"127.0.0.1:0\": the port must be between 1 and 65535"),
         ("[http]\nlisten = \"::1:80\"\n", "bad.toml:2: http.listen: \"::1:80\": write an IPv6 address in brackets, [::1]:8080"),

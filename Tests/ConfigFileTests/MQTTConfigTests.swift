@@ -80,7 +80,8 @@ import Glibc
     @Test func discoveryCanBeMovedOrTurnedOff() throws {
         let moved = try Config.parse("[mqtt]\nurl = \"mqtt://x\"\nstation = \"a\"\ndiscovery-prefix = \"ha/test\"\n", file: "c.toml")
         #expect(moved.daemon.rig?.discoveryPrefix == "ha/test")
-        let on = try Config.parse("[mqtt]\nurl = \"mqtt://x\"\nstation = \"a\"\ndiscovery = true\ndiscovery-prefix = \"hass\"\n", file: "c.toml")
+        let on = try Config.parse(
+            "[mqtt]\nurl = \"mqtt://x\"\nstation = \"a\"\ndiscovery = true\ndiscovery-prefix = \"hass\"\n", file: "c.toml")
         #expect(on.daemon.rig?.discoveryPrefix == "hass")
         let off = try Config.parse("[mqtt]\nurl = \"mqtt://x\"\nstation = \"a\"\ndiscovery = false\n", file: "c.toml")
         let rig = try #require(off.daemon.rig)
@@ -111,11 +112,17 @@ import Glibc
             "[mqtt]\nurl = \"mqtt://x\"\nstation = \"cam/1\"\n",
             "m.toml:3: mqtt.station \"cam/1\" has '/' (use letters, digits, '-', '_' and '.')"
         ),
-        ("[mqtt]\nurl = \"mqtt://x\"\nstation = \"cam+\"\n", "m.toml:3: mqtt.station \"cam+\" has '+' (use letters, digits, '-', '_' and '.')"),
+        (
+            "[mqtt]\nurl = \"mqtt://x\"\nstation = \"cam+\"\n",
+            "m.toml:3: mqtt.station \"cam+\" has '+' (use letters, digits, '-', '_' and '.')"
+        ),
         ("[mqtt]\nurl = \"mqtt://x\"\nstation = \"all\"\n", "m.toml:3: mqtt.station cannot be \"all\" (a topic of the rig's own)"),
         ("[mqtt]\nurl = \"mqtt://x\"\nstation = \"\"\n", "m.toml:3: mqtt.station \"\" is empty"),
         ("[mqtt]\nurl = \"mqtt://x\"\nprefix = \"a//b\"\n", "m.toml:3: mqtt.prefix \"a//b\" has a level that is empty"),
-        ("[mqtt]\nurl = \"mqtt://x\"\nprefix = \"#\"\n", "m.toml:3: mqtt.prefix \"#\" has a level that has '#' (use letters, digits, '-', '_' and '.')"),
+        (
+            "[mqtt]\nurl = \"mqtt://x\"\nprefix = \"#\"\n",
+            "m.toml:3: mqtt.prefix \"#\" has a level that has '#' (use letters, digits, '-', '_' and '.')"
+        ),
         (
             "[mqtt]\nurl = \"mqtt://x\"\nfan-out = \"every one\"\n",
             "m.toml:3: mqtt.fan-out must be \"none\", \"all\" or a group name; \"every one\" has ' ' (use letters, digits, '-', '_' and '.')"

@@ -38,19 +38,24 @@ import ConfigFile
     /// Rotary encoder (REL_X +5, −3) with its push switch: raw 100 + 8 × 2 = 116.
     @Test func rotaryEncoderWithPushSwitch() throws {
         let (lines, camera) = try Self.replay(["rotary-encoder-rel-x.evemu", "rotary-encoder-push-switch-gpio-keys.evemu"])
-        #expect(Self.controlLines(lines) == [
-            Self.zoom("1.08", 108, "0.000001"), Self.zoom("1.16", 116, "0.040001"), Self.zoom("1.24", 124, "0.080001"),
-            Self.zoom("1.32", 132, "0.120001"), Self.zoom("1.4", 140, "0.160001"),
-            Self.zoom("1.32", 132, "1.000001"), Self.zoom("1.24", 124, "1.040001"), Self.zoom("1.16", 116, "1.080001"),
-        ])
+        #expect(
+            Self.controlLines(lines) == [
+                Self.zoom("1.08", 108, "0.000001"), Self.zoom("1.16", 116, "0.040001"), Self.zoom("1.24", 124, "0.080001"),
+                Self.zoom("1.32", 132, "0.120001"), Self.zoom("1.4", 140, "0.160001"),
+                Self.zoom("1.32", 132, "1.000001"), Self.zoom("1.24", 124, "1.040001"), Self.zoom("1.16", 116, "1.080001"),
+            ])
         // The first detent activates the controls and already moves the zoom; the switch's
         // press at 1.5 s (active, not a double press) keeps them active until 4.5 s.
-        #expect(Self.stateLines(lines).dropFirst() == [
-            Self.state("active", "0.000001"), Self.state("adjusting", "0.000001"),
-            Self.state("adjusting-ended", "2.080001"), Self.state("inactive", "4.500001"),
-        ])
+        #expect(
+            Self.stateLines(lines).dropFirst() == [
+                Self.state("active", "0.000001"), Self.state("adjusting", "0.000001"),
+                Self.state("adjusting-ended", "2.080001"), Self.state("inactive", "4.500001"),
+            ])
         #expect(try camera.value(of: .zoomAbsolute) == 116)
-        #expect(lines.contains("{\"event\":\"controls\",\"state\":\"configured\",\"controls\":[\"zoom\",\"exposure-bias\"],\"control\":\"zoom\",\"time\":0.000001}"))
+        #expect(
+            lines.contains(
+                "{\"event\":\"controls\",\"state\":\"configured\",\"controls\":[\"zoom\",\"exposure-bias\"],\"control\":\"zoom\",\"time\":0.000001}"
+            ))
     }
 
     /// The encoder alone: the same values, inactive 3 s after its last detent.
@@ -65,14 +70,16 @@ import ConfigFile
     /// raw 100 + 8 × 2 = 116, the −2 frame as one change.
     @Test func griffinPowerMate() throws {
         let (lines, camera) = try Self.replay(["griffin-powermate.evemu"])
-        #expect(Self.controlLines(lines) == [
-            Self.zoom("1.08", 108, "0.600001"), Self.zoom("1.16", 116, "0.630001"), Self.zoom("1.24", 124, "0.660001"),
-            Self.zoom("1.32", 132, "0.690001"), Self.zoom("1.16", 116, "1.200001"),
-        ])
-        #expect(Self.stateLines(lines).dropFirst() == [
-            Self.state("active", "0.000001"), Self.state("adjusting", "0.600001"),
-            Self.state("adjusting-ended", "2.200001"), Self.state("inactive", "4.200001"),
-        ])
+        #expect(
+            Self.controlLines(lines) == [
+                Self.zoom("1.08", 108, "0.600001"), Self.zoom("1.16", 116, "0.630001"), Self.zoom("1.24", 124, "0.660001"),
+                Self.zoom("1.32", 132, "0.690001"), Self.zoom("1.16", 116, "1.200001"),
+            ])
+        #expect(
+            Self.stateLines(lines).dropFirst() == [
+                Self.state("active", "0.000001"), Self.state("adjusting", "0.600001"),
+                Self.state("adjusting-ended", "2.200001"), Self.state("inactive", "4.200001"),
+            ])
         #expect(try camera.value(of: .zoomAbsolute) == 116)
     }
 
@@ -80,11 +87,12 @@ import ConfigFile
     /// raw 100 + 8 × 1 = 108 (counting both would give 100 + 8 × 2 = 116).
     @Test func huionDialWheel() throws {
         let (lines, camera) = try Self.replay(["huion-q620m-dial.evemu"])
-        #expect(Self.controlLines(lines) == [
-            Self.zoom("1.08", 108, "0.000001"), Self.zoom("1.16", 116, "0.070001"), Self.zoom("1.24", 124, "0.140001"),
-            Self.zoom("1.32", 132, "0.210001"), Self.zoom("1.24", 124, "0.880001"), Self.zoom("1.16", 116, "0.950001"),
-            Self.zoom("1.08", 108, "1.020001"),
-        ])
+        #expect(
+            Self.controlLines(lines) == [
+                Self.zoom("1.08", 108, "0.000001"), Self.zoom("1.16", 116, "0.070001"), Self.zoom("1.24", 124, "0.140001"),
+                Self.zoom("1.32", 132, "0.210001"), Self.zoom("1.24", 124, "0.880001"), Self.zoom("1.16", 116, "0.950001"),
+                Self.zoom("1.08", 108, "1.020001"),
+            ])
         #expect(try camera.value(of: .zoomAbsolute) == 108)
     }
 
@@ -94,7 +102,8 @@ import ConfigFile
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("knob.toml").path
-        try "[devices.\"Logitech Logitech USB Keyboard Consumer Control\"]\nkind = \"knob\"\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "[devices.\"Logitech Logitech USB Keyboard Consumer Control\"]\nkind = \"knob\"\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
         let (lines, camera) = try Self.replay(["logitech-media-keyboard-elite-volume-wheel.evemu"], config: try Config.load(path: path))
         #expect(Self.controlLines(lines).map { $0.contains("\"raw\":") } == Array(repeating: true, count: 6))
         #expect(Self.controlLines(lines).last == Self.zoom("1.16", 116, "1.000001"))

@@ -33,11 +33,13 @@ import Testing
         let profiles = RoleClassifier.pair([
             RoleClassifier.profile(for: dial, node: "/dev/input/event5"), RoleClassifier.profile(for: push, node: "/dev/input/event6"),
         ])
-        let inventory = DeviceInventory(devices: profiles.map { DeviceReport(profile: $0, udevRole: nil) }, unreadable: [], listedBy: "udev")
+        let inventory = DeviceInventory(
+            devices: profiles.map { DeviceReport(profile: $0, udevRole: nil) }, unreadable: [], listedBy: "udev")
         let text = inventory.text()
         #expect(text.contains("    pushed by /dev/input/event6 \"Knob Consumer Control\" (same parent usb-0000:00:14.0-2)\n"), "\(text)")
         #expect(text.contains("    push switch of /dev/input/event5 \"Griffin PowerMate\" (same parent usb-0000:00:14.0-2)\n"), "\(text)")
-        #expect(text.contains("/dev/input/event6  \"Knob Consumer Control\"  bus usb 077d:0410  [encoder, grabbed while running]\n"), "\(text)")
+        #expect(
+            text.contains("/dev/input/event6  \"Knob Consumer Control\"  bus usb 077d:0410  [encoder, grabbed while running]\n"), "\(text)")
         #expect(inventory.devices[1].roles["KEY_MUTE"] == "light-press")
         #expect(inventory.devices[1].pairedWith == [.init(node: "/dev/input/event5", name: "Griffin PowerMate", relation: "encoder")])
     }

@@ -54,7 +54,8 @@ import ConfigFile
         let config = try Config.parse("[devices.a]\nbus = \"0019\"\n[devices.b]\nname = \"rotary@5\"\n", file: "c.toml")
         let rules = RuleMatch.report(config: config, devices: Self.piDevices)
         #expect(rules.map(\.devices.count) == [3, 0])
-        #expect(rules[1].text(file: "c.toml").contains("matches no present device (/dev/input/event1 \"rotary@5\" taken by an earlier rule)"))
+        #expect(
+            rules[1].text(file: "c.toml").contains("matches no present device (/dev/input/event1 \"rotary@5\" taken by an earlier rule)"))
     }
 
     @Test func noReadableDeviceIsOneWarningNotOnePerRule() throws {
@@ -79,9 +80,14 @@ import ConfigFile
     @Test func checkConfigWarnsWhenTheServiceCouldNotWriteTheDirectory() throws {
         let sandbox = ServiceSandbox.parse(unit: "/etc/systemd/system/evcapture.service", text: Self.unit, dropIns: [])
         #expect(sandbox.writable == ["/var/lib/evcapture", "/run/evcapture"])
-        #expect(sandbox.problem(writing: "/var/lib/evcapture/photos") == nil || sandbox.problem(writing: "/var/lib/evcapture/photos")!.contains("may not write"))
+        #expect(
+            sandbox.problem(writing: "/var/lib/evcapture/photos") == nil
+                || sandbox.problem(writing: "/var/lib/evcapture/photos")!.contains("may not write"))
         let srv = try #require(sandbox.problem(writing: "/srv/evcapture"))
-        #expect(srv.hasPrefix("the evcapture service (/etc/systemd/system/evcapture.service: ProtectSystem=strict) cannot write to /srv/evcapture without a drop-in"))
+        #expect(
+            srv.hasPrefix(
+                "the evcapture service (/etc/systemd/system/evcapture.service: ProtectSystem=strict) cannot write to /srv/evcapture without a drop-in"
+            ))
         #expect(srv.contains("[Service]\n  ReadWritePaths=/srv/evcapture"))
         let home = try #require(sandbox.problem(writing: "/home/pi/Pictures"))
         #expect(home.contains("ProtectHome=yes) cannot see /home/pi/Pictures: choose a directory outside /home"))
@@ -92,7 +98,8 @@ import ConfigFile
             dropIns: ["[Service]\nReadWritePaths=/srv/evcapture\n"])
         #expect(allowed.problem(writing: "/srv/evcapture/2026") == nil)
         // An empty ReadWritePaths= clears the list.
-        let cleared = ServiceSandbox.parse(unit: "u", text: Self.unit + "\nReadWritePaths=/srv/evcapture\n", dropIns: ["[Service]\nReadWritePaths=\n"])
+        let cleared = ServiceSandbox.parse(
+            unit: "u", text: Self.unit + "\nReadWritePaths=/srv/evcapture\n", dropIns: ["[Service]\nReadWritePaths=\n"])
         #expect(cleared.problem(writing: "/srv/evcapture") != nil)
 
         let config = try Config.parse("[output]\ndirectory = \"/srv/evcapture\"\n", file: "c.toml")
@@ -106,7 +113,9 @@ import ConfigFile
         // nobody exists on Debian; a 0700 root-owned directory is not writable for it.
         guard getpwnam("nobody") != nil, getuid() == 0 else { return }
         let problem = ServiceSandbox.permissionProblem(user: "nobody", directory: dir + "/photos")
-        #expect(problem?.hasPrefix("the service's user nobody may not write to \(dir) (where \(dir)/photos would be created) (mode 700") == true)
+        #expect(
+            problem?.hasPrefix("the service's user nobody may not write to \(dir) (where \(dir)/photos would be created) (mode 700") == true
+        )
         chmod(dir, 0o777)
         #expect(ServiceSandbox.permissionProblem(user: "nobody", directory: dir + "/photos") == nil)
     }
@@ -125,7 +134,10 @@ import ConfigFile
         } throws: { "\($0)".hasPrefix("output directory \(dir)/file/photos: cannot create \(dir)/file/photos (Not a directory)") }
         // Read-only, as ProtectSystem=strict makes it: the error shows the drop-in.
         let e = OutputDirectoryError(path: "/srv/evcapture", errno: EROFS, problem: "photos and videos cannot be written there")
-        #expect(e.description.hasPrefix("output directory /srv/evcapture: photos and videos cannot be written there (Read-only file system). Under systemd/evcapture.service"))
+        #expect(
+            e.description.hasPrefix(
+                "output directory /srv/evcapture: photos and videos cannot be written there (Read-only file system). Under systemd/evcapture.service"
+            ))
         #expect(e.description.contains("ReadWritePaths=/srv/evcapture"))
     }
 }

@@ -72,13 +72,15 @@ import ConfigFile
     @Test func theConfigCanMakeAnyDeviceACounter() throws {
         var moved = try ReplayInput.load(paths: [Self.fixture])[0]
         moved.recording.description.vendor = 0x1234  // not a known device
-        let (raws, _) = try Self.zooms([moved], config: Config.parse(
-            """
-            [devices.jog]
-            vendor = "1234"
-            product = "0020"
-            roles = { REL_DIAL = "slider:counter", REL_WHEEL = "ignore" }
-            """, file: "jog.toml"))
+        let (raws, _) = try Self.zooms(
+            [moved],
+            config: Config.parse(
+                """
+                [devices.jog]
+                vendor = "1234"
+                product = "0020"
+                roles = { REL_DIAL = "slider:counter", REL_WHEEL = "ignore" }
+                """, file: "jog.toml"))
         #expect(raws == [108, 116, 132, 140, 156, 164, 156, 140, 132])
     }
 

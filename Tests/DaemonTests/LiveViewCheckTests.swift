@@ -17,7 +17,9 @@ import Testing
             text == "c.toml: warning: [http]: /lib/systemd/system/evcapture.service allows no AF_INET socket (RestrictAddressFamilies): "
                 + "the service cannot listen on 127.0.0.1:8080; docs/live-view.md shows the drop-in\n")
         // Without [http] the same sandbox is fine.
-        #expect(ConfigCheck.report(config: try Config.parse("", file: "c.toml"), file: "c.toml", inventory: nil, sandbox: sandbox).warnings == 0)
+        #expect(
+            ConfigCheck.report(config: try Config.parse("", file: "c.toml"), file: "c.toml", inventory: nil, sandbox: sandbox).warnings == 0
+        )
     }
 
     @Test func theDropInAllowsIt() throws {
@@ -27,7 +29,8 @@ import Testing
         let config = try Config.parse("[http]\nlisten = \"[::1]:8080\"\n", file: "c.toml")
         #expect(ConfigCheck.report(config: config, file: "c.toml", inventory: nil, sandbox: sandbox).warnings == 0)
         // Cleared, then a deny list.
-        let denied = ServiceSandbox.parse(unit: "u", text: Self.unit, dropIns: ["[Service]\nRestrictAddressFamilies=\nRestrictAddressFamilies=~AF_INET6\n"])
+        let denied = ServiceSandbox.parse(
+            unit: "u", text: Self.unit, dropIns: ["[Service]\nRestrictAddressFamilies=\nRestrictAddressFamilies=~AF_INET6\n"])
         #expect(denied.allows("AF_INET") && !denied.allows("AF_INET6"))
     }
 }

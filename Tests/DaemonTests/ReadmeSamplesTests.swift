@@ -19,7 +19,7 @@ import ConfigFile
         let push = try EvemuRecording.load(path: Fixtures.path("rotary-encoder-push-switch-gpio-keys.evemu")).description
         let encoder = try EvemuRecording.load(path: Fixtures.path("rotary-encoder-rel-x.evemu")).description
         let nodes: [(String, DeviceDescription, String?)] = [
-            ("/dev/input/event0", button, nil), ("/dev/input/event1", encoder, "encoder"), ("/dev/input/event2", push, nil),
+            ("/dev/input/event0", button, nil), ("/dev/input/event1", encoder, nil), ("/dev/input/event2", push, nil),
         ]
         let profiles = RoleClassifier.pair(
             nodes.map { RoleClassifier.profile(for: $0.1, node: $0.0, udevRole: $0.2, config: config.overrides(for: $0.1, node: $0.0)) })

@@ -66,7 +66,8 @@ import Evdev
         let bad = try temporaryFile(
             "bad.evemu",
             try recording(basedOn: "gpio-keys-volume-keys.evemu", events: ["E: 0.000001 0001 0072 0001", "E: 0.1 0001"]))
-        let badLine = try String(contentsOfFile: bad, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let badLine =
+            try String(contentsOfFile: bad, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
             .firstIndex(of: "E: 0.1 0001")! + 1
         // The good file comes first: still nothing may be printed.
         let r = try Self.evcapture(["replay", "--json", fixture("gpio-keys-volume-keys.evemu"), bad])
@@ -149,7 +150,10 @@ extension ReplayCommandTests {
         let ms = try temporaryFile("ms.toml", "[capture]\nhold-threshold = 500\n")
         let m = try Self.evcapture(["check-config", ms])
         #expect(m.status == 1)
-        #expect(m.stderr == "\(ms):2: capture.hold-threshold must be between 0.05 and 10 seconds, not 500 (seconds, not milliseconds: for 500 ms write 0.5)\n")
+        #expect(
+            m.stderr
+                == "\(ms):2: capture.hold-threshold must be between 0.05 and 10 seconds, not 500 (seconds, not milliseconds: for 500 ms write 0.5)\n"
+        )
         let rule = try temporaryFile("rule.toml", "[devices.x]\nkind = \"knob\"\n")
         let r = try Self.evcapture(["check-config", rule])
         #expect(r.status == 0)

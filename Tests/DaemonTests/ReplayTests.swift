@@ -230,7 +230,9 @@ func recording(basedOn name: String, events: [String]) throws -> String {
                 "E: 0.200001 0001 0073 0001", "E: 0.200001 0000 0000 0000",
                 "E: 0.300001 0001 0073 0000",  // no SYN_REPORT: never reached a reader
             ])
-        var pipeline = ReplayPipeline(inputs: [ReplayInput(path: "held.evemu", recording: try EvemuRecording.parse(text, file: "held.evemu"))])
+        var pipeline = ReplayPipeline(inputs: [
+            ReplayInput(path: "held.evemu", recording: try EvemuRecording.parse(text, file: "held.evemu"))
+        ])
         let out = pipeline.run()
         #expect(
             captureLines(out) == [
@@ -255,7 +257,9 @@ func recording(basedOn name: String, events: [String]) throws -> String {
                 "E: 0.400001 0001 0072 0001", "E: 0.400001 0000 0000 0000",
                 "E: 0.450001 0001 0072 0000", "E: 0.450001 0000 0000 0000",
             ])
-        var pipeline = ReplayPipeline(inputs: [ReplayInput(path: "lost.evemu", recording: try EvemuRecording.parse(text, file: "lost.evemu"))])
+        var pipeline = ReplayPipeline(inputs: [
+            ReplayInput(path: "lost.evemu", recording: try EvemuRecording.parse(text, file: "lost.evemu"))
+        ])
         #expect(
             captureLines(pipeline.run()) == [
                 "0.000001 began primary KEY_VOLUMEDOWN #1",

@@ -8,7 +8,6 @@ import ConfigFile
 import Capture
 import Evdev
 
-
 @Suite struct SystemdNotifyTests {
     /// A datagram socket standing in for systemd; returns its fd.
     func listener(_ address: [UInt8]) throws -> Int32 {

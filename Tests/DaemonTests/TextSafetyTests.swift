@@ -59,7 +59,8 @@ import LinuxIO
     @Test func monitorEscapesNamesFromTheSocket() throws {
         var name = ""
         JSONValue.quote(Self.hostileName, into: &name)
-        let line = #"{"event":"capture","phase":"began","action":"primary","button":"KEY_ENTER","device":"#
+        let line =
+            #"{"event":"capture","phase":"began","action":"primary","button":"KEY_ENTER","device":"#
             + name + #","node":"/dev/input/event7","press":1,"sound":false,"time":12.5}"#
         var plain = MonitorRenderer(isTerminal: false)
         let out = plain.consume(line: line)

@@ -75,11 +75,12 @@ private func commentedCodes(_ text: String) -> Set<EventCode> {
         #expect(dial.description.absInfo[0x28] == AbsInfo(minimum: 0, maximum: 255))
         #expect(dial.description.absInfo.count == 3)
         let first = Array(dial.events.prefix(3))
-        #expect(first == [
-            InputEvent(time: Timestamp(microseconds: 1), .relWheel, 1),
-            InputEvent(time: Timestamp(microseconds: 1), .relWheelHiRes, 120),
-            InputEvent(time: Timestamp(microseconds: 1), .synReport, 0),
-        ])
+        #expect(
+            first == [
+                InputEvent(time: Timestamp(microseconds: 1), .relWheel, 1),
+                InputEvent(time: Timestamp(microseconds: 1), .relWheelHiRes, 120),
+                InputEvent(time: Timestamp(microseconds: 1), .synReport, 0),
+            ])
         let pm = try EvemuRecording.load(path: Fixtures.path("griffin-powermate"))
         #expect(pm.events[pm.events.count - 2] == InputEvent(time: Timestamp(seconds: 1, microseconds: 200_001), .relDial, -2))
         let kb = try EvemuRecording.load(path: Fixtures.path("usb-keyboard-typing-and-volume"))
@@ -87,7 +88,8 @@ private func commentedCodes(_ text: String) -> Set<EventCode> {
     }
 
     @Test func toleratesWhitespaceCRLFAndUnknownComments() throws {
-        let text = "# EVEMU 1.3\r\n#  something new\r\n   N: My  Knob \r\n\tI: 0003 077d 0410 0400\r\n"
+        let text =
+            "# EVEMU 1.3\r\n#  something new\r\n   N: My  Knob \r\n\tI: 0003 077d 0410 0400\r\n"
             + "P: 00 00 00 00 00 00 00 00\r\nP: 01\r\n"
             + "B: 01 00 00 00 00 00 00 00 00\r\nB: 01 00 00 00 00 00 00 00 00\r\nB: 01 00 00 00 00 00 00 00 00\r\n"
             + "B: 01 00 00 00 00 00 00 00 00\r\nB: 01 01 00\r\n"
@@ -98,10 +100,11 @@ private func commentedCodes(_ text: String) -> Set<EventCode> {
         #expect(r.description.properties == [64])
         #expect(r.description.codes == [.btn0, .abs(7)])
         #expect(r.description.absInfo[7] == AbsInfo(minimum: -10, maximum: 10, fuzz: 1, flat: 2, resolution: 0))
-        #expect(r.events == [
-            InputEvent(time: Timestamp(microseconds: 1_500_000), .btn0, 1),
-            InputEvent(time: Timestamp(microseconds: 1_500_000), .synReport, 0),
-        ])
+        #expect(
+            r.events == [
+                InputEvent(time: Timestamp(microseconds: 1_500_000), .btn0, 1),
+                InputEvent(time: Timestamp(microseconds: 1_500_000), .synReport, 0),
+            ])
     }
 
     static let malformed: [(text: String, line: Int, problem: String)] = [
@@ -128,7 +131,10 @@ private func commentedCodes(_ text: String) -> Set<EventCode> {
             "N: x\nI: 1 2 3 4\nE: 2.000000 0001 0072 1\nE: 2.000000 0000 0000 0\n# gap\nE: 1.999999 0001 0072 0\n", 6,
             "time 1.999999 is before 2.000000 of the event on line 4 (a recording never goes back in time)"
         ),
-        ("N: x\r\nI: 1 2 3 4\r\nE: 5.0 0001 0072 1\r\nE: 0.5 0000 0000 0\r\n", 4, "time 0.500000 is before 5.000000 of the event on line 3"),
+        (
+            "N: x\r\nI: 1 2 3 4\r\nE: 5.0 0001 0072 1\r\nE: 0.5 0000 0000 0\r\n", 4,
+            "time 0.500000 is before 5.000000 of the event on line 3"
+        ),
         // Overflowed the microseconds (a trap; found by fuzzing): the largest time is below.
         ("N: x\nI: 1 2 3 4\nE: 0000001921535841011411624.020001 0002 0000 0\n", 3, "is too large"),
         ("N: x\nI: 1 2 3 4\nE: 9223372036854.000000 0000 0000 0\n", 3, "time \"9223372036854.000000\" is too large"),
@@ -137,7 +143,8 @@ private func commentedCodes(_ text: String) -> Set<EventCode> {
     /// Equal times are how a frame looks (every event of a frame has its SYN_REPORT's time), and
     /// two frames may share a microsecond: neither is going back.
     @Test func equalTimesAreFine() throws {
-        let text = "N: x\nI: 1 2 3 4\nE: 1.000000 0001 0072 1\nE: 1.000000 0000 0000 0\n"
+        let text =
+            "N: x\nI: 1 2 3 4\nE: 1.000000 0001 0072 1\nE: 1.000000 0000 0000 0\n"
             + "E: 1.000000 0001 0072 0\nE: 1.000000 0000 0000 0\nE: 1.000001 0001 0073 1\n"
         let r = try EvemuRecording.parse(text, file: "same.evemu")
         #expect(r.events.map(\.time.microseconds) == [1_000_000, 1_000_000, 1_000_000, 1_000_000, 1_000_001])

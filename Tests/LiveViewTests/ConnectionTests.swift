@@ -62,7 +62,7 @@ import Testing
 
     @Test func thePageIsServed() throws {
         let h = try Harness()
-        let reply = try h.send("GET / HTTP/1.1\r\nHost: cam\r\n\r\n")
+        let reply = try h.send("GET / HTTP/1.1\r\nHost: localhost:8080\r\n\r\n")
         #expect(reply.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(reply.prefix(200))")
         #expect(reply.contains("<img id=\"live\"") && reply.contains("$(\"live\").src = \"stream.mjpg\""))
     }
@@ -76,18 +76,19 @@ import Testing
 
     @Test func oversizedHeadersAre431() throws {
         let h = try Harness()
-        let reply = try h.send("GET / HTTP/1.1\r\nHost: cam\r\nX-Big: \(String(repeating: "a", count: 100_000))\r\n\r\n")
+        let reply = try h.send("GET / HTTP/1.1\r\nHost: localhost:8080\r\nX-Big: \(String(repeating: "a", count: 100_000))\r\n\r\n")
         #expect(reply.hasPrefix("HTTP/1.1 431 Request Header Fields Too Large\r\n"), "\(reply.prefix(200))")
     }
 
     @Test func aLargeBodyIs413() throws {
         let h = try Harness()
-        let reply = try h.send("POST /api/capture HTTP/1.1\r\nHost: cam\r\nContent-Length: 5000\r\n\r\n")
+        let reply = try h.send("POST /api/capture HTTP/1.1\r\nHost: localhost:8080\r\nContent-Length: 5000\r\n\r\n")
         #expect(reply.hasPrefix("HTTP/1.1 413 Payload Too Large\r\n"), "\(reply)")
         #expect(h.inputs.isEmpty)
         let chunked = try Harness()
         let body = String(repeating: "x", count: 2000)
-        let r2 = try chunked.send("POST /api/capture HTTP/1.1\r\nHost: cam\r\nTransfer-Encoding: chunked\r\n\r\n7d0\r\n\(body)\r\n0\r\n\r\n")
+        let r2 = try chunked.send(
+            "POST /api/capture HTTP/1.1\r\nHost: localhost:8080\r\nTransfer-Encoding: chunked\r\n\r\n7d0\r\n\(body)\r\n0\r\n\r\n")
         #expect(r2.hasPrefix("HTTP/1.1 413 Payload Too Large\r\n"), "\(r2)")
         #expect(chunked.inputs.isEmpty)
     }
@@ -107,22 +108,37 @@ import Testing
         #expect(h.inputs == [.capture])
     }
 
+    @Test func withoutCredentialsOnlyLoopbackNamesAreAnswered() throws {
+        let h = try Harness()
+        // A page of another site whose name was pointed at 127.0.0.1 (DNS rebinding).
+        let rebound = try h.send("POST /api/capture HTTP/1.1\r\nHost: evil.example:8080\r\nOrigin: http://evil.example:8080\r\n\r\n")
+        #expect(rebound.hasPrefix("HTTP/1.1 403 Forbidden\r\n"), "\(rebound)")
+        #expect(h.inputs.isEmpty)
+        let page = try h.connect()
+        let r = try h.send("GET /media/a.jpg HTTP/1.1\r\nHost: cam\r\n\r\n", on: page)
+        #expect(r.hasPrefix("HTTP/1.1 403 Forbidden\r\n"), "\(r)")
+        let ok = try h.connect()
+        #expect(try h.send("GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n", on: ok).hasPrefix("HTTP/1.1 200 OK\r\n"))
+    }
+
     @Test func aChangingRequestFromAnotherOriginIs403() throws {
         let h = try Harness()
-        let refused = try h.send("POST /api/control/step?by=2 HTTP/1.1\r\nHost: cam:8080\r\nOrigin: http://evil.example\r\n\r\n")
+        let refused = try h.send("POST /api/control/step?by=2 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nOrigin: http://evil.example\r\n\r\n")
         #expect(refused.hasPrefix("HTTP/1.1 403 Forbidden\r\n"), "\(refused)")
-        let ok = try h.send("POST /api/control/step?by=2 HTTP/1.1\r\nHost: cam:8080\r\nOrigin: http://cam:8080\r\n\r\n")
+        let ok = try h.send("POST /api/control/step?by=2 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nOrigin: http://127.0.0.1:8080\r\n\r\n")
         #expect(ok.hasPrefix("HTTP/1.1 202 Accepted\r\n"), "\(ok)")
-        let get = try h.send("GET /api/capture HTTP/1.1\r\nHost: cam:8080\r\n\r\n")
+        let get = try h.send("GET /api/capture HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n")
         #expect(get.hasPrefix("HTTP/1.1 405 Method Not Allowed\r\n") && get.contains("Allow: POST"), "\(get)")
         #expect(h.inputs == [.step(2)])
     }
 
     @Test func aSlowViewerGetsOnlyTheNewestFrame() throws {
         let h = try Harness()
-        let head = try h.send("GET /stream.mjpg HTTP/1.1\r\nHost: cam\r\n\r\n")
+        let head = try h.send("GET /stream.mjpg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n") && head.contains("multipart/x-mixed-replace; boundary=evcaptureframe"), "\(head)")
-        func frame(_ t: Int64) -> PreviewFrame { PreviewFrame(jpeg: ByteBuffer(string: "JPEG\(t)"), time: t * 1_000_000, sequence: UInt32(t)) }
+        func frame(_ t: Int64) -> PreviewFrame {
+            PreviewFrame(jpeg: ByteBuffer(string: "JPEG\(t)"), time: t * 1_000_000, sequence: UInt32(t))
+        }
 
         h.hub.publish(frame(1))
         h.loop.run()
@@ -156,13 +172,13 @@ import Testing
         var settings = LiveViewSettings()
         settings.maxClients = 2
         let h = try Harness(settings: settings)
-        let events = try h.send("GET /events HTTP/1.1\r\nHost: cam\r\n\r\n")
+        let events = try h.send("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(events.hasPrefix("HTTP/1.1 200 OK\r\n") && events.contains("text/event-stream"), "\(events)")
         let viewer = try h.connect()
-        let stream = try h.send("GET /stream.mjpg HTTP/1.1\r\nHost: cam\r\n\r\n", on: viewer)
+        let stream = try h.send("GET /stream.mjpg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: viewer)
         #expect(stream.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(stream)")
         let third = try h.connect()
-        let refused = try h.send("GET /stream.mjpg HTTP/1.1\r\nHost: cam\r\n\r\n", on: third)
+        let refused = try h.send("GET /stream.mjpg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: third)
         #expect(refused.hasPrefix("HTTP/1.1 503 Service Unavailable\r\n"), "\(refused)")
         // Events reach the listener; once the viewer leaves there is room again.
         h.hub.publish(line: "{\"event\":\"capture\"}")
@@ -171,7 +187,7 @@ import Testing
         _ = try? viewer.finish()
         h.loop.run()
         let fourth = try h.connect()
-        let admitted = try h.send("GET /stream.mjpg HTTP/1.1\r\nHost: cam\r\n\r\n", on: fourth)
+        let admitted = try h.send("GET /stream.mjpg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", on: fourth)
         #expect(admitted.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(admitted)")
     }
 }

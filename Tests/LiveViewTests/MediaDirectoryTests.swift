@@ -29,7 +29,9 @@ import Testing
         let photo = try #require(media.open("photo.jpg"))
         #expect(photo.bytes == 4)
         close(photo.fd)
-        for name in ["link.jpg", "passwd.jpg", "folder.jpg", "../secret.jpg", "..", ".", "", ".evcapture-2.jpg.part", "/etc/passwd", "nothing.jpg"] {
+        for name in [
+            "link.jpg", "passwd.jpg", "folder.jpg", "../secret.jpg", "..", ".", "", ".evcapture-2.jpg.part", "/etc/passwd", "nothing.jpg",
+        ] {
             #expect(media.open(name) == nil, "\(name)")
         }
     }

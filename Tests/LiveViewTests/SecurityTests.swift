@@ -64,4 +64,16 @@ import Testing
             #expect(a.isLoopback == loopback, "\(text)")
         }
     }
+
+    @Test(
+        arguments: [
+            ("localhost", true), ("localhost:8080", true), ("LOCALHOST:1", true), ("cam.localhost", true), ("127.0.0.1", true),
+            ("127.255.255.254:65535", true), ("[::1]", true), ("[::1]:8080", true), (nil, true),
+            ("128.0.0.1", false), ("0.0.0.0:8080", false), ("evil.example", false), ("localhost.evil.example", false),
+            ("127.0.0.1.nip.io:8080", false), ("[::2]:8080", false), ("[::1", false), ("localhost:80a", false), ("", false),
+            (":8080", false),
+        ] as [(String?, Bool)])
+    func onlyLoopbackNamesWithoutCredentials(_ host: String?, _ allowed: Bool) {
+        #expect(loopbackHostAllowed(host) == allowed, "Host \(host ?? "-")")
+    }
 }

@@ -9,7 +9,9 @@ import Testing
 /// The client against a real mosquitto on a free 127.0.0.1 port: connection, birth and will,
 /// publishing, subscriptions, an absent broker, a restarted broker, bad credentials, the
 /// bounded offline queue.
-@Suite(.serialized, .enabled(if: MosquittoBroker.skipReason == nil, "needs mosquitto and mosquitto-clients (apt-get install mosquitto mosquitto-clients)"))
+@Suite(
+    .serialized,
+    .enabled(if: MosquittoBroker.skipReason == nil, "needs mosquitto and mosquitto-clients (apt-get install mosquitto mosquitto-clients)"))
 struct MQTTClientTests {
     /// A client on its own loop, with what it reported.
     final class Recorder: Sendable {
@@ -89,7 +91,9 @@ struct MQTTClientTests {
         try await h.start()
         // Retained, each on its own topic: the test's subscriber cannot be on the broker
         // before the client is (it reconnects within 0.1–0.4 s), so it reads them afterwards.
-        for i in 1...5 { h.client.publish(MQTTMessage(topic: "t/test-station/event/x/\(i)", text: "\(i)", qos: .atLeastOnce, retain: true)) }
+        for i in 1...5 {
+            h.client.publish(MQTTMessage(topic: "t/test-station/event/x/\(i)", text: "\(i)", qos: .atLeastOnce, retain: true))
+        }
         // Refused connections: reported once, retried with backoff, nothing connects.
         #expect(pollUntil(timeout: .seconds(5)) { h.recorder.events.withLock { !$0.isEmpty } })
         let first = h.recorder.events.withLock { $0 }
@@ -120,9 +124,10 @@ struct MQTTClientTests {
         try await h.start()
         #expect(h.waitForConnections(1))
         broker.stop()
-        #expect(pollUntil(timeout: .seconds(10)) {
-            h.recorder.events.withLock { $0.contains { if case .disconnected = $0 { true } else { false } } }
-        }, "\(h.recorder.events.withLock { $0 })")
+        #expect(
+            pollUntil(timeout: .seconds(10)) {
+                h.recorder.events.withLock { $0.contains { if case .disconnected = $0 { true } else { false } } }
+            }, "\(h.recorder.events.withLock { $0 })")
         // Published during the outage: kept, sent after the reconnect.
         h.client.publish(MQTTMessage(topic: "t/test-station/event/x", text: "during", qos: .atLeastOnce, retain: true))
         try broker.start()
@@ -222,7 +227,9 @@ struct MQTTClientTests {
         let broker = try MosquittoBroker(directory: dir)
         let h = try Harness(Self.settings(try MQTTBroker(url: broker.url), queue: 3))
         try await h.start()
-        for i in 1...7 { h.client.publish(MQTTMessage(topic: "t/test-station/event/x/\(i)", text: "\(i)", qos: .atLeastOnce, retain: true)) }
+        for i in 1...7 {
+            h.client.publish(MQTTMessage(topic: "t/test-station/event/x/\(i)", text: "\(i)", qos: .atLeastOnce, retain: true))
+        }
         try broker.start()
         #expect(h.waitForConnections(1, timeout: .seconds(10)))
         #expect(h.recorder.events.withLock { $0.last } == .connected(dropped: 4))
@@ -272,7 +279,8 @@ extension MQTTClientTests {
         let h = try Harness(Self.settings(try MQTTBroker(url: broker.url)))
         try await h.start()
         #expect(h.waitForConnections(1), "\(h.recorder.events.withLock { $0 })")
-        let arrived = await h.client.publishHoldingTheLoop(MQTTMessage(topic: "t/test-station/all/trigger", text: "now", qos: .atLeastOnce)) {
+        let arrived = await h.client.publishHoldingTheLoop(MQTTMessage(topic: "t/test-station/all/trigger", text: "now", qos: .atLeastOnce))
+        {
             watch.messages.contains { $0.topic == "t/test-station/all/trigger" && $0.payload == "now" }
         }
         #expect(arrived, "the message left only after the loop's wake-up: \(watch.messages)")

@@ -94,7 +94,9 @@ struct MQTTTLSTests {
         let s = try Self.setup(dir, serverCA: theirs, serverNames: ["localhost", "127.0.0.1"], clientCA: ours.caFile)
         let (h, records, reason) = try await Self.refused(s)
         #expect(
-            reason == "TLS handshake failed: certificate verify failed (the broker's certificate is checked against the CA file \(ours.caFile) and the host name localhost)")
+            reason
+                == "TLS handshake failed: certificate verify failed (the broker's certificate is checked against the CA file \(ours.caFile) and the host name localhost)"
+        )
         // Retried with backoff (0.1 s doubling to 0.4 s: several attempts by now), reported
         // once, never connected.
         try await Task.sleep(for: .milliseconds(1500))
@@ -112,7 +114,9 @@ struct MQTTTLSTests {
         let s = try Self.setup(dir, serverCA: ca, serverNames: ["broker.elsewhere.example"], clientCA: ca.caFile)
         let (h, records, reason) = try await Self.refused(s)
         #expect(
-            reason == "TLS handshake failed: certificate verify failed (the broker's certificate is checked against the CA file \(ca.caFile) and the host name localhost)")
+            reason
+                == "TLS handshake failed: certificate verify failed (the broker's certificate is checked against the CA file \(ca.caFile) and the host name localhost)"
+        )
         try await Task.sleep(for: .milliseconds(1000))
         #expect(h.connectedCount == 0)
         await h.stop()
@@ -136,7 +140,8 @@ struct MQTTTLSTests {
         let records = LogRecords()
         let h = try harness(s.settings, records)
         try await h.start()
-        let first = pollUntil(timeout: .seconds(10), { h.recorder.events.withLock { !$0.isEmpty } })
+        let first =
+            pollUntil(timeout: .seconds(10), { h.recorder.events.withLock { !$0.isEmpty } })
             ? h.recorder.events.withLock({ $0.first }) : nil
         var reason: String?
         if case .connectFailed(let r, _)? = first { reason = r }

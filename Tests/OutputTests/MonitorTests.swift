@@ -8,7 +8,6 @@ import Capture
 import Evdev
 import Actions
 
-
 @Suite struct MonitorRenderingTests {
     @Test func controlLineMarksValueAndProminentValues() {
         let line = renderControlLine(
@@ -43,10 +42,12 @@ import Actions
     @Test func terminalRedrawsTheControlInPlaceAndKeepsEventsAbove() {
         var r = MonitorRenderer(isTerminal: true, width: 40)
         let clear = "\r\u{1B}[2K"
-        let control = #"{"event":"control","time":1,"control":"Zoom","value":2.5,"min":1,"max":5,"prominent":[2,4],"format":"%.1f×","raw":250}"#
+        let control =
+            #"{"event":"control","time":1,"control":"Zoom","value":2.5,"min":1,"max":5,"prominent":[2,4],"format":"%.1f×","raw":250}"#
         let zoomLine = "Zoom [=======|==O---------|-------] 2.5×"
         #expect(r.consume(line: control) == clear + zoomLine)
-        let capture = #"{"event":"capture","time":0.5,"phase":"began","action":"primary","button":"KEY_VOLUMEDOWN","device":{"name":"gpio-keys","node":"/dev/input/event0"},"press":7,"sound":false}"#
+        let capture =
+            #"{"event":"capture","time":0.5,"phase":"began","action":"primary","button":"KEY_VOLUMEDOWN","device":{"name":"gpio-keys","node":"/dev/input/event0"},"press":7,"sound":false}"#
         let out = r.consume(line: capture)
         #expect(out.hasPrefix(clear) && out.hasSuffix("\n" + zoomLine), "event above, control redrawn: \(out.debugDescription)")
         #expect(out.contains("capture began primary KEY_VOLUMEDOWN press 7 \"gpio-keys\""))
@@ -56,14 +57,19 @@ import Actions
 
     @Test func plainOutputIsOneLinePerUpdate() {
         var r = MonitorRenderer(isTerminal: false, width: 60)
-        let cancelled = #"{"event":"capture","time":0,"phase":"cancelled","action":"secondary","button":"KEY_PLAYPAUSE","device":"WH-1000XM4 (AVRCP)","press":3,"sound":true,"reason":"device removed"}"#
+        let cancelled =
+            #"{"event":"capture","time":0,"phase":"cancelled","action":"secondary","button":"KEY_PLAYPAUSE","device":"WH-1000XM4 (AVRCP)","press":3,"sound":true,"reason":"device removed"}"#
         let text = r.consume(line: cancelled)
         #expect(text.hasSuffix("capture cancelled secondary KEY_PLAYPAUSE press 3 \"WH-1000XM4 (AVRCP)\" (sound) reason: device removed\n"))
         #expect(!text.contains("\u{1B}"))
-        #expect(r.consume(line: #"{"event":"control","control":"Exposure bias","value":0.333,"min":-2,"max":2,"format":"%+.1f EV"}"#).hasSuffix(" +0.3 EV\n"))
+        #expect(
+            r.consume(line: #"{"event":"control","control":"Exposure bias","value":0.333,"min":-2,"max":2,"format":"%+.1f EV"}"#).hasSuffix(
+                " +0.3 EV\n"))
         #expect(r.consume(line: #"{"event":"control","control":"White balance","value":"Daylight"}"#) == "White balance  Daylight\n")
         #expect(r.consume(line: #"{"event":"controls","state":"active"}"#) == "controls active\n")
-        #expect(r.consume(line: #"{"event":"control","control":"Flag","value":true,"min":0,"max":1}"#) == "Flag  on\n", "booleans are not numbers")
+        #expect(
+            r.consume(line: #"{"event":"control","control":"Flag","value":true,"min":0,"max":1}"#) == "Flag  on\n",
+            "booleans are not numbers")
         #expect(r.consume(line: #"{"event":"error","message":"camera: busy"}"#) == "error camera: busy\n")
         #expect(r.consume(line: "not json") == "? not json\n")
     }

@@ -9,7 +9,6 @@ import Capture
 import Evdev
 import Actions
 
-
 /// A test client that reads everything on a thread of its own.
 final class LineReader: Sendable {
     let fd: Int32
@@ -83,7 +82,9 @@ final class LineReader: Sendable {
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: Array("\(dir)/t.sock".utf8) + [0]) }
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        _ = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(stale, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
         close(stale)
         let second = try SocketServer(path: "\(dir)/t.sock", loop: loop, logger: testLogger)
         let client = try LineReader(path: "\(dir)/t.sock")
@@ -210,7 +211,9 @@ final class RecordingLogHandler: LogHandler, Sendable {
         writer.start()
         #expect(await eventually { server.clientCount == 1 }, "the client that sent data was dropped")
         #expect(await eventually { written.load(ordering: .relaxed) < 64 << 20 && !writer.isExecuting })
-        #expect(written.load(ordering: .relaxed) < 8 << 20, "the server stopped reading at once (wrote \(written.load(ordering: .relaxed)) bytes)")
+        #expect(
+            written.load(ordering: .relaxed) < 8 << 20,
+            "the server stopped reading at once (wrote \(written.load(ordering: .relaxed)) bytes)")
         #expect(log.lines.contains { $0.contains("it sent data") }, "\(log.lines)")
         server.broadcast(#"{"event":"capture","press":1}"#)
         #expect(await eventually { reader.lineCount == 1 }, "the reading client is not affected")

@@ -24,7 +24,8 @@ import Testing
         let outcome = ActionOutcome.triggerReceived(.videoStart, trigger: "a-1764000000123-7", topic: "evcapture/all/trigger")
         #expect(
             JSONLines.outcome(outcome, time: Timestamp(microseconds: 2_500_000))
-                == #"{"event":"action","action":"trigger","command":"video-start","trigger":"a-1764000000123-7","topic":"evcapture/all/trigger","time":2.500000}"#)
+                == #"{"event":"action","action":"trigger","command":"video-start","trigger":"a-1764000000123-7","topic":"evcapture/all/trigger","time":2.500000}"#
+        )
         #expect(
             ReadableLines.outcome(outcome, time: Timestamp(microseconds: 2_500_000)).hasSuffix(
                 "trigger   video-start trigger a-1764000000123-7 (evcapture/all/trigger)"))

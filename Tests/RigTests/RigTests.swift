@@ -83,7 +83,10 @@ import Testing
         (#"{"command":1}"#, #"trigger message "command" must be one of "photo", "video-start", "video-stop", not 1"#),
         (#"{"command":null}"#, #"trigger message "command" must be one of "photo", "video-start", "video-stop", not null"#),
         (#"{"command":"photo","extra":1}"#, #"trigger message has an unknown field "extra" (known: command, trigger, time, from)"#),
-        (#"{"command":"photo","trigger":"../../etc/passwd"}"#, #"trigger message "trigger" has '/' (use letters, digits, '-', '_' and '.')"#),
+        (
+            #"{"command":"photo","trigger":"../../etc/passwd"}"#,
+            #"trigger message "trigger" has '/' (use letters, digits, '-', '_' and '.')"#
+        ),
         (#"{"command":"photo","trigger":".hidden"}"#, #"trigger message "trigger" starts with '.'"#),
         (#"{"command":"photo","trigger":""}"#, #"trigger message "trigger" is empty"#),
         (#"{"command":"photo","trigger":7}"#, #"trigger message "trigger" must be a string, not 7"#),

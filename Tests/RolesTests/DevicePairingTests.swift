@@ -10,8 +10,9 @@ import Roles
     @Test func theParentIsThePhysPathWithoutItsInterface() throws {
         #expect(RoleClassifier.parent(of: try PairedKnob.encoder()) == "usb-0000:00:14.0-2")
         #expect(RoleClassifier.parent(of: PairedKnob.pushSwitch()) == "usb-0000:00:14.0-2")
-        #expect(RoleClassifier.parent(of: PairedKnob.pushSwitch(phys: "usb-0000:00:14.0-2/input1", uniq: "00:11:22:33:44:55"))
-            == "usb-0000:00:14.0-2 (00:11:22:33:44:55)")
+        #expect(
+            RoleClassifier.parent(of: PairedKnob.pushSwitch(phys: "usb-0000:00:14.0-2/input1", uniq: "00:11:22:33:44:55"))
+                == "usb-0000:00:14.0-2 (00:11:22:33:44:55)")
         #expect(RoleClassifier.parent(of: PairedKnob.pushSwitch(phys: "isa0060/serio0")) == "isa0060/serio0")
         #expect(RoleClassifier.parent(of: PairedKnob.pushSwitch(phys: nil)) == nil)
         #expect(RoleClassifier.parent(of: PairedKnob.pushSwitch(phys: "")) == nil)
@@ -28,19 +29,29 @@ import Roles
         #expect(push.roles[.mute]?.source == .default)
         #expect(push.roles[.mute]?.reason == "push switch of \"Griffin PowerMate\" (/dev/input/event5), same parent usb-0000:00:14.0-2")
         #expect(push.kind == .encoder && push.isDedicated)  // grabbed like its encoder: no mute on the desktop
-        #expect(push.partners == [DevicePartner(node: "/dev/input/event5", name: "Griffin PowerMate", relation: .encoder, parent: "usb-0000:00:14.0-2")])
-        #expect(dial.partners == [DevicePartner(node: "/dev/input/event6", name: "Knob Consumer Control", relation: .pushSwitch, parent: "usb-0000:00:14.0-2")])
+        #expect(
+            push.partners == [
+                DevicePartner(node: "/dev/input/event5", name: "Griffin PowerMate", relation: .encoder, parent: "usb-0000:00:14.0-2")
+            ])
+        #expect(
+            dial.partners == [
+                DevicePartner(node: "/dev/input/event6", name: "Knob Consumer Control", relation: .pushSwitch, parent: "usb-0000:00:14.0-2")
+            ])
         // The encoder's own roles are untouched.
         #expect(dial.roles == RoleClassifier.profile(for: try PairedKnob.encoder(), node: "/dev/input/event5").roles)
 
         // The order the nodes come in does not matter.
-        let reversed = PairedKnob.profiles([(PairedKnob.pushSwitch(), "/dev/input/event6"), (try PairedKnob.encoder(), "/dev/input/event5")])
+        let reversed = PairedKnob.profiles([
+            (PairedKnob.pushSwitch(), "/dev/input/event6"), (try PairedKnob.encoder(), "/dev/input/event5"),
+        ])
         #expect(reversed[0] == push && reversed[1] == dial)
     }
 
     @Test func nodesOfOtherDevicesAreNotPaired() throws {
         // Another USB port.
-        let elsewhere = PairedKnob.profiles([(try PairedKnob.encoder(), "e5"), (PairedKnob.pushSwitch(phys: "usb-0000:00:14.0-3/input1"), "e6")])
+        let elsewhere = PairedKnob.profiles([
+            (try PairedKnob.encoder(), "e5"), (PairedKnob.pushSwitch(phys: "usb-0000:00:14.0-3/input1"), "e6"),
+        ])
         #expect(elsewhere[1].roles.isEmpty && elsewhere[0].partners.isEmpty && elsewhere[1].partners.isEmpty)
         // Two Bluetooth devices on one adapter share its address as phys; uniq tells them apart.
         let bt = PairedKnob.profiles([
@@ -71,7 +82,8 @@ import Roles
     @Test func rulesStillDecide() throws {
         // An explicit role (even ignore) from udev or the config is kept; so is `nograb`.
         let paired = PairedKnob.profiles(
-            [(try PairedKnob.encoder(), "e5"), (PairedKnob.pushSwitch(), "e6")], udev: ["e6": "KEY_MUTE=ignore,KEY_PLAYPAUSE=primary,nograb"])
+            [(try PairedKnob.encoder(), "e5"), (PairedKnob.pushSwitch(), "e6")],
+            udev: ["e6": "KEY_MUTE=ignore,KEY_PLAYPAUSE=primary,nograb"])
         #expect(paired[1].role(of: .mute) == .ignore && paired[1].role(of: .playPause) == .primary)
         #expect(paired[1].partners.isEmpty)  // no free push key left: nothing to pair
         let nograb = PairedKnob.profiles([(try PairedKnob.encoder(), "e5"), (PairedKnob.pushSwitch(), "e6")], udev: ["e6": "nograb"])

@@ -13,7 +13,8 @@ private func fixture(_ name: String) throws -> DeviceDescription {
 private func table(_ p: DeviceProfile) -> [String: String] {
     var result: [String: String] = [:]
     for (code, assignment) in p.roles {
-        result[code.name] = assignment.role == .slider && assignment.step != 0
+        result[code.name] =
+            assignment.role == .slider && assignment.step != 0
             ? "slider\(assignment.step > 0 ? "+" : "")\(assignment.step)" : assignment.role.rawValue
     }
     return result
@@ -135,9 +136,12 @@ private func table(_ p: DeviceProfile) -> [String: String] {
 
         let kb = try fixture("usb-keyboard-typing-and-volume")
         let shutter = RoleClassifier.profile(for: kb, node: "n", udevRole: "shutter")
-        #expect(table(shutter) == ["KEY_VOLUMEUP": "primary", "KEY_VOLUMEDOWN": "primary", "KEY_ENTER": "primary",
-                                   "KEY_KPENTER": "primary", "KEY_SPACE": "primary", "KEY_PAGEUP": "primary",
-                                   "KEY_PAGEDOWN": "primary", "KEY_PLAYPAUSE": "primary"])
+        #expect(
+            table(shutter) == [
+                "KEY_VOLUMEUP": "primary", "KEY_VOLUMEDOWN": "primary", "KEY_ENTER": "primary",
+                "KEY_KPENTER": "primary", "KEY_SPACE": "primary", "KEY_PAGEUP": "primary",
+                "KEY_PAGEDOWN": "primary", "KEY_PLAYPAUSE": "primary",
+            ])
         #expect(shutter.isDedicated)
 
         let enc = RoleClassifier.profile(for: try fixture("rotary-encoder-rel-x"), node: "n", udevRole: "dial")
@@ -147,12 +151,13 @@ private func table(_ p: DeviceProfile) -> [String: String] {
     @Test func badUdevItemsAreReportedAndSkipped() throws {
         let d = try fixture("griffin-powermate")
         let p = RoleClassifier.profile(for: d, node: "n", udevRole: "wobble,KEY_NOPE=primary,BTN_0=zoom,KEY_A=primary")
-        #expect(p.warnings == [
-            "EVCAPTURE_ROLE: unknown item \"wobble\" (device kinds: buttons, shutter, headset, knob, dial, encoder, keyboard, pointer, ignore; or CODE=role)",
-            "EVCAPTURE_ROLE: unknown event code \"KEY_NOPE\"",
-            "EVCAPTURE_ROLE: unknown role \"zoom\" for BTN_0 (use primary, secondary, light-press, slider, slider+1, slider-1, slider:counter or ignore)",
-            "EVCAPTURE_ROLE: KEY_A is not a code this device sends",
-        ])
+        #expect(
+            p.warnings == [
+                "EVCAPTURE_ROLE: unknown item \"wobble\" (device kinds: buttons, shutter, headset, knob, dial, encoder, keyboard, pointer, ignore; or CODE=role)",
+                "EVCAPTURE_ROLE: unknown event code \"KEY_NOPE\"",
+                "EVCAPTURE_ROLE: unknown role \"zoom\" for BTN_0 (use primary, secondary, light-press, slider, slider+1, slider-1, slider:counter or ignore)",
+                "EVCAPTURE_ROLE: KEY_A is not a code this device sends",
+            ])
         // defaults stand for the rest
         #expect(p.role(of: .btn0) == .lightPress && p.role(of: .relDial) == .slider)
     }
@@ -181,7 +186,9 @@ private func table(_ p: DeviceProfile) -> [String: String] {
         let jog = DeviceDescription(name: "jog", bus: .usb, codes: [.synReport, .relDial, .relWheel, .enter])
         let p = RoleClassifier.profile(for: jog, node: "n", udevRole: "dial,REL_DIAL=slider:counter,KEY_ENTER=slider:counter")
         #expect(p.warnings == ["EVCAPTURE_ROLE: KEY_ENTER=slider:counter: only relative axes (REL_*) can be position counters"])
-        #expect(p.roles[.relDial] == RoleAssignment(role: .slider, source: .udev, reason: "EVCAPTURE_ROLE: REL_DIAL=slider:counter", isCounter: true))
+        #expect(
+            p.roles[.relDial]
+                == RoleAssignment(role: .slider, source: .udev, reason: "EVCAPTURE_ROLE: REL_DIAL=slider:counter", isCounter: true))
         #expect(p.roles[.enter] == nil)
         // The config overrides udev, counter flag included.
         let plain = RoleClassifier.profile(

@@ -23,7 +23,9 @@ import Evdev
         var value: String
     }
 
-    static let matchKeys: Set<String> = ["ACTION", "SUBSYSTEM", "SUBSYSTEMS", "KERNEL", "KERNELS", "ATTR", "ATTRS", "ENV", "TAG", "DRIVERS", "PROGRAM"]
+    static let matchKeys: Set<String> = [
+        "ACTION", "SUBSYSTEM", "SUBSYSTEMS", "KERNEL", "KERNELS", "ATTR", "ATTRS", "ENV", "TAG", "DRIVERS", "PROGRAM",
+    ]
     static let assignKeys: Set<String> = ["GROUP", "MODE", "OWNER", "ENV", "TAG", "GOTO", "LABEL", "SYMLINK", "RUN"]
 
     /// Splits one rule line into items, honouring quotes; nil with a problem for bad syntax.
@@ -79,7 +81,9 @@ import Evdev
             let isMatch = { (i: Item) in i.op == "==" || i.op == "!=" }
             for item in items {
                 let known = isMatch(item) ? Self.matchKeys.contains(item.key) : Self.assignKeys.contains(item.key)
-                #expect(known, "70-evcapture.rules:\(lineNumber): \(item.key)\(item.op) is not a udev \(isMatch(item) ? "match" : "assignment")")
+                #expect(
+                    known, "70-evcapture.rules:\(lineNumber): \(item.key)\(item.op) is not a udev \(isMatch(item) ? "match" : "assignment")"
+                )
                 if ["ATTR", "ATTRS", "ENV"].contains(item.key) {
                     #expect(item.attribute != nil, "70-evcapture.rules:\(lineNumber): \(item.key) needs {name}")
                 }
@@ -106,10 +110,11 @@ import Evdev
         #expect(throws: RuleProblem.self) { try Self.parse(#"ENV{EVCAPTURE_ROLE="knob""#).get() }
         #expect(throws: RuleProblem.self) { try Self.parse(#"ATTRS{name}==AB"#).get() }
         #expect(throws: RuleProblem.self) { try Self.parse(#"KERNEL=="event*", GROUP="input"#).get() }
-        #expect(try Self.parse(#"ATTRS{id/vendor}=="077d", ENV{EVCAPTURE_ROLE}="dial""#).get() == [
-            Item(key: "ATTRS", attribute: "id/vendor", op: "==", value: "077d"),
-            Item(key: "ENV", attribute: "EVCAPTURE_ROLE", op: "=", value: "dial"),
-        ])
+        #expect(
+            try Self.parse(#"ATTRS{id/vendor}=="077d", ENV{EVCAPTURE_ROLE}="dial""#).get() == [
+                Item(key: "ATTRS", attribute: "id/vendor", op: "==", value: "077d"),
+                Item(key: "ENV", attribute: "EVCAPTURE_ROLE", op: "=", value: "dial"),
+            ])
     }
 }
 

@@ -61,9 +61,10 @@ final class Recorder: Sendable {
         #expect(dispatcher.pendingCount == 5)
         release.signal()
         await dispatcher.finish()
-        #expect(rec.lines.filter { $0.hasPrefix("primary") } == [
-            "primary began #1", "primary held #1", "primary ended #1", "primary began #3", "primary cancelled #3",
-        ])
+        #expect(
+            rec.lines.filter { $0.hasPrefix("primary") } == [
+                "primary began #1", "primary held #1", "primary ended #1", "primary began #3", "primary cancelled #3",
+            ])
         #expect(rec.lines.filter { $0.hasPrefix("secondary") } == ["secondary began #2", "secondary ended #2"])
         #expect(rec.lines.firstIndex(of: "secondary ended #2")! < rec.lines.firstIndex(of: "primary began #1")!)
         #expect(dispatcher.pendingCount == 0)
@@ -113,4 +114,3 @@ final class Recorder: Sendable {
         #expect(rec.lines == expected)
     }
 }
-

@@ -250,7 +250,8 @@ struct CameraUVCTests {
     @Test func sessionGivesWayToAProgramThatKeepsChangingAValue() async throws {
         // Two restores within a minute are allowed; the third change is another program
         // fighting back: the session keeps its value and says so, instead of a set war.
-        guard let running = try await RunningSession(.init(camera: .path(node), onExternalChange: .restore, restoreLimit: (2, .seconds(60))))
+        guard
+            let running = try await RunningSession(.init(camera: .path(node), onExternalChange: .restore, restoreLimit: (2, .seconds(60))))
         else { return }
         defer { running.stop() }
         let (session, events) = (running.session, running.events)
@@ -328,7 +329,9 @@ struct CameraUVCTests {
         #expect(camera.waitUntilReceived("exposure_time_absolute", 125), "\(camera.log)")
         let lines = try camera.receivedLines(after: 0)
         #expect(
-            lines.firstIndex(of: "auto_exposure = 1").map { a in lines.firstIndex(of: "exposure_time_absolute = 125").map { a < $0 } ?? false } == true,
+            lines.firstIndex(of: "auto_exposure = 1").map { a in
+                lines.firstIndex(of: "exposure_time_absolute = 125").map { a < $0 } ?? false
+            } == true,
             "\(lines)")
         #expect(session.isRunning)
         #expect(try session.camera.value(of: .zoomAbsolute) == 321)

@@ -200,7 +200,8 @@ struct CameraUdevTests {
     static func udevNode(_ node: String, index: Int, capabilities: String, links: [String]) -> VideoNode {
         VideoNode(
             UdevVideoDevice(
-                node: node, syspath: "/sys/devices/platform/dummy_hcd.0/usb1/1-1/1-1:1.0/video4linux/"
+                node: node,
+                syspath: "/sys/devices/platform/dummy_hcd.0/usb1/1-1/1-1:1.0/video4linux/"
                     + node.dropFirst("/dev/".count),
                 properties: ["ID_V4L_CAPABILITIES": capabilities, "DEVLINKS": links.joined(separator: " ")],
                 name: "evcapture fake camera: evcaptur", index: index))

@@ -17,7 +17,7 @@ import Testing
 /// hook output, the camera's received values and a second evdev reader are the rest.
 @Suite(.systemTest, .needsDaemonExecutable, .serialized)
 struct DaemonSystemTests {
-    /// Click → photo (a JPEG that decodes) and hook (its environment); long press → AVI;
+    /// Click → photo (a JPEG that decodes) and hook (its environment); long press → MP4 (H.264);
     /// encoder steps → zoom on the camera; headset click → sound.
     @Test(.needsFakeCamera, .enabled(if: vividNode() != nil, "needs vivid (vivid-000-vid-cap)"))
     func clickPhotoHookVideoZoomAndHeadsetSound() throws {
@@ -120,7 +120,7 @@ struct DaemonSystemTests {
         let longPressTime = try #require(longBegan.object.double("time"))
         let firstFrame = try #require(video.object.double("frame_time"), "no frame_time: \(video.object)")
         #expect(abs(firstFrame - longPressTime) < 0.2, "first frame \(firstFrame), press \(longPressTime)")
-        #expect(videoPath.hasSuffix(".avi") && FileManager.default.fileExists(atPath: videoPath), "\(videoPath)")
+        #expect(videoPath.hasSuffix(".mp4") && FileManager.default.fileExists(atPath: videoPath), "\(videoPath)")
         // About 1.5 s recorded (threshold 0.5 s → release at 2 s); vivid's nominal rate is
         // 30/s, the emulator delivers fewer.
         #expect((2...120).contains(frames), "\(frames) frames")
@@ -130,9 +130,9 @@ struct DaemonSystemTests {
                 "stream=codec_name,nb_read_frames", "-of", "default=noprint_wrappers=1", videoPath, timeout: .seconds(60))
             #expect(result.succeeded, "\(result)")
             #expect(result.stdout.contains("nb_read_frames=\(frames)"), "ffprobe: \(result.stdout) (daemon: \(frames))")
-            #expect(result.stdout.contains("codec_name=mjpeg"), "\(result.stdout)")
+            #expect(result.stdout.contains("codec_name=h264"), "\(result.stdout)")
         } else {
-            Issue.record("ffprobe is not installed here: the AVI was not decoded (\(videoPath), \(frames) frames)")
+            Issue.record("ffprobe is not installed here: the MP4 was not decoded (\(videoPath), \(frames) frames)")
         }
 
         // Encoder +5 steps: zoom 1.0× → 1.4× (4.0× range / 50 steps per range = 0.08× per
@@ -154,8 +154,9 @@ struct DaemonSystemTests {
         let headsetPress = try #require(headsetEnded.object.int("press"))
         let sound = daemon.waitFor(DaemonLines.action("sound", press: headsetPress))
         #expect(sound?.object.string("file")?.hasSuffix("evcapture-shutter.wav") == true, "\(daemon.transcript)")
-        #expect(waitUntil(timeout: .seconds(20)) { scratch.soundsPlayed.contains { $0.hasSuffix("evcapture-shutter.wav") } },
-                "sound players ran: \(scratch.soundsPlayed)")
+        #expect(
+            waitUntil(timeout: .seconds(20)) { scratch.soundsPlayed.contains { $0.hasSuffix("evcapture-shutter.wav") } },
+            "sound players ran: \(scratch.soundsPlayed)")
         // The volume-key click played nothing.
         #expect(scratch.soundsPlayed.count == 1, "\(scratch.soundsPlayed)")
 
@@ -231,8 +232,11 @@ struct DaemonSystemTests {
                 if case .frame(let f) = input { seen += f.events.map { "\($0.eventCode.name) \($0.value)" } }
             }
         }
-        #expect(waitUntil(timeout: .seconds(10)) { readOther(); return seen.contains("KEY_VOLUMEDOWN 0") },
-                "the held key's release did not reach another reader (grabbed while down?): \(seen)")
+        #expect(
+            waitUntil(timeout: .seconds(10)) {
+                readOther(); return seen.contains("KEY_VOLUMEDOWN 0")
+            },
+            "the held key's release did not reach another reader (grabbed while down?): \(seen)")
 
         // The first press reported is the next click; the held key's release made no line.
         try keys.click(.volumeDown)
@@ -311,12 +315,14 @@ struct DaemonSystemTests {
         defer { try? keys.release(.volumeDown) }
         let held = try #require(daemon.waitFor(DaemonLines.capture("held", node: keys.node)), "\(daemon.transcript)")
         let press = try #require(held.object.int("press"))
-        try #require(daemon.waitFor(timeout: .seconds(30), DaemonLines.action("video-started", press: press)) != nil, "\(daemon.transcript)")
+        try #require(
+            daemon.waitFor(timeout: .seconds(30), DaemonLines.action("video-started", press: press)) != nil, "\(daemon.transcript)")
 
         #expect(daemon.terminate(timeout: .seconds(30)) == 0, "\(daemon.transcript)")
         let cancelled = daemon.objects.first(where: DaemonLines.capture("cancelled", node: keys.node, press: press))
         #expect(cancelled?.string("reason") == "session-stopped", "\(daemon.transcript)")
-        let video = try #require(daemon.objects.first(where: DaemonLines.action("video", press: press)), "no video line\n\(daemon.transcript)")
+        let video = try #require(
+            daemon.objects.first(where: DaemonLines.action("video", press: press)), "no video line\n\(daemon.transcript)")
         let path = try #require(video.string("file"))
         let frames = try #require(video.int("frames"))
         #expect(frames >= 1, "\(video)")
@@ -328,7 +334,7 @@ struct DaemonSystemTests {
                 "stream=nb_read_frames", "-of", "default=noprint_wrappers=1", path, timeout: .seconds(60))
             #expect(result.succeeded && result.stdout.contains("nb_read_frames=\(frames)"), "\(result)")
         } else {
-            Issue.record("ffprobe is not installed here: the AVI was not decoded (\(path), \(frames) frames)")
+            Issue.record("ffprobe is not installed here: the MP4 was not decoded (\(path), \(frames) frames)")
         }
     }
 
@@ -378,7 +384,9 @@ struct DaemonSystemTests {
             guard let ended = daemon.waitFor(from: before, DaemonLines.capture("ended", node: keys.node)),
                 let press = ended.object.int("press")
             else { return false }
-            return waitUntil(timeout: .seconds(5)) { reader.objects.contains(where: DaemonLines.capture("ended", node: keys.node, press: press)) }
+            return waitUntil(timeout: .seconds(5)) {
+                reader.objects.contains(where: DaemonLines.capture("ended", node: keys.node, press: press))
+            }
         }
         try #require(accepted, "the socket client got no lines\n\(daemon.transcript)")
 
@@ -391,9 +399,10 @@ struct DaemonSystemTests {
         let press = try #require(ended.object.int("press"))
         let stdoutLines = daemon.lines[before...].filter { $0.contains("\"event\":\"capture\"") && $0.contains("\"press\":\(press),") }
         #expect(stdoutLines.count == 2, "\(daemon.transcript)")
-        #expect(waitUntil(timeout: .seconds(10)) {
-            reader.lines.filter { $0.contains("\"press\":\(press),") } == Array(stdoutLines)
-        }, "socket: \(reader.lines)\nstdout: \(stdoutLines)")
+        #expect(
+            waitUntil(timeout: .seconds(10)) {
+                reader.lines.filter { $0.contains("\"press\":\(press),") } == Array(stdoutLines)
+            }, "socket: \(reader.lines)\nstdout: \(stdoutLines)")
 
         // Many clicks: the stalled client fills its buffers and is dropped; stdout and the
         // reading client get every press.
@@ -415,12 +424,14 @@ struct DaemonSystemTests {
 
         let expectedPresses = Set(firstPress..<(firstPress + clicks))
         func endedPresses(_ objects: [JSONObject]) -> Set<Int> {
-            Set(objects.filter { $0.event == "capture" && $0.string("phase") == "ended" && $0.string("node") == keys.node }
-                .compactMap { $0.int("press") })
+            Set(
+                objects.filter { $0.event == "capture" && $0.string("phase") == "ended" && $0.string("node") == keys.node }
+                    .compactMap { $0.int("press") })
         }
         #expect(endedPresses(daemon.objects).isSuperset(of: expectedPresses), "stdout missed presses")
-        #expect(waitUntil(timeout: .seconds(20)) { endedPresses(reader.objects).isSuperset(of: expectedPresses) },
-                "the reading client missed \(expectedPresses.subtracting(endedPresses(reader.objects)).count) presses")
+        #expect(
+            waitUntil(timeout: .seconds(20)) { endedPresses(reader.objects).isSuperset(of: expectedPresses) },
+            "the reading client missed \(expectedPresses.subtracting(endedPresses(reader.objects)).count) presses")
         #expect(!daemon.objects.contains { $0.event == "capture" && $0.string("phase") == "cancelled" }, "\(daemon.stderr)")
 
         // The stalled client: what was queued for it, then end of file (the daemon closed it).
@@ -468,7 +479,8 @@ struct DaemonSystemTests {
         try camera.start()
         let restarted = daemon.waitFor(from: afterStop, DaemonLines.session("started"))
         #expect(restarted != nil, "\(daemon.transcript)")
-        #expect(camera.waitUntilReceived("zoom_absolute", 140, timeout: .seconds(20)), "not re-applied: \(camera.log)\n\(daemon.transcript)")
+        #expect(
+            camera.waitUntilReceived("zoom_absolute", 140, timeout: .seconds(20)), "not re-applied: \(camera.log)\n\(daemon.transcript)")
 
         // Nothing ended or began for the key while the session was stopped.
         let between = daemon.objects[before..<afterStop]
@@ -502,7 +514,9 @@ struct DaemonSystemTests {
         for node in [keys.node, knob.node] {
             try #require(daemon.waitFor(DaemonLines.deviceAdded(node)) != nil, "\(daemon.transcript)")
         }
-        #expect(daemon.objects.contains { $0.string("event") == "error" && ($0.string("message") ?? "").hasPrefix("camera:") }, "\(daemon.transcript)")
+        #expect(
+            daemon.objects.contains { $0.string("event") == "error" && ($0.string("message") ?? "").hasPrefix("camera:") },
+            "\(daemon.transcript)")
         // Capture events work without a camera.
         try keys.click(.volumeDown)
         #expect(daemon.waitFor(DaemonLines.capture("ended", node: keys.node)) != nil, "\(daemon.transcript)")
@@ -525,7 +539,10 @@ struct DaemonConfigErrorTests {
     @Test(arguments: [
         ("unknown key", "[camera]\ndevice = \"none\"\nzoom = 3\n", 3, "unknown key \"zoom\""),
         ("wrong type", "[output]\n\njpeg-quality = \"high\"\n", 3, "output.jpeg-quality must be an integer"),
-        ("hook shell string", "[[hooks]]\nargv = \"echo hi\"\n", 2, "hooks[0].argv must be a list of strings, not \"echo hi\": a hook runs a program without a shell; write argv = [\"echo\", \"hi\"]"),
+        (
+            "hook shell string", "[[hooks]]\nargv = \"echo hi\"\n", 2,
+            "hooks[0].argv must be a list of strings, not \"echo hi\": a hook runs a program without a shell; write argv = [\"echo\", \"hi\"]"
+        ),
         ("TOML syntax", "[camera\ndevice = \"none\"\n", 1, "expected ']'"),
     ])
     func malformedConfigStopsBeforeAnythingStarts(_ name: String, _ text: String, _ line: Int, _ problem: String) throws {

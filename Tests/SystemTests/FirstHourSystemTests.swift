@@ -13,13 +13,14 @@ import Testing
 @Suite(.systemTest, .needsDaemonExecutable, .serialized)
 struct FirstHourSystemTests {
     /// The README's Raspberry Pi config (its five-minute tour), kept in step with it.
-    static let piConfig = ReadmeExamples.piConfig + """
+    static let piConfig =
+        ReadmeExamples.piConfig + """
 
 
-        [devices.remote]
-        name = "AB Shutter3"
-        kind = "shutter"
-        """
+            [devices.remote]
+            name = "AB Shutter3"
+            kind = "shutter"
+            """
 
     @Test func theReadmesPiExampleIsInTheReadme() throws {
         let readme = try String(contentsOfFile: DaemonPaths.repository + "/README.md", encoding: .utf8)
@@ -43,13 +44,18 @@ struct FirstHourSystemTests {
         #expect(line("shutter").hasSuffix("matches \(button.node) \"gpio-keys\""), "\(check.stdout)")
         #expect(line("knob-push").hasSuffix("matches \(push.node) \"gpio-keys\""), "\(check.stdout)")
         #expect(line("encoder").hasSuffix("matches \(encoder.node) \"rotary@0\""), "\(check.stdout)")
-        #expect(line("remote") == "\(config):16: warning: [devices.remote] (name = \"AB Shutter3\") matches no present device; evcapture devices lists the names and ids to match", "\(check.stdout)")
+        #expect(
+            line("remote")
+                == "\(config):16: warning: [devices.remote] (name = \"AB Shutter3\") matches no present device; evcapture devices lists the names and ids to match",
+            "\(check.stdout)")
         #expect(lines.last == "\(config): ok (4 device rule(s), 0 hook(s), 1 warning(s))", "\(check.stdout)")
 
         let devices = try run([exe, "devices", "--config", config], environment: scratch.environment)
         #expect(devices.status == 0, "\(devices)")
         #expect(devices.stdout.contains("\nRules of \(config):\n"), "\(devices.stdout)")
-        #expect(devices.stdout.contains("[devices.knob-push] (bus = \"0019\", has = [\"KEY_ENTER\"]) matches \(push.node) \"gpio-keys\""), "\(devices.stdout)")
+        #expect(
+            devices.stdout.contains("[devices.knob-push] (bus = \"0019\", has = [\"KEY_ENTER\"]) matches \(push.node) \"gpio-keys\""),
+            "\(devices.stdout)")
     }
 
     @Test func monitorFindsTheDaemonWithoutOptions() throws {
@@ -89,10 +95,14 @@ struct FirstHourSystemTests {
         // Under a regular file: refused at start, with the path and the reason; nothing started.
         try scratch.write("file", "")
         let bad = try scratch.write("bad.toml", "[camera]\ndevice = \"none\"\n[output]\ndirectory = \"\(scratch.path)/file/photos\"\n")
-        let refused = try DaemonProcess(scratch.label + "-bad", arguments: ["run", "--config", bad, "--json"], environment: scratch.environment)
+        let refused = try DaemonProcess(
+            scratch.label + "-bad", arguments: ["run", "--config", bad, "--json"], environment: scratch.environment)
         let status = refused.waitForExit(timeout: .seconds(30))
         #expect(status != nil && status != 0, "\(refused.transcript)")
-        #expect(refused.stderr.contains("output directory \(scratch.path)/file/photos: cannot create \(scratch.path)/file/photos (Not a directory)"), "\(refused.transcript)")
+        #expect(
+            refused.stderr.contains(
+                "output directory \(scratch.path)/file/photos: cannot create \(scratch.path)/file/photos (Not a directory)"),
+            "\(refused.transcript)")
         #expect(refused.stdout.isEmpty, "\(refused.transcript)")
         #expect(access(scratch.path + "/run/evcapture.sock", F_OK) != 0, "a socket was opened")
     }

@@ -55,7 +55,9 @@ struct FrameRateSystemTests {
             let at10 = try ring(node, fps: 10)
             // Not asked: the rate the device has, whoever set it last (here: 10).
             let driver = try ring(node, fps: nil)
-            print("fps: asked 25 → driver \(at25.reported ?? 0), median interval \(at25.medianMs) ms; asked 10 → \(at10.reported ?? 0), \(at10.medianMs) ms; not asked → \(driver.reported ?? 0), \(driver.medianMs) ms")
+            print(
+                "fps: asked 25 → driver \(at25.reported ?? 0), median interval \(at25.medianMs) ms; asked 10 → \(at10.reported ?? 0), \(at10.medianMs) ms; not asked → \(driver.reported ?? 0), \(driver.medianMs) ms"
+            )
             #expect(at25.reported == 25 && at25.errors.isEmpty, "\(at25)")
             #expect(at25.medianMs >= 36 && at25.medianMs <= 44, "25 fps: median interval \(at25.medianMs) ms")
             #expect(at10.reported == 10 && at10.errors.isEmpty, "\(at10)")
@@ -70,13 +72,19 @@ struct FrameRateSystemTests {
             // Above vivid's fastest at 320×180, and between two of its rates.
             let fast = try ring(node, fps: 240)
             let between = try ring(node, fps: 27)
-            print("fps: asked 240 → driver \(fast.reported ?? 0), median \(fast.medianMs) ms; asked 27 → \(between.reported ?? 0), median \(between.medianMs) ms")
+            print(
+                "fps: asked 240 → driver \(fast.reported ?? 0), median \(fast.medianMs) ms; asked 27 → \(between.reported ?? 0), median \(between.medianMs) ms"
+            )
             #expect(fast.reported == 60, "\(fast)")
             #expect(fast.medianMs >= 14 && fast.medianMs <= 20, "60 fps: median interval \(fast.medianMs) ms")
             #expect(fast.errors.map(\.code) == [.frameRateNotAvailable], "\(fast.errors)")
-            #expect(fast.errors.first?.context == "capture stream of \(node) at 320×180: asked for 240 fps, the driver gives 60 fps at this size")
+            #expect(
+                fast.errors.first?.context
+                    == "capture stream of \(node) at 320×180: asked for 240 fps, the driver gives 60 fps at this size")
             #expect(between.reported == 30, "\(between)")
-            #expect(between.errors.first?.context.hasSuffix("asked for 27 fps, the driver gives 30 fps at this size") == true, "\(between.errors)")
+            #expect(
+                between.errors.first?.context.hasSuffix("asked for 27 fps, the driver gives 30 fps at this size") == true,
+                "\(between.errors)")
         }
     }
 
@@ -97,7 +105,9 @@ struct FrameRateSystemTests {
                     """)
             let lines = { daemon.objects(event: "error").filter { $0["code"] as? String == "camera-fps" } }
             #expect(daemon.waitFor(timeout: .seconds(15)) { _ in !lines().isEmpty }, "\(daemon)")
-            #expect((lines().first?["message"] as? String)?.contains("asked for 240 fps, the driver gives 60 fps at this size") == true, "\(lines())")
+            #expect(
+                (lines().first?["message"] as? String)?.contains("asked for 240 fps, the driver gives 60 fps at this size") == true,
+                "\(lines())")
             #expect(daemon.process.isRunning && daemon.stop() == 0, "\(daemon)")
         }
     }

@@ -41,7 +41,10 @@ struct IdleSystemTests {
         let end = try Self.threads(of: daemon.pid)
         let woken = end.filter { tid, switches in start[tid] != switches }
         #expect(Set(start.keys) == Set(end.keys), "threads came or went while idle: \(start.keys.sorted()) → \(end.keys.sorted())")
-        #expect(woken.isEmpty, "threads woken while idle (tid: context switches before → after): \(woken.map { "\($0.key): \(start[$0.key] ?? -1) → \($0.value)" })")
+        #expect(
+            woken.isEmpty,
+            "threads woken while idle (tid: context switches before → after): \(woken.map { "\($0.key): \(start[$0.key] ?? -1) → \($0.value)" })"
+        )
         #expect(daemon.terminate() == 0, "\(daemon.transcript)")
     }
 
@@ -92,7 +95,10 @@ struct IdleSystemTests {
         Thread.sleep(forTimeInterval: 1)
         let end = try Self.threads(of: daemon.pid)
         let woken = end.filter { tid, switches in start[tid] != switches }
-        #expect(woken.isEmpty, "threads woken by events without a role (tid: switches before → after): \(woken.map { "\($0.key): \(start[$0.key] ?? -1) → \($0.value)" })")
+        #expect(
+            woken.isEmpty,
+            "threads woken by events without a role (tid: switches before → after): \(woken.map { "\($0.key): \(start[$0.key] ?? -1) → \($0.value)" })"
+        )
         #expect(!daemon.objects.dropFirst(linesBefore).contains { $0.event == "capture" }, "\(daemon.transcript)")
         let mouseLine = daemon.objects.first(where: DaemonLines.deviceAdded(mouse.node)).map { "\($0)" } ?? "none"
         #expect(seen == 200, "another reader of the mouse's node got \(seen) of 200 REL_X events; the daemon's device line: \(mouseLine)")

@@ -34,7 +34,11 @@ func collect<T: Sendable>(
     await withTaskGroup(of: Void.self) { group in
         group.addTask {
             for await item in stream {
-                if box.items.withLock({ $0.append(item); return done($0) }) { return }
+                if box.items.withLock({
+                    $0.append(item); return done($0)
+                }) {
+                    return
+                }
             }
         }
         group.addTask { try? await Task.sleep(for: timeout) }
@@ -173,7 +177,8 @@ struct InputDeviceTests {
 
     @Test func devicesCommandAppliesConfigOverridesAndPrintsText() throws {
         let description = try EvemuRecording.load(
-            path: InputPaths.fixture("logitech-media-keyboard-elite-volume-wheel")).description
+            path: InputPaths.fixture("logitech-media-keyboard-elite-volume-wheel")
+        ).description
         let knob = try UinputDevice(description)
         defer { knob.destroy() }
         let dir = ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp"
@@ -230,7 +235,10 @@ struct InputDeviceTests {
         let device = try EvdevDevice.open(uinput.node)
         #expect(device.description.name == recording.description.name)
         #expect(device.description.codes.subtracting(EvdevTests_repCodes) == recording.description.codes.subtracting(EvdevTests_repCodes))
-        #expect(device.description.absInfo.mapValues { AbsInfo(minimum: $0.minimum, maximum: $0.maximum, fuzz: $0.fuzz, flat: $0.flat, resolution: $0.resolution) } == recording.description.absInfo)
+        #expect(
+            device.description.absInfo.mapValues {
+                AbsInfo(minimum: $0.minimum, maximum: $0.maximum, fuzz: $0.fuzz, flat: $0.flat, resolution: $0.resolution)
+            } == recording.description.absInfo)
         let loop = try IOLoop()
         defer { loop.stop() }
         let stream = try device.inputs(on: loop)

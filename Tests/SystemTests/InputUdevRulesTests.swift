@@ -28,7 +28,8 @@ struct InputUdevRulesTests {
             try #require(copy.status == 0, "cp: \(copy.stderr)")
         }
         // The PowerMate's button as a shutter: a site override of one code.
-        let rule = "SUBSYSTEM==\"input\", KERNEL==\"event*\", ATTRS{id/bustype}==\"0003\", ATTRS{id/vendor}==\"077d\", "
+        let rule =
+            "SUBSYSTEM==\"input\", KERNEL==\"event*\", ATTRS{id/bustype}==\"0003\", ATTRS{id/vendor}==\"077d\", "
             + "ATTRS{id/product}==\"0410\", ENV{EVCAPTURE_ROLE}=\"BTN_0=primary\", TAG+=\"uaccess\"\n"
         try rule.write(toFile: site, atomically: true, encoding: .utf8)
         let reload = try runProgram("/usr/bin/udevadm", ["control", "--reload"])

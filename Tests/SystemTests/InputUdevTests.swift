@@ -142,8 +142,10 @@ struct InputUdevTests {
         #expect(ContinuousClock.now - started >= .seconds(1))
     }
 
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["EVCAPTURE_TEST_ACCESS_NODE"] != nil,
-                   "child half of unreadableNodeIsOpenedOnceReadable; runs only when started by it"))
+    @Test(
+        .enabled(
+            if: ProcessInfo.processInfo.environment["EVCAPTURE_TEST_ACCESS_NODE"] != nil,
+            "child half of unreadableNodeIsOpenedOnceReadable; runs only when started by it"))
     func accessBackoffChild() async throws {
         let node = ProcessInfo.processInfo.environment["EVCAPTURE_TEST_ACCESS_NODE"]!
         // glibc applies set*uid to every thread of the process.

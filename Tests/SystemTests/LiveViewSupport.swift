@@ -12,7 +12,9 @@ enum LiveViewClient {
     /// Runs curl with `arguments`; a body goes to `output` (else discarded); returns the
     /// status code (0 when nothing came back) and curl's result.
     @discardableResult
-    static func request(_ arguments: [String], output: String = "/dev/null", timeout: Duration = .seconds(30)) throws -> (status: Int, result: ProcessResult) {
+    static func request(_ arguments: [String], output: String = "/dev/null", timeout: Duration = .seconds(30)) throws -> (
+        status: Int, result: ProcessResult
+    ) {
         let curl = try #require(curl)
         let r = try run([curl, "-sS", "-o", output, "-w", "%{http_code}"] + arguments, timeout: timeout)
         return (Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, r)
@@ -66,7 +68,9 @@ enum LiveViewClient {
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
         guard rc == 0 else {
             close(fd)
             throw POSIXError(.init(rawValue: errno) ?? .EIO)

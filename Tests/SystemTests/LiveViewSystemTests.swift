@@ -13,7 +13,9 @@ import Testing
 struct LiveViewSystemTests {
     static let hasCurl = LiveViewClient.curl != nil
 
-    func start(_ label: String, port: Int, http: String, session: String = "", devices: [UinputDevice]) throws -> (DaemonScratch, DaemonProcess) {
+    func start(_ label: String, port: Int, http: String, session: String = "", devices: [UinputDevice]) throws -> (
+        DaemonScratch, DaemonProcess
+    ) {
         let vivid = try #require(vividNode())
         let scratch = try DaemonScratch(label)
         let config = try scratch.write(
@@ -77,13 +79,17 @@ struct LiveViewSystemTests {
 
         // Events: a press of a real (uinput) button reaches /events.
         let curl = try #require(LiveViewClient.curl)
-        let events = try DaemonProcess("liveview-events", executable: curl, arguments: ["-sSN", "--max-time", "60", "\(base)/events"], environment: scratch.environment)
+        let events = try DaemonProcess(
+            "liveview-events", executable: curl, arguments: ["-sSN", "--max-time", "60", "\(base)/events"], environment: scratch.environment
+        )
         defer { events.terminate() }
         #expect(waitUntil(timeout: .seconds(10)) { events.stdout.contains(": evcapture") }, "\(events.transcript)")
         try keys.click(.volumeDown)
         #expect(
             waitUntil(timeout: .seconds(20)) {
-                events.lines.contains { $0.hasPrefix("data: ") && $0.contains("\"event\":\"capture\"") && $0.contains("\"node\":\"\(keys.node)\"") }
+                events.lines.contains {
+                    $0.hasPrefix("data: ") && $0.contains("\"event\":\"capture\"") && $0.contains("\"node\":\"\(keys.node)\"")
+                }
             }, "\(events.transcript)")
 
         // A photo from the page: the same path as a button, device "http".
@@ -116,6 +122,12 @@ struct LiveViewSystemTests {
         // A POST from another site's page is refused, and takes no photo.
         let before = daemon.objects.count
         #expect(try LiveViewClient.request(["-X", "POST", "-H", "Origin: http://evil.example", "\(base)/api/capture"]).status == 403)
+        // A page of another site rebound to 127.0.0.1 names itself in Host: nothing is answered.
+        #expect(
+            try LiveViewClient.request([
+                "-X", "POST", "-H", "Host: evil.example", "-H", "Origin: http://evil.example", "\(base)/api/capture",
+            ]).status == 403)
+        #expect(try LiveViewClient.request(["-H", "Host: evil.example", "\(base)/snapshot.jpg"]).status == 403)
         Thread.sleep(forTimeInterval: 1)
         #expect(!daemon.objects[before...].contains { $0.event == "capture" }, "\(daemon.transcript)")
     }
@@ -139,7 +151,10 @@ struct LiveViewSystemTests {
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "\(times)")
         // Two viewers (the slow one and this one) are the limit: a third gets 503.
         let curl = try #require(LiveViewClient.curl)
-        let second = try DaemonProcess("liveview-second", executable: curl, arguments: ["-sSN", "-o", "/dev/null", "--max-time", "30", "http://127.0.0.1:\(port)/stream.mjpg"], environment: ProcessInfo.processInfo.environment)
+        let second = try DaemonProcess(
+            "liveview-second", executable: curl,
+            arguments: ["-sSN", "-o", "/dev/null", "--max-time", "30", "http://127.0.0.1:\(port)/stream.mjpg"],
+            environment: ProcessInfo.processInfo.environment)
         defer { second.terminate() }
         Thread.sleep(forTimeInterval: 2)
         let (third, r) = try LiveViewClient.request(["http://127.0.0.1:\(port)/stream.mjpg"])
@@ -153,10 +168,14 @@ struct LiveViewSystemTests {
         // The same on all addresses needs credentials: refused at start without them, asked for with them.
         let scratch = try DaemonScratch("liveview-open")
         let vivid = try #require(vividNode())
-        let bare = try scratch.write("bare.toml", "[camera]\ndevice = \"none\"\ncapture-device = \"\(vivid)\"\n[http]\nlisten = \"0.0.0.0:\(port)\"\n")
-        let refused = try DaemonProcess("liveview-refused", arguments: ["run", "--config", bare, "--json"], environment: scratch.environment)
+        let bare = try scratch.write(
+            "bare.toml", "[camera]\ndevice = \"none\"\ncapture-device = \"\(vivid)\"\n[http]\nlisten = \"0.0.0.0:\(port)\"\n")
+        let refused = try DaemonProcess(
+            "liveview-refused", arguments: ["run", "--config", bare, "--json"], environment: scratch.environment)
         #expect(refused.waitForExit() == 1)
-        #expect(refused.stderr.contains("bare.toml:5: http.listen \"0.0.0.0:\(port)\" is reachable from other machines"), "\(refused.transcript)")
+        #expect(
+            refused.stderr.contains("bare.toml:5: http.listen \"0.0.0.0:\(port)\" is reachable from other machines"),
+            "\(refused.transcript)")
 
         let config = try scratch.write(
             "evcapture.toml",

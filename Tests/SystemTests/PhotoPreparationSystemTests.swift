@@ -106,7 +106,7 @@ struct PhotoPreparationSystemTests {
         try keys.release(.volumeDown)
         let video = try #require(
             daemon.waitFor(timeout: .seconds(20), DaemonLines.action("video", press: longPress)), "\(daemon.transcript)")
-        #expect(video.object.string("file")?.hasSuffix(".avi") == true)
+        #expect(video.object.string("file")?.hasSuffix(".mp4") == true)
         #expect(files(scratch.output, suffix: ".jpg").count == 1, "a photo for the long press: \(files(scratch.output, suffix: ".jpg"))")
         #expect(parts(scratch.output).isEmpty, "left: \(parts(scratch.output))")
         #expect(!daemon.objects.contains(where: DaemonLines.action("photo", press: longPress)))

@@ -20,7 +20,8 @@ struct ReliabilityCameraTests {
         defer { try? camera.stop() }
         let daemon = try ReliabilityDaemon(config: reliabilityConfig(camera: node))
         let dial = try UinputDevice(
-            DeviceDescription(name: "evcapture reliability dial", bus: .usb, vendor: 0x1209, product: 0x0d1a, codes: [.synReport, .relDial, .btn0]))
+            DeviceDescription(
+                name: "evcapture reliability dial", bus: .usb, vendor: 0x1209, product: 0x0d1a, codes: [.synReport, .relDial, .btn0]))
         defer { dial.destroy() }
         #expect(daemon.waitFor { $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == dial.node } }, "\(daemon)")
 
@@ -42,20 +43,23 @@ struct ReliabilityCameraTests {
         #expect(waitUntil(timeout: .seconds(5)) { camera.received().contains { $0.control == "zoom_absolute" } }, "\(camera.log)")
 
         try camera.stop()  // unplugged mid-slide
-        #expect(daemon.waitFor(timeout: .seconds(15)) { objects in
-            objects.contains { $0["event"] as? String == "session" && $0["state"] as? String == "stopped" }
-        }, "the session did not stop when the camera went away\n\(daemon)")
+        #expect(
+            daemon.waitFor(timeout: .seconds(15)) { objects in
+                objects.contains { $0["event"] as? String == "session" && $0["state"] as? String == "stopped" }
+            }, "the session did not stop when the camera went away\n\(daemon)")
         let stepsWhileAway = steps.load(ordering: .relaxed)
         usleep(500_000)  // keep turning with no camera
         #expect(steps.load(ordering: .relaxed) > stepsWhileAway)
         #expect(daemon.process.isRunning, "\(daemon)")
 
         try camera.start()  // plugged back (a new USB device, maybe a new /dev/videoN)
-        #expect(daemon.waitFor(timeout: .seconds(20)) { objects in
-            objects.filter { $0["event"] as? String == "session" && $0["state"] as? String == "started" }.count >= 2
-        }, "the session did not resume\n\(daemon)")
+        #expect(
+            daemon.waitFor(timeout: .seconds(20)) { objects in
+                objects.filter { $0["event"] as? String == "session" && $0["state"] as? String == "started" }.count >= 2
+            }, "the session did not resume\n\(daemon)")
         // the slider reaches the new camera
-        #expect(waitUntil(timeout: .seconds(10)) { camera.received().contains { $0.control == "zoom_absolute" } }, "\(camera.log)\n\(daemon)")
+        #expect(
+            waitUntil(timeout: .seconds(10)) { camera.received().contains { $0.control == "zoom_absolute" } }, "\(camera.log)\n\(daemon)")
         turning.store(false, ordering: .relaxed)
         #expect(daemon.process.isRunning)
         #expect(daemon.stop() == 0, "\(daemon)")
@@ -109,14 +113,17 @@ struct ReliabilityPhotoTests {
             let photos = daemon.scratch.url.appendingPathComponent("photos").path
             let keys = try UinputDevice(ReliabilityInputTests.keys("evcapture reliability shutter"), autorepeat: false)
             defer { keys.destroy() }
-            #expect(daemon.waitFor { $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == keys.node } }, "\(daemon)")
+            #expect(
+                daemon.waitFor { $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == keys.node } }, "\(daemon)")
 
             func click() throws {
                 try ReliabilityInputTests.press(keys, .volumeDown, 1)
                 try ReliabilityInputTests.press(keys, .volumeDown, 0)
             }
             func outcomes() -> Int {
-                daemon.objects().filter { ($0["event"] as? String == "action" && $0["action"] as? String == "photo") || $0["event"] as? String == "error" }.count
+                daemon.objects().filter {
+                    ($0["event"] as? String == "action" && $0["action"] as? String == "photo") || $0["event"] as? String == "error"
+                }.count
             }
 
             // a photo with the camera present, to know it works and how long it takes
@@ -144,9 +151,10 @@ struct ReliabilityPhotoTests {
             // back: a photo works again
             let saved = daemon.objects(event: "action").filter { $0["action"] as? String == "photo" }.count
             try click()
-            #expect(daemon.waitFor(timeout: .seconds(20)) { _ in
-                daemon.objects(event: "action").filter { $0["action"] as? String == "photo" }.count > saved
-            }, "no photo after vivid came back\n\(daemon)")
+            #expect(
+                daemon.waitFor(timeout: .seconds(20)) { _ in
+                    daemon.objects(event: "action").filter { $0["action"] as? String == "photo" }.count > saved
+                }, "no photo after vivid came back\n\(daemon)")
 
             // every file under a final name is a whole JPEG; no temporary file is left
             let files = (try? FileManager.default.contentsOfDirectory(atPath: photos)) ?? []
@@ -154,10 +162,13 @@ struct ReliabilityPhotoTests {
                 #expect(!name.hasPrefix(".evcapture-"), "a temporary file was left behind: \(name)")
                 guard !name.hasPrefix(".") else { continue }
                 let data = (try? Data(contentsOf: URL(fileURLWithPath: "\(photos)/\(name)"))) ?? Data()
-                #expect(data.count > 4 && data.prefix(2) == Data([0xFF, 0xD8]) && data.suffix(2) == Data([0xFF, 0xD9]),
-                        "\(name) is not a whole JPEG (\(data.count) bytes)")
+                #expect(
+                    data.count > 4 && data.prefix(2) == Data([0xFF, 0xD8]) && data.suffix(2) == Data([0xFF, 0xD9]),
+                    "\(name) is not a whole JPEG (\(data.count) bytes)")
             }
-            print("photo removal: \(files.count) photo files, \(failures) photos failed by removal, \(daemon.objects(event: "error").count) error lines")
+            print(
+                "photo removal: \(files.count) photo files, \(failures) photos failed by removal, \(daemon.objects(event: "error").count) error lines"
+            )
             #expect(daemon.stop() == 0, "\(daemon)")
         }
     }

@@ -47,7 +47,9 @@ struct ReliabilityControlsTests {
         #expect(session.camera.waitForWrites())
         #expect(camera.waitUntilReceived("zoom_absolute", 321), "\(camera.log)")
         let received = try camera.receivedLines(after: mark)
-        print("control writes: 1001 sets returned in \(took) (one synchronous set: \(perSyncSet)); the camera received \(received.count) of them, the last \(received.last ?? "-")")
+        print(
+            "control writes: 1001 sets returned in \(took) (one synchronous set: \(perSyncSet)); the camera received \(received.count) of them, the last \(received.last ?? "-")"
+        )
         #expect(took < perSyncSet * 1001 / 4, "1001 sets took \(took); one synchronous set takes \(perSyncSet)")
         #expect(received.count < 1001, "latest value wins: \(received.count) writes")
         #expect(received.last == "zoom_absolute = 321")

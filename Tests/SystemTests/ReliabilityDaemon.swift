@@ -32,8 +32,11 @@ final class ReliabilityDaemon {
         var argv = [InputPaths.executable, "run", "--json", "--config", configURL.path] + arguments
         if let user {
             // setpriv: the daemon as an unprivileged user with only these groups, no capabilities.
-            argv = ["setpriv", "--reuid=\(user.uid)", "--regid=\(user.gid)",
-                    "--groups=\(user.groups.map(String.init).joined(separator: ","))", "--inh-caps=-all", "--"] + argv
+            argv =
+                [
+                    "setpriv", "--reuid=\(user.uid)", "--regid=\(user.gid)",
+                    "--groups=\(user.groups.map(String.init).joined(separator: ","))", "--inh-caps=-all", "--",
+                ] + argv
         }
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = argv

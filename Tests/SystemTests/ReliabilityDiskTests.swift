@@ -43,29 +43,34 @@ struct ReliabilityDiskTests {
         node = try #require(vividNode(), "no vivid-000-vid-cap in /sys/class/video4linux (the guest loads vivid)")
     }
 
-    func settings(_ directory: String) -> CaptureSettings {
+    func settings(_ directory: String, videoFormat: VideoFormat = .mp4) -> CaptureSettings {
         CaptureSettings(
-            devicePath: node, outputDirectory: directory, width: 320, height: 240, frameTimeout: .seconds(5))
+            devicePath: node, outputDirectory: directory, width: 320, height: 240, frameTimeout: .seconds(5),
+            videoFormat: videoFormat)
     }
 
-    /// A recording into a 256 KiB tmpfs: the disk fills after a few dozen frames; the
-    /// recording ends by itself and the file keeps every whole frame, with its index: ffprobe
-    /// decodes as many frames as the writer reports.
-    @Test(.timeLimit(.minutes(2))) func aVideoWhoseDiskFillsIsKeptPlayable() async throws {
-        let disk = try SmallDisk(size: "256k")
+    /// A recording into a small tmpfs: the disk fills after a few dozen frames; the recording
+    /// ends by itself, says `disk-full`, and the file keeps every whole frame (AVI, with its
+    /// index) or fragment (MP4): ffprobe decodes as many frames as the writer reports.
+    @Test(.timeLimit(.minutes(2)), arguments: [VideoFormat.mp4, .avi]) func aVideoWhoseDiskFillsIsKeptPlayable(format: VideoFormat)
+        async throws
+    {
+        // An MP4 is about a tenth of an AVI: a smaller disk fills as soon.
+        let size = format == .mp4 ? "128k" : "256k"
+        let disk = try SmallDisk(size: size)
         defer { disk.unmount() }
-        let frames = FrameSource(settings: settings(disk.path), logger: Self.logger)
+        let frames = FrameSource(settings: settings(disk.path, videoFormat: format), logger: Self.logger)
         defer { frames.stopAndWait() }
         let recording = try await VideoRecording.start(
-            from: frames, time: monotonicNow().microseconds, settings(disk.path), CaptureRequest(press: 1, action: .primary, time: 0),
-            logger: Self.logger)
+            from: frames, time: monotonicNow().microseconds, settings(disk.path, videoFormat: format),
+            CaptureRequest(press: 1, action: .primary, time: 0), logger: Self.logger)
         let ended = try await {
-            for _ in 0..<600 where !recording.hasEnded { try await Task.sleep(for: .milliseconds(50)) }
+            for _ in 0..<1200 where !recording.hasEnded { try await Task.sleep(for: .milliseconds(50)) }
             return recording.hasEnded
         }()
         #expect(ended, "the recording did not stop at the full disk")
         let video = try await recording.stop().get()
-        #expect(video.truncated)
+        #expect(video.truncated && video.stoppedBy?.code == "disk-full", "\(video)")
         #expect(video.frames > 3, "\(video.frames) frames")
         #expect(disk.files == [(video.path as NSString).lastPathComponent], "nothing else, no .part: \(disk.files)")
         let probe = try run(
@@ -75,7 +80,9 @@ struct ReliabilityDiskTests {
         #expect(probe.stdout.contains("nb_read_frames=\(video.frames)"), "ffprobe: \(probe.stdout), writer: \(video.frames)")
         var fs = statvfs()
         statvfs(disk.path, &fs)
-        print("disk full (256 KiB tmpfs): video kept \(video.frames) frames, \(try FileManager.default.attributesOfItem(atPath: video.path)[.size] ?? 0) bytes, \(Int(fs.f_bavail) * Int(fs.f_bsize)) bytes free after; ffprobe: \(probe.stdout.split(separator: "\n").joined(separator: " "))")
+        print(
+            "disk full (\(size) tmpfs, \(format.rawValue)): video kept \(video.frames) frames, \(try FileManager.default.attributesOfItem(atPath: video.path)[.size] ?? 0) bytes, \(Int(fs.f_bavail) * Int(fs.f_bsize)) bytes free after; ffprobe: \(probe.stdout.split(separator: "\n").joined(separator: " "))"
+        )
     }
 
     /// A photo on a full disk: the error's code is `disk-full` and nothing is left behind.

@@ -95,7 +95,9 @@ struct ReliabilityHungCameraTests {
         let endedAfter = ContinuousClock.now - hungAt
         let values = daemon.waitForCount(6, timeout: .seconds(10), from: mark) { $0.event == "control" && $0.string("control") == "zoom" }
         let valuesAfter = ContinuousClock.now - hungAt
-        print("hung camera: the click ended \(endedAfter) and 6 knob steps were reported \(valuesAfter) after the daemon's read began to wait; the camera: \(camera.unansweredAt)")
+        print(
+            "hung camera: the click ended \(endedAfter) and 6 knob steps were reported \(valuesAfter) after the daemon's read began to wait; the camera: \(camera.unansweredAt)"
+        )
         #expect(ended != nil, "\(daemon.transcript)")
         #expect(endedAfter < .seconds(2), "the click came \(endedAfter) after the camera hung\n\(daemon.transcript)")
         #expect(values.count == 6 && valuesAfter < .seconds(2), "knob steps: \(values.count) after \(valuesAfter)\n\(daemon.transcript)")
@@ -169,7 +171,9 @@ struct ReliabilityHungCameraTests {
         let biasAfter = ContinuousClock.now - hungAt
         let ended = daemon.waitFor(timeout: .seconds(15), from: mark, DaemonLines.capture("ended", node: keys.node))
         let endedAfter = ContinuousClock.now - hungAt
-        print("hung camera: exposure knob reported after \(biasAfter) (raw \(bias?.object.int("raw") ?? -1)), the click ended after \(endedAfter)")
+        print(
+            "hung camera: exposure knob reported after \(biasAfter) (raw \(bias?.object.int("raw") ?? -1)), the click ended after \(endedAfter)"
+        )
         #expect(biasAfter < .seconds(2) && endedAfter < .seconds(2), "\(daemon.transcript)")
         // 400 × 2^(1/3) = 503.97
         #expect(bias?.object.int("raw") == 504, "\(daemon.transcript)")

@@ -11,7 +11,8 @@ import Testing
 @Suite(.systemTest, .serialized)
 struct ReliabilityInputTests {
     static func keys(_ name: String, extra: Set<EventCode> = []) -> DeviceDescription {
-        DeviceDescription(name: name, bus: .host, vendor: 1, product: 1, codes: Set<EventCode>([.synReport, .volumeDown, .volumeUp]).union(extra))
+        DeviceDescription(
+            name: name, bus: .host, vendor: 1, product: 1, codes: Set<EventCode>([.synReport, .volumeDown, .volumeUp]).union(extra))
     }
 
     static func press(_ d: UinputDevice, _ code: EventCode, _ value: Int32) throws {
@@ -49,7 +50,9 @@ struct ReliabilityInputTests {
             let certain = { (index: Int) in index % 10 == 6 }
             if i >= 2, let d = devices[i - 2] {
                 if certain(i - 2) {
-                    daemon.waitFor(timeout: .seconds(3)) { $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == d.node } }
+                    daemon.waitFor(timeout: .seconds(3)) {
+                        $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == d.node }
+                    }
                 }
                 try Self.press(d, .volumeDown, 0)
                 try Self.press(d, .volumeUp, 1)
@@ -57,7 +60,10 @@ struct ReliabilityInputTests {
             if i >= 4, let d = devices[i - 4] {
                 if certain(i - 4) {
                     let begun = daemon.waitFor(timeout: .seconds(3)) {
-                        $0.contains { $0["phase"] as? String == "began" && $0["node"] as? String == d.node && $0["button"] as? String == "KEY_VOLUMEUP" }
+                        $0.contains {
+                            $0["phase"] as? String == "began" && $0["node"] as? String == d.node
+                                && $0["button"] as? String == "KEY_VOLUMEUP"
+                        }
                     }
                     if begun { heldAtRemoval.append(d.node) }
                 }
@@ -74,7 +80,9 @@ struct ReliabilityInputTests {
 
         // every storm device that was added is removed again
         let settled = daemon.waitFor(timeout: .seconds(30)) { objects in
-            let storm = objects.filter { ($0["device"] as? String)?.hasPrefix("evcapture storm ") == true && $0["event"] as? String == "device" }
+            let storm = objects.filter {
+                ($0["device"] as? String)?.hasPrefix("evcapture storm ") == true && $0["event"] as? String == "device"
+            }
             let added = storm.filter { $0["change"] as? String == "added" }.count
             let removed = storm.filter { $0["change"] as? String == "removed" }.count
             return added > 0 && added == removed
@@ -87,10 +95,14 @@ struct ReliabilityInputTests {
             after = daemon.openDescriptors()
             return after.count <= before.count
         }
-        #expect(after.count == before.count, "descriptors before the storm:\n\(before.joined(separator: "\n"))\nafter:\n\(after.joined(separator: "\n"))")
+        #expect(
+            after.count == before.count,
+            "descriptors before the storm:\n\(before.joined(separator: "\n"))\nafter:\n\(after.joined(separator: "\n"))")
 
         let objects = daemon.objects()
-        let added = objects.filter { $0["change"] as? String == "added" && ($0["device"] as? String)?.hasPrefix("evcapture storm ") == true }
+        let added = objects.filter {
+            $0["change"] as? String == "added" && ($0["device"] as? String)?.hasPrefix("evcapture storm ") == true
+        }
         let began = objects.filter { $0["phase"] as? String == "began" }
         let removedInFlight = objects.filter { $0["reason"] as? String == "device-removed" }
         let (open, orphans) = unmatchedPresses(objects)
@@ -103,8 +115,10 @@ struct ReliabilityInputTests {
         // unregistered, so such a press ends (`ended`) or, if the removal is seen first,
         // is `cancelled` (device-removed); either way it is closed (checked above).
         #expect(heldAtRemoval.count >= 5, "only \(heldAtRemoval.count) devices were removed with a press in flight\n\(daemon)")
-        print("storm: \(stormSeconds) s, \(added.count)/100 devices opened, \(began.count) presses began, "
-              + "\(heldAtRemoval.count) removed mid-press, \(removedInFlight.count) presses cancelled device-removed, descriptors \(before.count) → \(after.count)")
+        print(
+            "storm: \(stormSeconds) s, \(added.count)/100 devices opened, \(began.count) presses began, "
+                + "\(heldAtRemoval.count) removed mid-press, \(removedInFlight.count) presses cancelled device-removed, descriptors \(before.count) → \(after.count)"
+        )
         #expect(daemon.stop() == 0, "\(daemon)")
     }
 
@@ -115,7 +129,8 @@ struct ReliabilityInputTests {
     /// included; of a device shared with the desktop it takes only the keys with a role,
     /// and such a flood never reaches it (IdleSystemTests).
     @Test(.timeLimit(.minutes(2))) func synDroppedOnAHeldKeyCancelsAndRecovers() throws {
-        let daemon = try ReliabilityDaemon(config: reliabilityConfig(extra: "[devices.dropped]\nname = \"evcapture dropped\"\ngrab = true\n"))
+        let daemon = try ReliabilityDaemon(
+            config: reliabilityConfig(extra: "[devices.dropped]\nname = \"evcapture dropped\"\ngrab = true\n"))
         let scan = EventCode(.msc, 4)  // MSC_SCAN: harmless filler the device may send
         let device = try UinputDevice(Self.keys("evcapture dropped", extra: [scan]), autorepeat: false)
         defer { device.destroy() }
@@ -202,7 +217,9 @@ struct ReliabilityInputTests {
         try waitForUdevBlocking([device.node])
         var st = stat()
         #expect(stat(device.node, &st) == 0)
-        #expect(st.st_gid == input && st.st_mode & 0o777 == 0o660, "\(device.node): group \(st.st_gid), mode \(String(st.st_mode & 0o777, radix: 8))")
+        #expect(
+            st.st_gid == input && st.st_mode & 0o777 == 0o660,
+            "\(device.node): group \(st.st_gid), mode \(String(st.st_mode & 0o777, radix: 8))")
 
         let daemon = try ReliabilityDaemon(config: reliabilityConfig(), user: (nobody, 65534, [input, video]))
         let status = (try? String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)) ?? ""

@@ -122,7 +122,9 @@ struct ReliabilityOutputTests {
         while clicked < count {
             for _ in 0..<min(10, count - clicked) { try keys.click(.volumeDown) }
             clicked = min(clicked + 10, count)
-            guard waitUntil(timeout: .seconds(10), { endedPresses(client, node: keys.node).count >= before + clicked }) else { return false }
+            guard waitUntil(timeout: .seconds(10), { endedPresses(client, node: keys.node).count >= before + clicked }) else {
+                return false
+            }
         }
         return true
     }
@@ -138,7 +140,8 @@ struct ReliabilityOutputTests {
         close(out[1])
         let client = try daemon.connect()
         let keys = try fixtureDevice("gpio-keys-volume-keys")
-        try #require(waitUntil(timeout: .seconds(20)) { client.objects.contains(where: DaemonLines.deviceAdded(keys.node)) }, "\(daemon.stderr)")
+        try #require(
+            waitUntil(timeout: .seconds(20)) { client.objects.contains(where: DaemonLines.deviceAdded(keys.node)) }, "\(daemon.stderr)")
 
         // 64 KiB of pipe are about 300 capture lines; 800 presses are 1600 lines, so
         // stdout is blocked long before the end.
@@ -146,12 +149,18 @@ struct ReliabilityOutputTests {
         var pending: Int32 = 0
         _ = ioctl(out[0], UInt(FIONREAD), &pending)
         #expect(pending >= 60_000, "stdout's pipe is full (\(pending) bytes waiting)")
-        #expect(flowed, "presses stopped reaching the socket with stdout blocked (\(Self.endedPresses(client, node: keys.node).count) of 800)\n\(daemon.stderr)")
+        #expect(
+            flowed,
+            "presses stopped reaching the socket with stdout blocked (\(Self.endedPresses(client, node: keys.node).count) of 800)\n\(daemon.stderr)"
+        )
         let stopped = daemon.stop()
         #expect(stopped?.status == 0, "\(daemon.stderr)")
-        #expect(stopped.map { $0.took < .seconds(1) } ?? false, "SIGTERM took \(stopped.map { "\($0.took)" } ?? "forever") with stdout blocked")
+        #expect(
+            stopped.map { $0.took < .seconds(1) } ?? false, "SIGTERM took \(stopped.map { "\($0.took)" } ?? "forever") with stdout blocked")
         #expect(client.objects.contains(where: DaemonLines.session("stopped")), "the socket got the last line")
-        print("stdout blocked: \(pending) bytes waiting in the pipe, \(Self.endedPresses(client, node: keys.node).count) presses on the socket, SIGTERM → exit \(stopped.map { "\($0.status) in \($0.took)" } ?? "none")")
+        print(
+            "stdout blocked: \(pending) bytes waiting in the pipe, \(Self.endedPresses(client, node: keys.node).count) presses on the socket, SIGTERM → exit \(stopped.map { "\($0.status) in \($0.took)" } ?? "none")"
+        )
     }
 
     /// `evcapture run --json | head -1`: the reader exits after one line. The daemon runs
@@ -168,7 +177,9 @@ struct ReliabilityOutputTests {
         while read(out[0], &byte, 1) == 1 && byte != 10 {}
         close(out[0])
         let keys = try fixtureDevice("gpio-keys-volume-keys")
-        try #require(waitUntil(timeout: .seconds(20)) { client.objects.contains(where: DaemonLines.deviceAdded(keys.node)) || !daemon.isRunning }, "\(daemon.stderr)")
+        try #require(
+            waitUntil(timeout: .seconds(20)) { client.objects.contains(where: DaemonLines.deviceAdded(keys.node)) || !daemon.isRunning },
+            "\(daemon.stderr)")
         let flowed = try Self.click(keys, 20, seenBy: client)
         #expect(daemon.isRunning, "the daemon died (exit status \(daemon.exitStatus ?? -1); 141 is SIGPIPE)\n\(daemon.stderr)")
         #expect(flowed, "\(daemon.stderr)")
@@ -208,7 +219,8 @@ struct ReliabilityOutputTests {
         close(null)
         let first = try daemon.connect()
         let keys = try fixtureDevice("gpio-keys-volume-keys")
-        try #require(waitUntil(timeout: .seconds(20)) { first.objects.contains(where: DaemonLines.deviceAdded(keys.node)) }, "\(daemon.stderr)")
+        try #require(
+            waitUntil(timeout: .seconds(20)) { first.objects.contains(where: DaemonLines.deviceAdded(keys.node)) }, "\(daemon.stderr)")
         let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/fd").count) ?? 0
         try #require(open > 0)
         try Self.setFileLimit(of: daemon.pid, to: open + 2)
@@ -231,6 +243,8 @@ struct ReliabilityOutputTests {
         let late = try SocketClient(path: daemon.socketPath)
         #expect(try Self.click(keys, 2, seenBy: late), "a client connected later gets lines")
         #expect(daemon.stop()?.status == 0)
-        print("out of descriptors: \(clients.filter(\.isClosedByServer).count) of 10 clients closed at once, \(ticks) CPU ticks in the 2 s after (\(hz)/s)")
+        print(
+            "out of descriptors: \(clients.filter(\.isClosedByServer).count) of 10 clients closed at once, \(ticks) CPU ticks in the 2 s after (\(hz)/s)"
+        )
     }
 }

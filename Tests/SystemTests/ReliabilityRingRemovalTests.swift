@@ -9,7 +9,7 @@ import Testing
 /// The capture camera unplugged while the ring streams (docs/behaviour.md#reliability): vivid's platform
 /// device unbound (every node goes, as on a USB unplug) with `stream = "always"`, once with
 /// only the ring running and once while a long press records. The daemon says
-/// `camera-removed`, the ring stops, the video recorded so far is a playable AVI, nothing
+/// `camera-removed`, the ring stops, the video recorded so far is a playable MP4, nothing
 /// partial is left, the daemon runs on, and when vivid is back the ring restarts by itself
 /// and the next click is a photo.
 @Suite(.systemTest, .serialized)
@@ -32,7 +32,8 @@ struct ReliabilityRingRemovalTests {
             let photos = daemon.scratch.url.appendingPathComponent("photos").path
             let keys = try UinputDevice(ReliabilityInputTests.keys("evcapture ring removal shutter"), autorepeat: false)
             defer { keys.destroy() }
-            #expect(daemon.waitFor { $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == keys.node } }, "\(daemon)")
+            #expect(
+                daemon.waitFor { $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == keys.node } }, "\(daemon)")
 
             /// Whether the daemon holds the capture node open: the ring is streaming.
             func streaming() -> Bool { daemon.openDescriptors().contains { $0.hasSuffix("→ \(node)") } }
@@ -47,8 +48,10 @@ struct ReliabilityRingRemovalTests {
             func unplugAndExpectTheRingToStop(_ what: String) {
                 let before = removedErrors()
                 ReliabilityPhotoTests.setBound(false)
-                #expect(daemon.waitFor(timeout: .seconds(15)) { _ in removedErrors() > before }, "no camera-removed error \(what)\n\(daemon)")
-                #expect(waitUntil(timeout: .seconds(5)) { !streaming() }, "the ring still holds \(node) \(what): \(daemon.openDescriptors())")
+                #expect(
+                    daemon.waitFor(timeout: .seconds(15)) { _ in removedErrors() > before }, "no camera-removed error \(what)\n\(daemon)")
+                #expect(
+                    waitUntil(timeout: .seconds(5)) { !streaming() }, "the ring still holds \(node) \(what): \(daemon.openDescriptors())")
                 #expect(daemon.process.isRunning, "\(daemon)")
             }
             func plugBackAndExpectTheRingToRestart(_ what: String) {
@@ -73,9 +76,12 @@ struct ReliabilityRingRemovalTests {
             usleep(1_000_000)  // about a second of video
             unplugAndExpectTheRingToStop("while a video recorded")
             try ReliabilityInputTests.press(keys, .volumeDown, 0)
-            #expect(daemon.waitFor(timeout: .seconds(15)) { objects in
-                objects.filter { $0["action"] as? String == "video" }.count > videosBefore
-            }, "the video recorded before the removal was not kept\n\(daemon)")
+            #expect(
+                daemon.waitFor(timeout: .seconds(15)) { objects in
+                    objects.filter { $0["action"] as? String == "video" }.count > videosBefore
+                }, "the video recorded before the removal was not kept\n\(daemon)")
+            let video = daemon.objects(event: "action").last { $0["action"] as? String == "video" }
+            #expect(video?["stopped"] as? String == "camera-removed", "the video line does not say why it stopped: \(video ?? [:])")
             plugBackAndExpectTheRingToRestart("after the second removal")
             try clickGivesAPhoto("after the second removal")
 
@@ -85,14 +91,14 @@ struct ReliabilityRingRemovalTests {
             for name in files {
                 #expect(!name.hasPrefix(".") && !name.hasSuffix(".part"), "a temporary file was left behind: \(name)")
                 let path = "\(photos)/\(name)"
-                if name.hasSuffix(".avi") {
+                if name.hasSuffix(".mp4") {
                     videos += 1
                     let probe = try run(
                         "ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
                         "stream=nb_read_frames", "-of", "default=noprint_wrappers=1:nokey=1", path)
                     let frames = Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
                     print("ring removal: \(name): \(frames) frames (ffprobe)")
-                    #expect(probe.succeeded && frames >= 5, "\(name) is not a playable AVI: \(probe)")
+                    #expect(probe.succeeded && frames >= 5, "\(name) is not a playable MP4: \(probe)")
                 } else {
                     let data = (try? Data(contentsOf: URL(fileURLWithPath: path))) ?? Data()
                     #expect(data.prefix(2) == Data([0xFF, 0xD8]) && data.suffix(2) == Data([0xFF, 0xD9]), "\(name) is not a whole JPEG")

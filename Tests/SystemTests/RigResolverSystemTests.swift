@@ -63,7 +63,8 @@ struct RigResolverSystemTests {
         let clicked = SlowDNS.now()
         try #require(
             dns.answers.isEmpty,
-            "the key device was reported only after the DNS answer (the loop waited for the lookup?): queries \(dns.queries), answers \(dns.answers), now \(clicked)")
+            "the key device was reported only after the DNS answer (the loop waited for the lookup?): queries \(dns.queries), answers \(dns.answers), now \(clicked)"
+        )
         try keys.click(.volumeDown)
         var seen: Double?
         _ = waitUntil(timeout: .seconds(20)) {
@@ -73,7 +74,9 @@ struct RigResolverSystemTests {
         }
         let began = try #require(seen, "no capture line\n\(daemon.transcript)")
         let answered = dns.answers.first
-        #expect(answered == nil || began < answered!, "the press was seen at \(began), after the DNS answer at \(answered!) (query at \(dns.queries))")
+        #expect(
+            answered == nil || began < answered!,
+            "the press was seen at \(began), after the DNS answer at \(answered!) (query at \(dns.queries))")
         #expect(began - clicked < 1.5, "the press took \(began - clicked) s to show")
 
         // Then the station connects, its TLS certificate checked against the name.
@@ -87,8 +90,11 @@ struct RigResolverSystemTests {
         // lookup's thread is left to finish (and free the client) on its own.
         let second = try DaemonScratch("slow-dns-stop")
         let secondConfig = try second.write(
-            "evcapture.toml", "[camera]\ndevice = \"none\"\n[mqtt]\nurl = \"\(broker.tlsURL(host: Self.host))\"\nca-file = \"\(ca.caFile)\"\nstation = \"s2\"\n")
-        let stopping = try DaemonProcess("slow-dns-stop", arguments: ["run", "--config", secondConfig, "--json"], environment: second.environment)
+            "evcapture.toml",
+            "[camera]\ndevice = \"none\"\n[mqtt]\nurl = \"\(broker.tlsURL(host: Self.host))\"\nca-file = \"\(ca.caFile)\"\nstation = \"s2\"\n"
+        )
+        let stopping = try DaemonProcess(
+            "slow-dns-stop", arguments: ["run", "--config", secondConfig, "--json"], environment: second.environment)
         defer { stopping.terminate() }
         let asked = dns.queries.count
         try #require(waitUntil(timeout: .seconds(20)) { dns.queries.count > asked }, "no DNS query\n\(stopping.transcript)")

@@ -93,7 +93,8 @@ struct RigSystemTests {
         for (name, station, scratch) in [("b", stationB, b), ("c", stationC, c)] {
             // Heard first (an action line of its own, before the frame is saved), then the photo.
             let heard = try #require(
-                station.waitFor { $0.event == "action" && $0.string("action") == "trigger" }, "no trigger on \(name)\n\(station.transcript)")
+                station.waitFor { $0.event == "action" && $0.string("action") == "trigger" }, "no trigger on \(name)\n\(station.transcript)"
+            )
             #expect(heard.object.string("trigger") == trigger && heard.object.string("command") == "photo", "\(heard.object)")
             #expect(heard.object.string("topic") == "evcapture/all/trigger", "\(heard.object)")
             let photo = try #require(
@@ -164,7 +165,8 @@ struct RigSystemTests {
             let config = try scratch.write(
                 "evcapture.toml",
                 "[camera]\ndevice = \"none\"\n" + (withMQTT ? "[mqtt]\nurl = \"\(broker.url)\"\nstation = \"s\"\n" : ""))
-            let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
+            let daemon = try DaemonProcess(
+                scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
             defer { daemon.terminate() }
             try #require(daemon.waitFor(DaemonLines.session("started")) != nil, "\(daemon.transcript)")
             if withMQTT {
@@ -184,12 +186,13 @@ struct RigSystemTests {
     /// not sockets it opened).
     static func ipSockets(of pid: pid_t) -> [String] {
         func socketInodes(_ fdDir: String) -> Set<String> {
-            Set(((try? FileManager.default.contentsOfDirectory(atPath: fdDir)) ?? []).compactMap { fd -> String? in
-                guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(fdDir)/\(fd)"),
-                    target.hasPrefix("socket:[")
-                else { return nil }
-                return String(target.dropFirst("socket:[".count).dropLast())
-            })
+            Set(
+                ((try? FileManager.default.contentsOfDirectory(atPath: fdDir)) ?? []).compactMap { fd -> String? in
+                    guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(fdDir)/\(fd)"),
+                        target.hasPrefix("socket:[")
+                    else { return nil }
+                    return String(target.dropFirst("socket:[".count).dropLast())
+                })
         }
         let inodes = socketInodes("/proc/\(pid)/fd").subtracting(socketInodes("/proc/self/fd"))
         var found: [String] = []

@@ -74,7 +74,8 @@ struct RigTLSSystemTests {
         let theirs = try TestCertificates(directory: dir.url.path, name: "theirs")
         let rig = try Self.rig(dir.url.path, serverCA: theirs, clientCA: ours.caFile, label: "tls-wrong-ca")
         let keys = try fixtureDevice("gpio-keys-volume-keys")
-        let daemon = try DaemonProcess("tls-wrong-ca", arguments: ["run", "--config", rig.config, "--json"], environment: rig.scratch.environment)
+        let daemon = try DaemonProcess(
+            "tls-wrong-ca", arguments: ["run", "--config", rig.config, "--json"], environment: rig.scratch.environment)
         defer { daemon.terminate() }
         try #require(daemon.waitFor(DaemonLines.deviceAdded(keys.node)) != nil, "\(daemon.transcript)")
 
@@ -82,7 +83,8 @@ struct RigTLSSystemTests {
         let message = error.object.string("message") ?? ""
         #expect(
             message.hasPrefix(
-                "mqtt: cannot connect to \(rig.broker.tlsURL()): TLS handshake failed: certificate verify failed (the broker's certificate is checked against the CA file \(ours.caFile) and the host name localhost); retrying"),
+                "mqtt: cannot connect to \(rig.broker.tlsURL()): TLS handshake failed: certificate verify failed (the broker's certificate is checked against the CA file \(ours.caFile) and the host name localhost); retrying"
+            ),
             "\(message)")
 
         // Local capture is not held up by the broker it cannot trust.
@@ -101,7 +103,8 @@ struct RigTLSSystemTests {
         let dir = try ScratchDirectory(prefix: "tls-broker")
         let ca = try TestCertificates(directory: dir.url.path, name: "rig")
         let rig = try Self.rig(dir.url.path, serverCA: ca, clientCA: ca.caFile, label: "tls-right-ca")
-        let daemon = try DaemonProcess("tls-right-ca", arguments: ["run", "--config", rig.config, "--json"], environment: rig.scratch.environment)
+        let daemon = try DaemonProcess(
+            "tls-right-ca", arguments: ["run", "--config", rig.config, "--json"], environment: rig.scratch.environment)
         defer { daemon.terminate() }
         try #require(daemon.waitFor(DaemonLines.session("started")) != nil, "\(daemon.transcript)")
         #expect(

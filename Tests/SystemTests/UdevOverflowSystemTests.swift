@@ -64,6 +64,8 @@ struct UdevOverflowSystemTests {
         #expect(monitor.overflowCount >= 1, "the socket did not overflow: the test proves nothing (\(events.count) events)")
         #expect(survivors.isSubset(of: present), "missed: \(survivors.subtracting(present).sorted())")
         #expect(present.isDisjoint(with: gone), "kept devices that went: \(present.intersection(gone).sorted())")
-        print("udev overflow: \(monitor.overflowCount) overflow(s), \(events.count) events, all \(survivors.count) present devices reported, none of the \(gone.count) gone")
+        print(
+            "udev overflow: \(monitor.overflowCount) overflow(s), \(events.count) events, all \(survivors.count) present devices reported, none of the \(gone.count) gone"
+        )
     }
 }

@@ -13,7 +13,12 @@ import Testing
     }
 
     @Test func aRateTheDriverCannotGiveSaysWhatToDo() {
-        let e = StreamingError(code: .frameRateNotAvailable, context: "capture stream of /dev/video0 at 640×360: asked for 240 fps, the driver gives 60 fps at this size")
-        #expect(e.description.hasSuffix("v4l2-ctl --list-formats-ext -d DEVICE lists the frame rates of each size; [camera] fps takes one of them, or leave it out"))
+        let e = StreamingError(
+            code: .frameRateNotAvailable,
+            context: "capture stream of /dev/video0 at 640×360: asked for 240 fps, the driver gives 60 fps at this size")
+        #expect(
+            e.description.hasSuffix(
+                "v4l2-ctl --list-formats-ext -d DEVICE lists the frame rates of each size; [camera] fps takes one of them, or leave it out")
+        )
     }
 }

@@ -24,7 +24,10 @@ import Testing
 
     @Test func busyPermissionAndFormatHaveHints() {
         let busy = StreamingError.fromErrno(EBUSY, "VIDIOC_S_FMT MJPG on /dev/video0")
-        #expect(busy.description.hasSuffix("busy (\(String(cString: strerror(EBUSY)))): another program is using the camera: close it (fuser -v /dev/video* shows which), or set [camera] capture-device to another camera"))
+        #expect(
+            busy.description.hasSuffix(
+                "busy (\(String(cString: strerror(EBUSY)))): another program is using the camera: close it (fuser -v /dev/video* shows which), or set [camera] capture-device to another camera"
+            ))
         let denied = StreamingError.fromErrno(EACCES, "opening /dev/video0")
         #expect(denied.code == .permissionDenied && denied.description.contains("join the video group (sudo usermod -aG video $USER"))
         let format = StreamingError(code: .noUsableFormat, context: "/dev/video0 offers only [GREY]; MJPEG, JPEG or YUYV needed")

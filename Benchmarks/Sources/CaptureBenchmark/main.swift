@@ -154,7 +154,9 @@ func knobSteps(_ steps: Int) -> Result {
         toSet.append(camera.enteredAt - t)
     }
     toSet.sort()
-    print("knob step: Pipeline.handle → camera set entered: p50 \(toSet[toSet.count / 2]) ns, p99 \(toSet[toSet.count * 99 / 100]) ns (20,000 steps)")
+    print(
+        "knob step: Pipeline.handle → camera set entered: p50 \(toSet[toSet.count / 2]) ns, p99 \(toSet[toSet.count * 99 / 100]) ns (20,000 steps)"
+    )
     let before = camera.sim.setLog.count
     let clock = ContinuousClock()
     let a0 = evc_malloc_count()
@@ -209,6 +211,8 @@ enum CaptureBenchmark {
         print("  handlers drained the remaining queue in \(fmt(Double(s) + Double(atto) / 1e18, 3)) s after the last frame")
 
         let knob = knobSteps(frames / 20)
-        print("knob steps → zoom set (Pipeline + controls, SimCamera): \(knob.line.replacingOccurrences(of: "capture events", with: "camera sets"))")
+        print(
+            "knob steps → zoom set (Pipeline + controls, SimCamera): \(knob.line.replacingOccurrences(of: "capture events", with: "camera sets"))"
+        )
     }
 }

@@ -262,7 +262,9 @@ func knob(steps: Int, gapMicroseconds: UInt32, cameraPath: String) async throws 
         }
         usleep(gapMicroseconds)
     }
-    print("evcapture knob step → VIDIOC_S_EXT_CTRLS returned (\(cameraPath), zoom_absolute), \(steps) steps, \(gapMicroseconds) us apart, \(errors.load(ordering: .relaxed)) error lines")
+    print(
+        "evcapture knob step → VIDIOC_S_EXT_CTRLS returned (\(cameraPath), zoom_absolute), \(steps) steps, \(gapMicroseconds) us apart, \(errors.load(ordering: .relaxed)) error lines"
+    )
     report("knob step → set entered (ioctls issued)", issued)
     report("  of it: write → pipeline", read)
     report("  of it: pipeline → set entered", zip(issued, read).map { $0 - $1 })
@@ -300,9 +302,13 @@ enum LatencyBenchmark {
         do {
             switch args.first {
             case "keys":
-                try await keys(presses: args.count > 1 ? Int(args[1]) ?? 10_000 : 10_000, gapMicroseconds: args.count > 2 ? UInt32(args[2]) ?? 200 : 200)
+                try await keys(
+                    presses: args.count > 1 ? Int(args[1]) ?? 10_000 : 10_000,
+                    gapMicroseconds: args.count > 2 ? UInt32(args[2]) ?? 200 : 200)
             case "knob" where args.count > 1:
-                try await knob(steps: args.count > 2 ? Int(args[2]) ?? 1000 : 1000, gapMicroseconds: args.count > 3 ? UInt32(args[3]) ?? 2000 : 2000, cameraPath: args[1])
+                try await knob(
+                    steps: args.count > 2 ? Int(args[2]) ?? 1000 : 1000, gapMicroseconds: args.count > 3 ? UInt32(args[3]) ?? 2000 : 2000,
+                    cameraPath: args[1])
             default:
                 print("usage: latency-benchmark keys [PRESSES [GAP_US]] | knob /dev/videoN [STEPS [GAP_US]]")
                 exit(2)

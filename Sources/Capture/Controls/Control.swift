@@ -35,7 +35,9 @@ public enum ControlScale: Sendable, Hashable {
                 let up = detents > 0
                 let next = Swift.min(Swift.max(v + (up ? step : -step), range.lowerBound), range.upperBound)
                 // The first prominent value strictly past v and not beyond next, in the direction of travel.
-                let crossed = prominent.filter { up ? ($0 > v + Self.epsilon && $0 <= next + Self.epsilon) : ($0 < v - Self.epsilon && $0 >= next - Self.epsilon) }
+                let crossed = prominent.filter {
+                    up ? ($0 > v + Self.epsilon && $0 <= next + Self.epsilon) : ($0 < v - Self.epsilon && $0 >= next - Self.epsilon)
+                }
                 if let p = up ? crossed.min() : crossed.max() {
                     v = p  // settled: exactly the prominent value
                 } else {

@@ -227,11 +227,11 @@ t_stop_finishes_recording() {
   systemctl stop evcapture.service
   key "$keys" KEY_VOLUMEDOWN 0
   [ "$(systemctl show -P Result evcapture.service)" = success ] || die "stop result $(systemctl show -P Result evcapture.service)"
-  video=$(ls -t "$state"/*.avi 2>/dev/null | head -1)
+  video=$(ls -t "$state"/*.mp4 2>/dev/null | head -1)
   [ -n "$video" ] || die "no video in $state"
-  cp "$video" /out/stopped-recording.avi
+  cp "$video" /out/stopped-recording.mp4
   frames=$(chroot /host ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames \
-           -of csv=p=0 "$EVC_OUT_HOST/stopped-recording.avi") || die "ffprobe cannot read $video"
+           -of csv=p=0 "$EVC_OUT_HOST/stopped-recording.mp4") || die "ffprobe cannot read $video"
   say "  $video: $frames frames, $(stat -c %s "$video") bytes (ffprobe)"
   [ "${frames:-0}" -ge 1 ] || die "the video has no frames"
   systemctl start evcapture.service
@@ -291,12 +291,12 @@ CONF
 
 t_upgrade() {
   before=$(main_pid)
-  photos=$(ls "$state"/*.jpg "$state"/*.avi | sort)
+  photos=$(ls "$state"/*.jpg "$state"/*.mp4 | sort)
   dpkg -i "$deb2" </dev/null
   [ "$(dpkg-query -W -f='${Version}' evcapture)" = "$(dpkg-deb -f "$deb2" Version)" ] || die "not upgraded"
   cmp /etc/evcapture/config.toml "$work/config.edited" || die "the upgrade changed the edited config"
   [ ! -e /etc/evcapture/config.toml.dpkg-dist ] || die "dpkg left config.toml.dpkg-dist"
-  [ "$(ls "$state"/*.jpg "$state"/*.avi | sort)" = "$photos" ] || die "recordings changed"
+  [ "$(ls "$state"/*.jpg "$state"/*.mp4 | sort)" = "$photos" ] || die "recordings changed"
   [ "$(systemctl show -P ActiveState evcapture.service)" = active ] || die "not active after the upgrade"
   [ "$(main_pid)" != "$before" ] || die "not restarted by the upgrade"
   [ "$(systemctl is-enabled evcapture.service)" = enabled ] || die "not enabled after the upgrade"
@@ -312,13 +312,13 @@ t_remove() {
 }
 
 t_purge() {
-  recordings=$(ls "$state"/*.jpg "$state"/*.avi "$state"/hook-*.env | sort)
+  recordings=$(ls "$state"/*.jpg "$state"/*.mp4 "$state"/hook-*.env | sort)
   dpkg --purge evcapture </dev/null
   if dpkg -s evcapture >/dev/null 2>&1; then die "still known to dpkg"; fi
   [ ! -e /etc/evcapture ] || die "/etc/evcapture left: $(ls -la /etc/evcapture)"
   [ ! -e "$state/state.json" ] && [ ! -e "$state/evcapture-shutter.wav" ] || die "daemon state left: $(ls "$state")"
   [ ! -e /etc/systemd/system/multi-user.target.wants/evcapture.service ] || die "enable link left"
-  [ "$(ls "$state"/*.jpg "$state"/*.avi "$state"/hook-*.env | sort)" = "$recordings" ] || die "purge touched the recordings"
+  [ "$(ls "$state"/*.jpg "$state"/*.mp4 "$state"/hook-*.env | sort)" = "$recordings" ] || die "purge touched the recordings"
   dpkg-deb -c "$deb2" | awk '$1 !~ /^d/ {print substr($6, 2)}' | while read -r f; do
     [ ! -e "$f" ] || die "$f left after purge"
   done

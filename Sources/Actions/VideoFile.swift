@@ -1,0 +1,172 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Movie
+import V4L2
+
+/// The container and codec of videos.
+public enum VideoFormat: String, Sendable, Hashable, CaseIterable {
+    /// H.264 in fragmented MP4 (the default): small files any player takes, at most a
+    /// fragment (1 s) lost to a crash.
+    case mp4
+    /// MJPEG in AVI: every frame a whole JPEG as the camera sent it (frame-exact work),
+    /// several times the size.
+    case avi
+
+    /// `.mp4`, `.avi`
+    public var fileExtension: String { "." + rawValue }
+
+    /// The default name pattern of videos in this format.
+    public var defaultPattern: FileNamePattern {
+        switch self {
+        case .mp4: .defaultVideo
+        case .avi: .defaultAVIVideo
+        }
+    }
+
+    /// The format a file name's extension says (`clip.MP4` is mp4), nil for another.
+    public init?(fileName: String) {
+        guard let dot = fileName.lastIndex(of: ".") else { return nil }
+        self.init(rawValue: fileName[fileName.index(after: dot)...].lowercased())
+    }
+}
+
+extension FileNamePattern {
+    /// The default name of MJPEG AVI videos.
+    public static let defaultAVIVideo = try! FileNamePattern("evcapture-{date}-{time}-press{press}.avi")
+}
+
+/// One recording's file: MJPEG frames in AVI, or H.264 in fragmented MP4. Made from the
+/// recording's first frame (its size and format), written under a recoverable temporary
+/// name (``AtomicFile``) and named when finished. One instance belongs to one thread.
+final class VideoFile {
+    private enum Writer {
+        case avi(AVIWriter)
+        case mp4(FragmentedMP4Writer, AtomicFile)
+    }
+    private let writer: Writer
+    private let settings: CaptureSettings
+    private let zoom: Double
+    let width: Int
+    let height: Int
+    /// The encoder, for MP4 (nil when the camera's H.264 is muxed as it is).
+    let encoder: EncoderChoice?
+
+    init(first: RingFrame, name: String, _ settings: CaptureSettings, zoom: Double) throws(ActionError) {
+        self.settings = settings
+        self.zoom = zoom
+        let file: AtomicFile
+        do { file = try AtomicFile(directory: settings.outputDirectory, finalName: name, recoverable: true) } catch { throw .file(error) }
+        let format = first.frame.format
+        switch settings.videoFormat {
+        case .avi:
+            let jpeg = try Self.jpeg(first, settings, zoom)
+            let size = JPEGCrop.size(of: jpeg) ?? (format.width, format.height)
+            (width, height, encoder) = (size.width, size.height, nil)
+            do {
+                writer = .avi(
+                    try AVIWriter(
+                        file: file, width: size.width, height: size.height, maximumBytes: settings.maximumVideoBytes,
+                        framesPerSecond: format.framesPerSecond ?? 30))
+            } catch { throw .file(error) }
+        case .mp4:
+            let choice: EncoderChoice
+            switch EncoderChoice.current(settings.h264) {
+            case .success(let c): choice = c
+            case .failure(let e): throw .video(e)
+            }
+            let crop = zoom > 1 ? CropRect(width: format.width, height: format.height, zoom: zoom) : nil
+            do {
+                let mp4 = try FragmentedMP4Writer(
+                    fd: file.fd, path: file.temporaryPath, format: format, crop: crop, settings: settings.h264, encoder: choice,
+                    creationTime: Photo.wallTime(ofMonotonic: first.time))
+                (width, height, encoder) = (mp4.width, mp4.height, mp4.encoder)
+                writer = .mp4(mp4, file)
+            } catch { throw Self.actionError(error) }
+        }
+    }
+
+    /// Camera frames left out of an MP4 because they could not be decoded.
+    var undecodable: Int {
+        if case .mp4(let w, _) = writer { return w.undecodable }
+        return 0
+    }
+
+    /// Frames in the file.
+    var frameCount: Int {
+        switch writer {
+        case .avi(let w): w.frameCount
+        case .mp4(let w, _): w.frames
+        }
+    }
+
+    /// Appends a frame; false at the size limit (nothing written).
+    func append(_ ring: RingFrame) throws(ActionError) -> Bool {
+        switch writer {
+        case .avi(let w):
+            let jpeg = try Self.jpeg(ring, settings, zoom)
+            do { return try w.append(jpeg: jpeg) } catch { throw .file(error) }
+        case .mp4(let w, _):
+            guard w.bytesOnDisk < Int64(settings.maximumVideoBytes) else { return false }
+            do { try w.append(ring.frame.bytes, at: ring.time) } catch { throw Self.actionError(error) }
+            return true
+        }
+    }
+
+    /// Finishes and names the file; returns its path and the frames it holds. An MP4 whose
+    /// last write failed keeps its whole fragments: `failure` says why it was cut.
+    func finish(framesPerSecond: Double) throws(ActionError) -> (path: String, frames: Int, failure: ActionError?) {
+        switch writer {
+        case .avi(let w):
+            do { return (try w.finish(framesPerSecond: framesPerSecond), w.frameCount, nil) } catch { throw .file(error) }
+        case .mp4(let w, let file):
+            var failure: ActionError?
+            do { try w.finish() } catch { failure = Self.actionError(error) }
+            guard w.framesOnDisk > 0 else {
+                file.abandon()
+                throw failure ?? .file(FileWriteError(errno: 0, context: "no frame reached \(file.temporaryPath)"))
+            }
+            do { return (try file.commit(), w.framesOnDisk, failure) } catch { throw .file(error) }
+        }
+    }
+
+    func abandon() {
+        switch writer {
+        case .avi(let w): w.abandon()
+        case .mp4(_, let file): file.abandon()
+        }
+    }
+
+    /// An MJPEG frame for the AVI: the camera's JPEG, or YUYV encoded; cropped losslessly
+    /// around the centre for a digital zoom.
+    private static func jpeg(_ ring: RingFrame, _ settings: CaptureSettings, _ zoom: Double) throws(ActionError) -> [UInt8] {
+        do {
+            var jpeg = try JPEG.data(from: ring.frame, quality: settings.jpegQuality)
+            if zoom > 1 { jpeg = try JPEGCrop.centre(jpeg, factor: zoom) }
+            return jpeg
+        } catch { throw .jpeg(error) }
+    }
+
+    /// A write failure is the file's (a full disk is `disk-full`), anything else the encoder's.
+    static func actionError(_ e: MovieError) -> ActionError {
+        e.code == .write ? .file(FileWriteError(errno: e.errno, context: e.context)) : .video(e)
+    }
+}
+
+extension VideoFormat {
+    /// What a recording in this format will be on this system: for MP4, which encoder and
+    /// why (`video: H.264 in fragmented MP4, encoder libx264 (software: no V4L2 hardware
+    /// H.264 encoder on this system)`).
+    public func report(_ h264: H264Settings) -> String {
+        switch self {
+        case .avi:
+            return "video: MJPEG in AVI (the camera's JPEG frames, or YUYV frames encoded as JPEG)"
+        case .mp4:
+            switch EncoderChoice.current(h264) {
+            case .success(let choice): return "video: H.264 in fragmented MP4, encoder \(choice)"
+            case .failure(let e):
+                return "video: H.264 in fragmented MP4, but \(e.context): recordings will fail (video-format = \"avi\" needs no encoder)"
+            }
+        }
+    }
+}

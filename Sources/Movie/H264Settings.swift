@@ -1,0 +1,118 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import V4L2
+
+/// How a recording's H.264 is made: which encoder, its rate control, how often a keyframe
+/// comes (each one starts a fragment of the MP4, so it bounds what a crash can lose).
+public struct H264Settings: Sendable, Hashable {
+    /// Which encoder.
+    public enum Encoder: Sendable, Hashable, CustomStringConvertible {
+        /// The hardware encoder when the system has one, else software (``EncoderChoice``).
+        case automatic
+        /// An FFmpeg encoder by name: `h264_v4l2m2m`, `libx264`, `libopenh264`.
+        case named(String)
+        public var description: String {
+            switch self {
+            case .automatic: "auto"
+            case .named(let n): n
+            }
+        }
+    }
+
+    /// How many bits the encoder spends.
+    public enum RateControl: Sendable, Hashable {
+        /// Constant quality (x264's CRF, 0–51: lower is better and bigger; 23 is x264's
+        /// default). Encoders without it get a bitrate for the frame size (``bitrate(width:height:framesPerSecond:)``).
+        case quality(Int)
+        /// A target in bits per second.
+        case bitrate(Int)
+    }
+
+    public var encoder: Encoder
+    public var rateControl: RateControl
+    /// At most this long between keyframes, and so between fragments (at most 1 s).
+    public var keyframeInterval: Duration
+
+    public static let maximumKeyframeInterval = Duration.seconds(1)
+
+    public init(encoder: Encoder = .automatic, rateControl: RateControl = .quality(23), keyframeInterval: Duration = .seconds(1)) {
+        self.encoder = encoder
+        self.rateControl = rateControl
+        self.keyframeInterval = keyframeInterval
+    }
+
+    /// The encoders evcapture knows how to set up.
+    public static let knownEncoders = ["h264_v4l2m2m", "libx264", "libopenh264"]
+
+    /// The bitrate given to an encoder without constant quality: 0.1 bit per pixel per frame
+    /// at CRF 23 (about what x264 spends on a webcam scene), doubled per 6 CRF steps down.
+    public func bitrate(width: Int, height: Int, framesPerSecond: Double) -> Int {
+        switch rateControl {
+        case .bitrate(let b): return b
+        case .quality(let crf):
+            let base = Double(width * height) * max(framesPerSecond, 1) * 0.1
+            let scaled = base * pow(2, Double(23 - crf) / 6)
+            return max(100_000, Int(scaled.rounded()))
+        }
+    }
+}
+
+/// Which encoder a recording uses, and why: what `evcapture controls` reports.
+public struct EncoderChoice: Sendable, Hashable, CustomStringConvertible {
+    /// The FFmpeg encoder's name.
+    public var name: String
+    /// Whether it is a hardware encoder (V4L2 memory-to-memory).
+    public var isHardware: Bool
+    /// Why this one, in a sentence.
+    public var reason: String
+
+    public init(name: String, isHardware: Bool, reason: String) {
+        self.name = name
+        self.isHardware = isHardware
+        self.reason = reason
+    }
+
+    public var description: String { "\(name) (\(reason))" }
+
+    /// The choice for `requested`, given the V4L2 H.264 encoder node (nil: none) and the
+    /// encoders this FFmpeg has. Pure: ``EncoderChoice/current(_:)`` gathers the facts.
+    public static func choose(
+        _ requested: H264Settings.Encoder, hardwareNode: String?, available: Set<String>
+    ) -> Result<EncoderChoice, MovieError> {
+        switch requested {
+        case .named(let name):
+            guard available.contains(name) else {
+                let have = H264Settings.knownEncoders.filter(available.contains).joined(separator: ", ")
+                return .failure(
+                    MovieError(
+                        code: .noEncoder,
+                        context:
+                            "the video encoder \(name) is not in this system's FFmpeg (it has: \(have.isEmpty ? "none of evcapture's" : have))"
+                    ))
+            }
+            if name == "h264_v4l2m2m" {
+                guard let node = hardwareNode else {
+                    return .failure(
+                        MovieError(
+                            code: .noEncoder, context: "h264_v4l2m2m asked for, but no V4L2 memory-to-memory H.264 encoder was found"))
+                }
+                return .success(EncoderChoice(name: name, isHardware: true, reason: "configured; hardware encoder \(node)"))
+            }
+            return .success(EncoderChoice(name: name, isHardware: false, reason: "configured"))
+        case .automatic:
+            if let node = hardwareNode, available.contains("h264_v4l2m2m") {
+                return .success(EncoderChoice(name: "h264_v4l2m2m", isHardware: true, reason: "hardware H.264 encoder \(node)"))
+            }
+            let why =
+                hardwareNode == nil
+                ? "no V4L2 hardware H.264 encoder on this system"
+                : "FFmpeg here has no h264_v4l2m2m for the hardware encoder \(hardwareNode!)"
+            for software in ["libx264", "libopenh264"] where available.contains(software) {
+                return .success(EncoderChoice(name: software, isHardware: false, reason: "software: \(why)"))
+            }
+            return .failure(
+                MovieError(code: .noEncoder, context: "no H.264 encoder: \(why), and FFmpeg has neither libx264 nor libopenh264"))
+        }
+    }
+}

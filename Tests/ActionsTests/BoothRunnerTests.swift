@@ -1,0 +1,119 @@
+import EvcaptureTesting
+import Foundation
+import LinuxIO
+import Synchronization
+import Testing
+@testable import Actions
+import V4L2
+
+/// The runner's booth paths with a ring stand-in (docs/booth.md): a countdown a press
+/// cancels, and a timelapse through a camera unplug and replug.
+@Suite(.serialized) struct BoothRunnerTests {
+    /// A ring that gives a frame at exactly the time asked for, or fails while unplugged.
+    final class SwitchableRing: NearestFrameSource {
+        let unplugged = Atomic<Bool>(false)
+        /// µs between the time asked for and the frame given (a ring that lost the moment).
+        let offset = Atomic<Int64>(0)
+        func frame(nearest time: Int64, timeout: Duration) throws(StreamingError) -> RingFrame {
+            let time = time + offset.load(ordering: .relaxed)
+            if unplugged.load(ordering: .relaxed) { throw StreamingError(code: .deviceRemoved, context: "unplugged") }
+            return RingFrame(
+                frame: VideoFrame(
+                    bytes: yuyvImage(width: 64, height: 48, stride: 128, shade: 10),
+                    format: StreamFormat(width: 64, height: 48, pixelFormat: .yuyv, bytesPerLine: 128),
+                    sequence: 0, timestampMicroseconds: time),
+                timestampKind: FrameTimestampKind(isMonotonic: true, isStartOfExposure: false))
+        }
+    }
+
+    func runner(_ booth: BoothBinding, ring: SwitchableRing, log: OutcomeLog) throws -> (ActionRunner, String) {
+        let dir = try temporaryDirectory()
+        let settings = CaptureSettings(devicePath: "/dev/null", outputDirectory: dir, streamMode: .always, photoMoment: .press)
+        let runner = ActionRunner(
+            configuration: ActionsConfiguration(
+                capture: settings, bindings: [.primary: ActionBinding(photoOn: .click, videoOnLongPress: false, booth: booth)],
+                sound: .off),
+            logger: testLogger, onOutcome: log.add, photoFrames: ring)
+        return (runner, dir)
+    }
+
+    func send(_ runner: ActionRunner, _ kind: ActionTrigger.Kind, press: UInt64, at time: Int64 = monotonicMicroseconds()) {
+        var t = trigger(kind, press: press)
+        t.action = .primary
+        t.shouldPlaySound = false
+        t.eventTime = time
+        runner.handle(t)
+    }
+
+    func click(_ runner: ActionRunner, press: UInt64) {
+        let now = monotonicMicroseconds()
+        send(runner, .began, press: press, at: now)
+        send(runner, .click, press: press, at: now)
+        send(runner, .ended, press: press, at: now)
+    }
+
+    @Test func aPressDuringTheCountdownCancelsItAndTakesNothing() async throws {
+        let log = OutcomeLog()
+        let (runner, _) = try runner(BoothBinding(countdown: 1), ring: SwitchableRing(), log: log)
+        click(runner, press: 1)
+        #expect(log.all.contains { if case .countdown(1, _, 1) = $0 { true } else { false } })
+        click(runner, press: 2)
+        #expect(log.all.contains { if case .countdownCancelled(1, 1) = $0 { true } else { false } })
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(!log.all.contains { if case .photoSaved = $0 { true } else { false } }, "\(log.all)")
+        #expect(!log.all.contains { if case .countdown(_, _, 2) = $0 { true } else { false } }, "the cancelling press started a countdown")
+        // Uncancelled, the next one shoots at its end: the frame at the shot's time.
+        click(runner, press: 3)
+        let shot = log.all.compactMap { if case .countdown(1, let s, 3) = $0 { s } else { nil } }.first
+        #expect(
+            await eventually(seconds: 3) { log.all.contains { if case .photoSaved(let p, 3) = $0 { p.frameTime == shot } else { false } } })
+        await runner.shutdown()
+    }
+
+    @Test func aTimelapseCountsMissedShotsWhileTheCameraIsAwayAndResumes() async throws {
+        let log = OutcomeLog()
+        let ring = SwitchableRing()
+        let (runner, _) = try runner(BoothBinding(timelapse: 100_000), ring: ring, log: log)
+        func reports() -> [TimelapseReport] { log.all.compactMap { if case .timelapse(let r) = $0 { r } else { nil } } }
+        click(runner, press: 1)
+        let start = try #require(reports().first { $0.state == .started }?.next)
+        #expect(await eventually(seconds: 3) { reports().filter { $0.state == .shot }.count >= 3 })
+        ring.unplugged.store(true, ordering: .relaxed)
+        #expect(await eventually(seconds: 3) { reports().filter { $0.state == .missed }.count >= 3 })
+        ring.unplugged.store(false, ordering: .relaxed)
+        let shotsBefore = reports().filter { $0.state == .shot }.count
+        #expect(await eventually(seconds: 3) { reports().filter { $0.state == .shot }.count >= shotsBefore + 3 })
+        click(runner, press: 2)
+        let stopped = try #require(reports().first { $0.state == .stopped })
+        #expect(stopped.press == 1)
+        #expect(stopped.missed >= 3 && stopped.count >= 6, "\(stopped)")
+        // Every photo is the frame of its own slot on the schedule: start + n × 100 ms.
+        for r in reports() where r.state == .shot {
+            let t = try #require(r.photo?.frameTime)
+            #expect((t - start) % 100_000 == 0, "frame \(t) off the schedule from \(start)")
+        }
+        let taken = reports().filter { $0.state == .shot }.count
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(reports().filter { $0.state == .shot }.count <= taken + 1, "shots after the stop")
+        await runner.shutdown()
+    }
+
+    @Test func aTimelapseShotWhoseFrameIsOfAnotherMomentIsMissedNotSaved() async throws {
+        let log = OutcomeLog()
+        let ring = SwitchableRing()
+        ring.offset.store(50_001, ordering: .relaxed)  // just past half the 100 ms interval
+        let (runner, dir) = try runner(BoothBinding(timelapse: 100_000), ring: ring, log: log)
+        func reports() -> [TimelapseReport] { log.all.compactMap { if case .timelapse(let r) = $0 { r } else { nil } } }
+        click(runner, press: 1)
+        #expect(await eventually(seconds: 3) { reports().filter { $0.state == .missed }.count >= 2 })
+        #expect(reports().filter { $0.state == .shot }.isEmpty)
+        ring.offset.store(50_000, ordering: .relaxed)  // exactly half: still this slot's frame
+        #expect(await eventually(seconds: 3) { reports().filter { $0.state == .shot }.count >= 2 })
+        click(runner, press: 2)
+        await runner.shutdown()
+        let photos = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".jpg") }
+        // Only the shots' photos (one may have been in flight at the stop): none of the missed ones.
+        let shots = reports().filter { $0.state == .shot }.count
+        #expect(photos.count >= shots && photos.count <= shots + 1, "\(photos) for \(shots) shots")
+    }
+}

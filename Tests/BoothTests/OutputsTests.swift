@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Booth
+import EvcaptureTesting
+import Foundation
+import Logging
+import OutputDevices
+import LinuxIO
+import Synchronization
+import Testing
+
+/// The outputs' thread against an LED class directory made in a scratch directory (the
+/// kernel's own LED class devices are in the system tests), and a GPIO chip that is not there.
+@Suite struct OutputsTests {
+    func ledDirectory(_ name: String) throws -> (root: String, brightness: String) {
+        let root = try temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: true)
+        try "0\n".write(toFile: root + "/\(name)/brightness", atomically: false, encoding: .utf8)
+        try "255\n".write(toFile: root + "/\(name)/max_brightness", atomically: false, encoding: .utf8)
+        return (root, root + "/\(name)/brightness")
+    }
+
+    /// The first line: what sysfs would hold (a plain file keeps the tail of a longer value).
+    func read(_ path: String) -> String {
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "?").split(separator: "\n").first.map(String.init) ?? ""
+    }
+
+    @Test func aShotPulsesTheLEDAtMaxBrightnessThenOff() throws {
+        let (root, brightness) = try ledDirectory("flash")
+        let outputs = try Outputs(
+            [OutputConfiguration(name: "flash", target: .led("flash"), rule: .pulseAtShot(length: 300_000))], ledRoot: root,
+            logger: Logger(label: "t"), onError: { Issue.record("\($0)") })
+        defer { outputs.stop() }
+        // Off at start.
+        #expect(pollUntil { read(brightness) == "0" })
+        let now = monotonicMicroseconds()
+        outputs.follow(.shot(time: now + 100_000), now: now)
+        #expect(read(brightness) == "0", "on before the shot")
+        #expect(pollUntil(timeout: .seconds(2)) { read(brightness) == "255" })
+        let on = monotonicMicroseconds()
+        #expect(on >= now + 100_000)
+        #expect(pollUntil(timeout: .seconds(2)) { read(brightness) == "0" })
+        #expect(monotonicMicroseconds() >= now + 400_000)
+    }
+
+    @Test func aMissingGPIOChipIsOneErrorAndTheOtherOutputsGoOn() throws {
+        let (root, brightness) = try ledDirectory("busy")
+        let errors = Mutex<[String]>([])
+        let outputs = try Outputs(
+            [
+                OutputConfiguration(
+                    name: "relay", target: .gpio(chip: "gpiochip-none", line: .offset(3), activeLow: false), rule: .session),
+                OutputConfiguration(name: "busy", target: .led("busy"), rule: .session),
+            ], ledRoot: root, logger: Logger(label: "t"), onError: { e in errors.withLock { $0.append(e) } })
+        #expect(errors.withLock { $0.count } == 1)
+        #expect(
+            errors.withLock { $0.first?.hasPrefix("output relay: opening GPIO chip gpiochip-none") } == true, "\(errors.withLock { $0 })")
+        #expect(outputs.names == ["busy"])
+        outputs.follow(.session(running: true))
+        #expect(pollUntil { read(brightness) == "255" })
+        outputs.stop()
+        #expect(read(brightness) == "0", "left on after stop")
+    }
+
+    @Test func aMissingLEDIsOneError() throws {
+        let errors = Mutex<[String]>([])
+        let outputs = try Outputs(
+            [OutputConfiguration(name: "x", target: .led("nope"), rule: .session)], ledRoot: try temporaryDirectory(),
+            logger: Logger(label: "t"), onError: { e in errors.withLock { $0.append(e) } })
+        outputs.stop()
+        #expect(errors.withLock { $0 }.count == 1)
+        #expect(outputs.names.isEmpty)
+    }
+}
