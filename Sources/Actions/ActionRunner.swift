@@ -82,16 +82,21 @@ public final class ActionRunner: ActionTriggerSink {
 
     /// `continuing`: the runner this one replaces (the daemon's, when a camera appears): its
     /// countdowns and timelapses go on here (docs/booth.md#timelapse); shut it down after.
+    /// `frameStream`: the camera the capture stream's frames come from (a V4L2 capture node
+    /// unless told otherwise: libcamera, docs/libcamera.md).
     public convenience init(
-        configuration: ActionsConfiguration, logger: Logger, continuing previous: ActionRunner? = nil,
-        onOutcome: @escaping @Sendable (ActionOutcome) -> Void
+        configuration: ActionsConfiguration, frameStream: FrameStreamOpener = .v4l2, logger: Logger,
+        continuing previous: ActionRunner? = nil, onOutcome: @escaping @Sendable (ActionOutcome) -> Void
     ) {
-        self.init(configuration: configuration, logger: logger, continuing: previous, onOutcome: onOutcome, photoFrames: nil)
+        self.init(
+            configuration: configuration, frameStream: frameStream, logger: logger, continuing: previous, onOutcome: onOutcome,
+            photoFrames: nil)
     }
 
     /// `photoFrames`: where photos' frames come from instead of the capture stream (tests).
     init(
-        configuration: ActionsConfiguration, logger: Logger, continuing previous: ActionRunner? = nil,
+        configuration: ActionsConfiguration, frameStream: FrameStreamOpener = .v4l2, logger: Logger,
+        continuing previous: ActionRunner? = nil,
         onOutcome: @escaping @Sendable (ActionOutcome) -> Void, photoFrames: (any NearestFrameSource)?
     ) {
         self.configuration = configuration
@@ -108,7 +113,7 @@ public final class ActionRunner: ActionTriggerSink {
         let frames = configuration.capture.map { settings in
             FrameSource(
                 settings: settings, mode: settings.streamMode, limits: settings.ring, idleStop: settings.streamIdleStop,
-                logger: logger,
+                opener: frameStream, logger: logger,
                 onError: { error in
                     let what = error.code == .frameRateNotAvailable ? "capture stream runs at another rate" : "capture stream failed"
                     logger.info("\(what)", metadata: ["error": "\(error)"])

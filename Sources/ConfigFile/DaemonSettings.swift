@@ -20,6 +20,9 @@ public struct DaemonSettings: Sendable {
     /// Where photos and videos come from; nil: the controls camera.
     public var captureDevice: String?
     public var followExternalChanges = false
+    /// `[camera] backend` and the libcamera camera chosen by id (docs/libcamera.md).
+    public var cameraBackend = CameraBackendSetting.auto
+    public var libcameraCamera: String?
     /// Photos and videos as `[camera]` and `[output]` configure them: size, rate, quality,
     /// file names, the stream mode, the photo's moment, pre-roll and the ring
     /// (docs/behaviour.md#the-moment-of-the-press). The reader writes straight into it;

@@ -87,8 +87,9 @@ extension ConfigReader {
                 camera, path: p,
                 allowed: [
                     "device", "capture-device", "external-changes", "width", "height", "stream", "photo-frame", "pre-roll",
-                    "ring-seconds", "ring-memory", "idle-stop", "fps",
+                    "ring-seconds", "ring-memory", "idle-stop", "fps", "backend", "libcamera-camera",
                 ])
+            try libcameraSettings(camera, path: p, into: &d)
             if let m = try oneOf(camera, "stream", path: p, StreamMode.allCases.map(\.rawValue)) {
                 d.capture.streamMode = StreamMode(rawValue: m)!
             }
@@ -401,5 +402,25 @@ extension ConfigReader {
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "" }
         // Only the host's own label: a station name is one topic level.
         return String(cString: buffer).split(separator: ".").first.map(String.init) ?? ""
+    }
+}
+
+extension ConfigReader {
+    /// `backend` and `libcamera-camera` (docs/libcamera.md).
+    func libcameraSettings(_ camera: TOMLTable, path p: [String], into d: inout DaemonSettings) throws(ConfigError) {
+        if let b = try oneOf(camera, "backend", path: p, CameraBackendSetting.allCases.map(\.rawValue)) {
+            d.cameraBackend = CameraBackendSetting(rawValue: b)!
+        }
+        if let id = try string(camera, "libcamera-camera", path: p) {
+            guard !id.isEmpty, !id.utf8.contains(0) else {
+                throw error(
+                    p + ["libcamera-camera"],
+                    "camera.libcamera-camera must be a libcamera camera id (see `evcapture controls`), not \"\(id)\"")
+            }
+            guard d.cameraBackend != .v4l2 else {
+                throw error(p + ["libcamera-camera"], "camera.libcamera-camera names a libcamera camera, but camera.backend is \"v4l2\"")
+            }
+            d.libcameraCamera = id
+        }
     }
 }

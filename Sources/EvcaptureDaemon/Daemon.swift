@@ -17,6 +17,7 @@ import MQTT
 import Rig
 import V4L2
 import LiveView
+import LibcameraCamera
 import OutputDevices
 
 /// Where the daemon's JSON lines and readable lines go.
@@ -113,8 +114,18 @@ public final class Daemon: Service, Sendable {
         if let observer { sinks.append(PipelineObserver(observer)) }
         sinks.append(lines)
         let events = EventFanOut(sinks)
-        let cameras = CameraSetup(config: config, loop: loop, logger: logger, events: events)
+        var cameras = CameraSetup(config: config, loop: loop, logger: logger, events: events)
         let cameraSession = cameras.openAtStart()
+        // libcamera (docs/libcamera.md): loaded only when asked for, or for `auto` when V4L2
+        // has no camera. Its camera added again after an unplug restarts the capture stream.
+        let libcameraChanges = Mutex<(@Sendable (String, Bool) -> Void)?>(nil)
+        let (libcameraLine, libcameraChoice) = LibcameraStartup.choose(
+            backend: config.daemon.cameraBackend, cameraID: config.daemon.libcameraCamera,
+            // `device = "none"` asks for no camera: as if V4L2 had one, `auto` leaves libcamera alone.
+            v4l2CameraFound: cameraSession != nil || config.daemon.captureDevice != nil || config.daemon.camera == nil,
+            libcamera: { Libcamera.start { id, added in libcameraChanges.withLock { $0 }?(id, added) } })
+        if let libcameraLine { logger.warning("\(libcameraLine)") }
+        cameras.libcamera = libcameraChoice.map(LibcameraSource.init)
         // Recordings a kill or a power loss cut short are kept (finished and named, each
         // said in an `action` line); unfinished photos (hidden `.evcapture-*.part`) go.
         let outputDirectory = config.daemon.outputDirectory ?? DaemonSettings.defaultOutputDirectory()
@@ -133,7 +144,9 @@ public final class Daemon: Service, Sendable {
         }
 
         let state = DaemonState(
-            settings: config.capture, session: config.daemon.session, controls: cameraSession.map { cameras.controlsStage(for: $0) },
+            settings: config.capture, session: config.daemon.session,
+            controls: cameraSession.map { cameras.controlsStage(for: $0) }
+                ?? cameras.libcamera.map { cameras.controlsStage(camera: $0.controls) },
             loop: loop, events: events, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
             logger: logger, onReady: onReady)
         // The rig (`[mqtt]`): without it no network socket is opened. Triggers reach the
@@ -161,6 +174,15 @@ public final class Daemon: Service, Sendable {
             liveView = server
         }
         try await state.start(camera: cameraSession)
+        if let id = cameras.libcamera?.choice.camera.id {
+            libcameraChanges.withLock {
+                $0 = { [weak state, logger] changed, added in
+                    guard changed == id else { return }
+                    logger.info(added ? "libcamera camera is back" : "libcamera camera went away", metadata: ["libcamera.camera": "\(id)"])
+                    if added { Task { await state?.captureDeviceAdded() } }
+                }
+            }
+        }
         try await rig?.client.start()
         if let rig {
             // Off the loop and after start-up: a station's first trigger should cost what the

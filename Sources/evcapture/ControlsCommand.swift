@@ -8,6 +8,7 @@ import Camera
 import Actions
 import Output
 import ConfigFile
+import LibcameraCamera
 import Movie
 #endif
 
@@ -35,6 +36,7 @@ struct ControlsCommand: ParsableCommand {
             print(report.text, to: &stderr)
         } else {
             print(report.text)
+            print(LibcameraReport.text(Libcamera.start()))
             // The default video settings (`evcapture check-config FILE` says it for a config).
             print(VideoFormat.mp4.report(H264Settings()))
         }

@@ -1,0 +1,234 @@
+// What the bridge's two C++ files share: helpers and the objects behind the C handles.
+// Compiled against libcamera 0.0.3 (docs/libcamera.md).
+#pragma once
+
+#include "CLibcameraBridge.h"
+
+#include <libcamera/libcamera.h>
+#include <libcamera/version.h>
+
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+// ControlList::get returns std::optional from 0.0.1 on; earlier releases are not supported.
+#if LIBCAMERA_VERSION_MAJOR == 0 && LIBCAMERA_VERSION_MINOR == 0 && LIBCAMERA_VERSION_PATCH < 1
+#error "libcamera 0.0.1 or later is needed (ControlList::get returning std::optional)"
+#endif
+
+using namespace libcamera;
+
+namespace evc_lc {
+
+#define EVC_STR2(x) #x
+#define EVC_STR(x) EVC_STR2(x)
+inline const char kCompiledVersion[] = EVC_STR(LIBCAMERA_VERSION_MAJOR) "." EVC_STR(LIBCAMERA_VERSION_MINOR) "." EVC_STR(
+    LIBCAMERA_VERSION_PATCH);
+
+inline int fail(evc_lc_error *error, int code, const std::string &message) {
+    if (error) {
+        error->code = code < 0 ? code : -1;
+        std::snprintf(error->message, sizeof error->message, "%s", message.c_str());
+    }
+    return code < 0 ? code : -1;
+}
+
+inline void copyString(char *to, size_t size, const std::string &from) { std::snprintf(to, size, "%s", from.c_str()); }
+
+inline evc_lc_rect rect(const Rectangle &r) { return evc_lc_rect{ r.x, r.y, r.width, r.height }; }
+
+/// Runs `body`, turning any exception into an error code and message.
+template <typename Body> int guarded(evc_lc_error *error, const char *what, Body body) {
+    try {
+        return body();
+    } catch (const std::exception &e) {
+        return fail(error, -1, std::string(what) + ": " + e.what());
+    } catch (...) {
+        return fail(error, -1, std::string(what) + ": unknown C++ exception");
+    }
+}
+
+inline bool looksLikeUSBCamera(const std::string &id) {
+    // The UVC pipeline handler ends its ids in "-vvvv:pppp" (USB vendor and product).
+    if (id.size() < 10) return false;
+    const std::string tail = id.substr(id.size() - 10);
+    if (tail[0] != '-' || tail[5] != ':') return false;
+    for (size_t i = 1; i < tail.size(); i++)
+        if (i != 5 && !std::isxdigit(static_cast<unsigned char>(tail[i]))) return false;
+    return true;
+}
+
+inline int controlType(ControlType type) {
+    switch (type) {
+    case ControlTypeNone: return EVC_LC_TYPE_NONE;
+    case ControlTypeBool: return EVC_LC_TYPE_BOOL;
+    case ControlTypeByte: return EVC_LC_TYPE_BYTE;
+    case ControlTypeInteger32: return EVC_LC_TYPE_INT32;
+    case ControlTypeInteger64: return EVC_LC_TYPE_INT64;
+    case ControlTypeFloat: return EVC_LC_TYPE_FLOAT;
+    case ControlTypeString: return EVC_LC_TYPE_STRING;
+    case ControlTypeRectangle: return EVC_LC_TYPE_RECTANGLE;
+    case ControlTypeSize: return EVC_LC_TYPE_SIZE;
+    default: return EVC_LC_TYPE_OTHER;  // types added after 0.0.3 (unsigned integers, Point)
+    }
+}
+
+/// A scalar ControlValue as a double; 0 for arrays and other types.
+inline double number(const ControlValue &value) {
+    if (value.isArray()) return 0;
+    switch (value.type()) {
+    case ControlTypeBool: return value.get<bool>() ? 1 : 0;
+    case ControlTypeByte: return value.get<uint8_t>();
+    case ControlTypeInteger32: return value.get<int32_t>();
+    case ControlTypeInteger64: return static_cast<double>(value.get<int64_t>());
+    case ControlTypeFloat: return value.get<float>();
+    default: return 0;
+    }
+}
+
+inline evc_lc_rect rectangle(const ControlValue &value) {
+    if (value.type() != ControlTypeRectangle || value.isArray()) return evc_lc_rect{};
+    return rect(value.get<Rectangle>());
+}
+
+} // namespace evc_lc
+
+using namespace evc_lc;
+
+struct evc_lc_manager {
+    std::unique_ptr<CameraManager> manager;
+    evc_lc_hotplug_callback hotplug = nullptr;
+    void *context = nullptr;
+    std::string version;
+
+    void added(std::shared_ptr<Camera> camera) {
+        if (hotplug) hotplug(context, camera->id().c_str(), 1);
+    }
+    void removed(std::shared_ptr<Camera> camera) {
+        if (hotplug) hotplug(context, camera->id().c_str(), 0);
+    }
+    std::shared_ptr<Camera> find(const char *id, evc_lc_error *error) {
+        auto camera = id ? manager->get(id) : nullptr;
+        if (!camera) fail(error, -ENODEV, std::string("no libcamera camera ") + (id ? id : "(null)"));
+        return camera;
+    }
+};
+
+struct evc_lc_camera {
+    std::shared_ptr<Camera> camera;
+    std::unique_ptr<CameraConfiguration> configuration;
+    std::unique_ptr<FrameBufferAllocator> allocator;
+    Stream *stream = nullptr;
+    std::vector<std::unique_ptr<Request>> requests;
+    /// Each mapped dmabuf (by fd) with its length.
+    std::map<int, std::pair<uint8_t *, size_t>> maps;
+    evc_lc_frame_callback callback = nullptr;
+    void *context = nullptr;
+    std::atomic<bool> running{ false };
+    bool started = false;
+    /// Controls for the next request queued; guarded by `lock`.
+    std::mutex lock;
+    std::unique_ptr<ControlList> pending;
+    /// Without a callback: completed requests waiting for evc_lc_camera_next_frame, the one
+    /// it handed out (until evc_lc_camera_requeue), and whether the camera went away; all
+    /// guarded by `lock`, `ready` signalled at each change.
+    std::deque<Request *> completedRequests;
+    Request *borrowed = nullptr;
+    bool disconnected = false;
+    std::condition_variable ready;
+
+    void unplugged() {
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            disconnected = true;
+        }
+        ready.notify_all();
+    }
+
+    void fill(Request *request, evc_lc_frame &frame) {
+        frame = evc_lc_frame{};
+        FrameBuffer *buffer = request->findBuffer(stream);
+        if (!buffer) return;
+        const FrameMetadata &metadata = buffer->metadata();
+        frame.status = metadata.status == FrameMetadata::FrameSuccess ? 0 : static_cast<int>(metadata.status);
+        frame.sequence = metadata.sequence;
+        frame.buffer_timestamp_ns = metadata.timestamp;
+        frame.sensor_timestamp_ns = request->metadata().get(controls::SensorTimestamp).value_or(0);
+        const auto &planes = buffer->planes();
+        const auto used = metadata.planes();
+        for (size_t i = 0; i < planes.size() && i < 3; i++) {
+            auto found = maps.find(planes[i].fd.get());
+            if (found == maps.end()) continue;
+            size_t bytes = i < used.size() ? used[i].bytesused : planes[i].length;
+            if (bytes > planes[i].length) bytes = planes[i].length;
+            frame.planes[frame.plane_count] = found->second.first + planes[i].offset;
+            frame.plane_bytes[frame.plane_count] = bytes;
+            frame.plane_count++;
+        }
+    }
+
+    /// The request back to the camera, with the controls set since.
+    void requeue(Request *request) {
+        request->reuse(Request::ReuseBuffers);
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            if (pending) {
+                request->controls().merge(*pending);
+                pending->clear();
+            }
+        }
+        camera->queueRequest(request);
+    }
+
+    void unmap() {
+        for (auto &entry : maps) munmap(entry.second.first, entry.second.second);
+        maps.clear();
+    }
+
+    void completed(Request *request) {
+        if (request->status() == Request::RequestCancelled || !running.load()) return;
+        if (!callback) {
+            // Pull mode: the reader's thread copies the frame and requeues the request.
+            {
+                std::lock_guard<std::mutex> guard(lock);
+                completedRequests.push_back(request);
+            }
+            ready.notify_all();
+            return;
+        }
+        evc_lc_frame frame;
+        fill(request, frame);
+        callback(context, &frame);
+        if (!running.load()) return;
+        requeue(request);
+    }
+
+    int setControl(uint32_t id, const ControlValue &value, evc_lc_error *error) {
+        const ControlInfoMap &info = camera->controls();
+        auto found = info.find(id);
+        if (found == info.end()) return fail(error, -EINVAL, "the camera has no control with id " + std::to_string(id));
+        if (found->first->type() != value.type())
+            return fail(error, -EINVAL, "control " + found->first->name() + " takes another type of value");
+        std::lock_guard<std::mutex> guard(lock);
+        if (!pending) pending = std::make_unique<ControlList>(info);
+        pending->set(id, value);
+        return 0;
+    }
+};
+

@@ -1,0 +1,99 @@
+import Camera
+import Synchronization
+import V4L2
+
+/// Where the controls backend sends libcamera control values: the stream, which puts them
+/// on its next request (``LibcameraStream``), or a recorder in tests.
+public protocol LibcameraControlSink: Sendable {
+    func set(_ id: UInt32, float value: Float) throws(LibcameraError)
+    func set(_ id: UInt32, rectangle value: SensorRect) throws(LibcameraError)
+}
+
+extension LibcameraStream: LibcameraControlSink {}
+
+/// A libcamera camera as the controls core's ``CameraBackend``: `zoom_absolute` (hundredths)
+/// becomes `ScalerCrop` (``ScalerCropZoom``), `auto_exposure_bias` (an integer menu of
+/// milli-EV) becomes `ExposureValue` (``ExposureValueMapping``). The camera keeps no
+/// readable value of its own for either, so the value held is the last one set.
+public final class LibcameraControls: CameraBackend {
+    public let identity: String
+    private let sink: any LibcameraControlSink
+    private let zoom: (id: UInt32, geometry: ScalerCropZoom)?
+    private let exposure: (id: UInt32, mapping: ExposureValueMapping)?
+    private let values: Mutex<[CameraControlID: Int64]>
+
+    /// `controls`: the camera's (``Libcamera/controls(of:)``); `cropMaximum`: its
+    /// `ScalerCropMaximum` property. A control the camera lacks is not offered.
+    public init(
+        identity: String, controls: [LibcameraControl], cropMaximum: SensorRect?, sink: any LibcameraControlSink
+    ) {
+        self.identity = identity
+        self.sink = sink
+        let byName = Dictionary(controls.map { ($0.name, $0) }) { a, _ in a }
+        if let crop = byName["ScalerCrop"], crop.kind == .rectangle, let maximum = cropMaximum,
+            maximum.width > 0, maximum.height > 0
+        {
+            let minimum = crop.minimumRect.flatMap { $0.width > 0 && $0.height > 0 ? $0 : nil }
+            zoom = (crop.id, ScalerCropZoom(maximum: maximum, minimumWidth: minimum?.width, minimumHeight: minimum?.height))
+        } else {
+            zoom = nil
+        }
+        if let ev = byName["ExposureValue"], ev.kind == .float {
+            exposure = (ev.id, ExposureValueMapping(minimum: ev.minimum, maximum: ev.maximum))
+        } else {
+            exposure = nil
+        }
+        var initial: [CameraControlID: Int64] = [:]
+        if zoom != nil { initial[.zoomAbsolute] = 100 }
+        if let exposure { initial[.autoExposureBias] = Int64(exposure.mapping.index(ofEV: 0)) }
+        values = Mutex(initial)
+    }
+
+    public func controls() throws(CameraError) -> [CameraControlInfo] {
+        let current = values.withLock { $0 }
+        var list: [CameraControlInfo] = []
+        if let zoom {
+            let range = zoom.geometry.zoomRange
+            list.append(
+                CameraControlInfo(
+                    id: .zoomAbsolute, name: "zoom_absolute", minimum: Int64(range.lowerBound),
+                    maximum: Int64(range.upperBound), defaultValue: 100, value: current[.zoomAbsolute] ?? 100))
+        }
+        if let exposure {
+            let menu = exposure.mapping.menu
+            let zero = Int64(exposure.mapping.index(ofEV: 0))
+            list.append(
+                CameraControlInfo(
+                    id: .autoExposureBias, name: "auto_exposure_bias", kind: .integerMenu, minimum: 0,
+                    maximum: Int64(menu.count - 1), defaultValue: zero, value: current[.autoExposureBias] ?? zero,
+                    menu: Dictionary(uniqueKeysWithValues: menu.enumerated().map { (Int64($0.offset), String($0.element)) })))
+        }
+        return list
+    }
+
+    @discardableResult
+    public func set(_ id: CameraControlID, to value: Int64) throws(CameraError) -> Int64 {
+        guard let info = try controls().first(where: { $0.id == id }) else {
+            throw CameraError(code: .noSuchControl, device: identity, control: "\(id)", context: "setting a libcamera control")
+        }
+        let held = min(max(value, info.minimum), info.maximum)
+        do {
+            if id == .zoomAbsolute, let zoom {
+                try sink.set(zoom.id, rectangle: zoom.geometry.crop(zoom: Int(held)))
+            } else if id == .autoExposureBias, let exposure {
+                try sink.set(exposure.id, float: exposure.mapping.ev(ofIndex: Int(held)))
+            }
+        } catch {
+            throw CameraError(code: .failed, device: identity, control: info.name, context: error.description)
+        }
+        values.withLock { $0[id] = held }
+        return held
+    }
+
+    public func value(of id: CameraControlID) throws(CameraError) -> Int64 {
+        guard let value = values.withLock({ $0[id] }) else {
+            throw CameraError(code: .noSuchControl, device: identity, control: "\(id)", context: "reading a libcamera control")
+        }
+        return value
+    }
+}
