@@ -738,8 +738,13 @@ def main(argv):
         with open(os.path.join(cache, "lock"), "w") as cache_lock:
             fcntl.flock(cache_lock, fcntl.LOCK_EX)
             kernel = Kernel(cache, args.offline).prepare()
-            vimc = Vimc(build_dir, kernel, args.offline).prepare()
-            initramfs = Initramfs(cache, kernel, extra_modules=[vimc]).prepare()
+            try:
+                vimc = Vimc(build_dir, kernel, args.offline).prepare()
+            except SetupError as e:
+                # Only the vimc tests need it: they fail, saying vimc is not loaded; the rest run.
+                say(f"warning: vimc not built, the guest will have no vimc: {e}")
+                vimc = ""
+            initramfs = Initramfs(cache, kernel, extra_modules=[vimc] if vimc else []).prepare()
             os.utime(initramfs)  # keep it among the newest while this run uses it
         fakeuvc = build_fakeuvc(build_dir)
         if not args.no_build and not args.no_bundle:

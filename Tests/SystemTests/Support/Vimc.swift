@@ -28,7 +28,9 @@ enum Vimc {
 
     /// Why vimc cannot be used in this guest, or nil.
     static var problem: String? {
-        if !isLoaded { return "vimc is not loaded (the guest's init loads it: see the console for \"cannot load vimc\")" }
+        if !isLoaded {
+            return "vimc is not loaded (the harness builds it and the guest's init loads it: see \"warning: vimc not built\" or \"cannot load vimc\" in the run's output)"
+        }
         if !isBound { return "vimc is loaded but \(platformDevice) is not bound to it" }
         if captureNode() == nil { return "vimc has no \"\(captureName)\" video node" }
         return nil
