@@ -9,6 +9,9 @@ let package = Package(
             name: "EvcaptureKit",
             targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Movie", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView", "Booth", "OutputDevices"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
+        // The libcamera bridge as its own shared object, opened on first use (CLibcameraLoader,
+        // docs/libcamera.md): evcapture never links libcamera.
+        .library(name: "evcapture-libcamera", type: .dynamic, targets: ["CLibcameraBridge"]),
         // Swift Concurrency's global and main executors on the main thread, without libdispatch.
         .library(name: "ConcurrencyRuntime", targets: ["ConcurrencyRuntime"]),
     ],
@@ -61,12 +64,20 @@ let package = Package(
         .systemLibrary(
             name: "CLibcamera", pkgConfig: "libcamera",
             providers: [.apt(["libcamera-dev"])]),
-        // The only importer of libcamera: its C++ API behind a plain C interface, no exception crossing it.
-        .target(name: "CLibcameraBridge", dependencies: ["CLibcamera"]),
+        // The only importer of libcamera: its C++ API behind a plain C interface, no exception
+        // crossing it. Only in the evcapture-libcamera shared object: no other target depends on it.
+        // Linked by swiftc, which adds the Swift runtime and the toolchain's rpath to every
+        // shared object: the bridge is C++ only, so neither is kept (a machine with the
+        // release build has no libswiftCore.so).
+        .target(
+            name: "CLibcameraBridge", dependencies: ["CLibcamera"],
+            linkerSettings: [.unsafeFlags(["-static-stdlib", "-nostartfiles", "-no-toolchain-stdlib-rpath"])]),
+        // The bridge's interface, each function forwarding to the shared object opened on first use.
+        .target(name: "CLibcameraLoader"),
         // libcamera cameras for Swift: enumeration and controls, a frame stream, the backend choice.
         .target(
             name: "LibcameraCamera",
-            dependencies: ["CLibcameraBridge", "Camera", "Capture", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CLibcameraLoader", "Actions", "Camera", "Capture", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
 
         // Every job without an executor of its own on the main thread: no libdispatch pool,
         // so no 1 Hz pool-monitor wakeup while idle.
@@ -151,8 +162,7 @@ let package = Package(
             name: "evcapture",
             dependencies: [
                 "EvcaptureDaemon", "Capture", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO",
-                "ConcurrencyRuntime", "LibcameraCamera",
-                "ConcurrencyRuntime", "Movie",
+                "ConcurrencyRuntime", "LibcameraCamera", "Movie",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -194,15 +204,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),
-        .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Camera", "V4L2"]),
+        .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Actions", "Camera", "V4L2"]),
         .testTarget(name: "BoothTests", dependencies: ["Booth", "OutputDevices", "Actions", "ConfigFile", "Capture", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
         .testTarget(
             name: "SystemTests",
             dependencies: [
                 "EvcaptureDaemon", "Camera", "Actions", "Output", "ConfigFile", "Capture", "Evdev", "Udev", "V4L2", "LinuxIO",
-                "EvcaptureTesting", "MQTT", "LiveView", "LibcameraCamera",
-                "EvcaptureTesting", "MQTT", "LiveView", "Booth", "OutputDevices",
+                "EvcaptureTesting", "MQTT", "LiveView", "LibcameraCamera", "Booth", "OutputDevices",
             ]),
     ],
     swiftLanguageModes: [.v6],

@@ -80,16 +80,18 @@ public final class ActionRunner: ActionTriggerSink {
     private let workers: Mutex<[Task<Void, Never>]>
     private let executors: [ThreadExecutor]
 
+    /// `frameStream`: the camera the capture stream's frames come from (a V4L2 capture node
+    /// unless told otherwise: libcamera, docs/libcamera.md).
     public convenience init(
-        configuration: ActionsConfiguration, logger: Logger,
+        configuration: ActionsConfiguration, frameStream: FrameStreamOpener = .v4l2, logger: Logger,
         onOutcome: @escaping @Sendable (ActionOutcome) -> Void
     ) {
-        self.init(configuration: configuration, logger: logger, onOutcome: onOutcome, photoFrames: nil)
+        self.init(configuration: configuration, frameStream: frameStream, logger: logger, onOutcome: onOutcome, photoFrames: nil)
     }
 
     /// `photoFrames`: where photos' frames come from instead of the capture stream (tests).
     init(
-        configuration: ActionsConfiguration, logger: Logger,
+        configuration: ActionsConfiguration, frameStream: FrameStreamOpener = .v4l2, logger: Logger,
         onOutcome: @escaping @Sendable (ActionOutcome) -> Void, photoFrames: (any NearestFrameSource)?
     ) {
         self.configuration = configuration
@@ -106,7 +108,7 @@ public final class ActionRunner: ActionTriggerSink {
         let frames = configuration.capture.map { settings in
             FrameSource(
                 settings: settings, mode: settings.streamMode, limits: settings.ring, idleStop: settings.streamIdleStop,
-                logger: logger,
+                opener: frameStream, logger: logger,
                 onError: { error in
                     let what = error.code == .frameRateNotAvailable ? "capture stream runs at another rate" : "capture stream failed"
                     logger.info("\(what)", metadata: ["error": "\(error)"])

@@ -100,12 +100,16 @@ public final class FrameSource: Sendable {
     private let state = Mutex(State())
     private let mode: StreamMode
     private let idleStop: Duration
+    private let opener: FrameStreamOpener
 
+    /// `opener`: the camera the frames come from (a V4L2 capture node unless told otherwise).
     public init(
         settings: CaptureSettings, mode: StreamMode = .always, limits: RingLimits = RingLimits(),
-        idleStop: Duration = .seconds(10), logger: Logger, onError: @escaping @Sendable (StreamingError) -> Void = { _ in }
+        idleStop: Duration = .seconds(10), opener: FrameStreamOpener = .v4l2, logger: Logger,
+        onError: @escaping @Sendable (StreamingError) -> Void = { _ in }
     ) {
         self.settings = settings
+        self.opener = opener
         self.mode = mode
         self.limits = limits
         self.idleStop = idleStop
@@ -320,11 +324,9 @@ public final class FrameSource: Sendable {
     /// Streams into the ring until stopped, idle or failed; the camera is closed on return.
     private func streamFrames() -> StreamingError? {
         var failure: StreamingError?
-        let stream: VideoCaptureStream
+        let stream: any FrameStream
         do {
-            stream = try VideoCaptureStream(
-                path: settings.devicePath, width: settings.width, height: settings.height, framesPerSecond: settings.framesPerSecond)
-            try stream.start()
+            stream = try opener.open(settings)
         } catch {
             return error
         }

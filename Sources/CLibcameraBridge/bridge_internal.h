@@ -11,6 +11,9 @@
 
 #include <atomic>
 #include <cctype>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -142,36 +145,46 @@ struct evc_lc_camera {
     /// Controls for the next request queued; guarded by `lock`.
     std::mutex lock;
     std::unique_ptr<ControlList> pending;
+    /// Without a callback: completed requests waiting for evc_lc_camera_next_frame, the one
+    /// it handed out (until evc_lc_camera_requeue), and whether the camera went away; all
+    /// guarded by `lock`, `ready` signalled at each change.
+    std::deque<Request *> completedRequests;
+    Request *borrowed = nullptr;
+    bool disconnected = false;
+    std::condition_variable ready;
 
-    void unmap() {
-        for (auto &entry : maps) munmap(entry.second.first, entry.second.second);
-        maps.clear();
+    void unplugged() {
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            disconnected = true;
+        }
+        ready.notify_all();
     }
 
-    void completed(Request *request) {
-        if (request->status() == Request::RequestCancelled || !running.load()) return;
+    void fill(Request *request, evc_lc_frame &frame) {
+        frame = evc_lc_frame{};
         FrameBuffer *buffer = request->findBuffer(stream);
-        if (buffer && callback) {
-            evc_lc_frame frame{};
-            const FrameMetadata &metadata = buffer->metadata();
-            frame.status = metadata.status == FrameMetadata::FrameSuccess ? 0 : static_cast<int>(metadata.status);
-            frame.sequence = metadata.sequence;
-            frame.buffer_timestamp_ns = metadata.timestamp;
-            frame.sensor_timestamp_ns = request->metadata().get(controls::SensorTimestamp).value_or(0);
-            const auto &planes = buffer->planes();
-            const auto used = metadata.planes();
-            for (size_t i = 0; i < planes.size() && i < 3; i++) {
-                auto found = maps.find(planes[i].fd.get());
-                if (found == maps.end()) continue;
-                size_t bytes = i < used.size() ? used[i].bytesused : planes[i].length;
-                if (bytes > planes[i].length) bytes = planes[i].length;
-                frame.planes[frame.plane_count] = found->second.first + planes[i].offset;
-                frame.plane_bytes[frame.plane_count] = bytes;
-                frame.plane_count++;
-            }
-            callback(context, &frame);
+        if (!buffer) return;
+        const FrameMetadata &metadata = buffer->metadata();
+        frame.status = metadata.status == FrameMetadata::FrameSuccess ? 0 : static_cast<int>(metadata.status);
+        frame.sequence = metadata.sequence;
+        frame.buffer_timestamp_ns = metadata.timestamp;
+        frame.sensor_timestamp_ns = request->metadata().get(controls::SensorTimestamp).value_or(0);
+        const auto &planes = buffer->planes();
+        const auto used = metadata.planes();
+        for (size_t i = 0; i < planes.size() && i < 3; i++) {
+            auto found = maps.find(planes[i].fd.get());
+            if (found == maps.end()) continue;
+            size_t bytes = i < used.size() ? used[i].bytesused : planes[i].length;
+            if (bytes > planes[i].length) bytes = planes[i].length;
+            frame.planes[frame.plane_count] = found->second.first + planes[i].offset;
+            frame.plane_bytes[frame.plane_count] = bytes;
+            frame.plane_count++;
         }
-        if (!running.load()) return;
+    }
+
+    /// The request back to the camera, with the controls set since.
+    void requeue(Request *request) {
         request->reuse(Request::ReuseBuffers);
         {
             std::lock_guard<std::mutex> guard(lock);
@@ -181,6 +194,29 @@ struct evc_lc_camera {
             }
         }
         camera->queueRequest(request);
+    }
+
+    void unmap() {
+        for (auto &entry : maps) munmap(entry.second.first, entry.second.second);
+        maps.clear();
+    }
+
+    void completed(Request *request) {
+        if (request->status() == Request::RequestCancelled || !running.load()) return;
+        if (!callback) {
+            // Pull mode: the reader's thread copies the frame and requeues the request.
+            {
+                std::lock_guard<std::mutex> guard(lock);
+                completedRequests.push_back(request);
+            }
+            ready.notify_all();
+            return;
+        }
+        evc_lc_frame frame;
+        fill(request, frame);
+        callback(context, &frame);
+        if (!running.load()) return;
+        requeue(request);
     }
 
     int setControl(uint32_t id, const ControlValue &value, evc_lc_error *error) {

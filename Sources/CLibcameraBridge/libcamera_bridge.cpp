@@ -11,6 +11,8 @@
 
 extern "C" {
 
+int evc_lc_bridge_interface(void) { return EVC_LC_BRIDGE_INTERFACE; }
+
 const char *evc_lc_compiled_version(void) { return kCompiledVersion; }
 
 namespace {

@@ -20,6 +20,7 @@ evc_lc_camera *evc_lc_camera_open(evc_lc_manager *manager, const char *id, evc_l
         auto owner = std::make_unique<evc_lc_camera>();
         owner->camera = camera;
         owner->camera->requestCompleted.connect(owner.get(), &evc_lc_camera::completed);
+        owner->camera->disconnected.connect(owner.get(), &evc_lc_camera::unplugged);
         result = owner.release();
         return 0;
     });
@@ -107,6 +108,11 @@ int evc_lc_camera_start(evc_lc_camera *camera, evc_lc_frame_callback callback, v
     return guarded(error, "starting the camera", [&] {
         camera->callback = callback;
         camera->context = context;
+        {
+            std::lock_guard<std::mutex> guard(camera->lock);
+            camera->completedRequests.clear();
+            camera->borrowed = nullptr;
+        }
         std::unique_ptr<ControlList> first;
         {
             std::lock_guard<std::mutex> guard(camera->lock);
@@ -132,16 +138,62 @@ int evc_lc_camera_start(evc_lc_camera *camera, evc_lc_frame_callback callback, v
     });
 }
 
-int evc_lc_camera_stop(evc_lc_camera *camera, evc_lc_error *error) {
-    if (!camera) return fail(error, -EINVAL, "no camera");
+// Also called by evc_lc_camera_close: the bridge never calls its own exported functions
+// (the executable exports forwarders of the same names, CLibcameraLoader).
+static int stopCamera(evc_lc_camera *camera, evc_lc_error *error) {
     if (!camera->started) return 0;
     return guarded(error, "stopping the camera", [&] {
         // Completion handlers see running == false and neither deliver nor requeue; stop()
         // returns after every queued request completed (cancelled).
         camera->running.store(false);
+        camera->ready.notify_all();
         int rc = camera->camera->stop();
         camera->started = false;
+        std::lock_guard<std::mutex> guard(camera->lock);
+        camera->completedRequests.clear();
+        camera->borrowed = nullptr;
         if (rc < 0) return fail(error, rc, std::string("stopping: ") + std::strerror(-rc));
+        return 0;
+    });
+}
+
+int evc_lc_camera_stop(evc_lc_camera *camera, evc_lc_error *error) {
+    if (!camera) return fail(error, -EINVAL, "no camera");
+    return stopCamera(camera, error);
+}
+
+int evc_lc_camera_next_frame(evc_lc_camera *camera, int timeout_ms, evc_lc_frame *frame, evc_lc_error *error) {
+    if (!camera || !frame) return fail(error, -EINVAL, "no camera");
+    if (camera->callback) return fail(error, -EINVAL, "the camera delivers its frames to a callback");
+    return guarded(error, "waiting for a frame", [&] {
+        std::unique_lock<std::mutex> guard(camera->lock);
+        if (camera->borrowed) return fail(error, -EBUSY, "the last frame was not given back");
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+        camera->ready.wait_until(guard, until, [&] {
+            return !camera->completedRequests.empty() || camera->disconnected || !camera->running.load();
+        });
+        if (camera->disconnected) return fail(error, -ENODEV, "the camera " + camera->camera->id() + " was disconnected");
+        if (!camera->running.load()) return fail(error, -EPIPE, "the camera is not streaming");
+        if (camera->completedRequests.empty()) return fail(error, -ETIMEDOUT, "no frame within " + std::to_string(timeout_ms) + " ms");
+        camera->borrowed = camera->completedRequests.front();
+        camera->completedRequests.pop_front();
+        camera->fill(camera->borrowed, *frame);
+        return 0;
+    });
+}
+
+int evc_lc_camera_requeue(evc_lc_camera *camera, evc_lc_error *error) {
+    if (!camera) return fail(error, -EINVAL, "no camera");
+    return guarded(error, "requeueing a request", [&] {
+        Request *request;
+        {
+            std::lock_guard<std::mutex> guard(camera->lock);
+            request = camera->borrowed;
+            camera->borrowed = nullptr;
+        }
+        if (!request) return fail(error, -EINVAL, "no frame to give back");
+        if (!camera->running.load()) return 0;
+        camera->requeue(request);
         return 0;
     });
 }
@@ -178,8 +230,9 @@ int evc_lc_camera_set_rect(evc_lc_camera *camera, uint32_t id, evc_lc_rect value
 void evc_lc_camera_close(evc_lc_camera *camera) {
     if (!camera) return;
     try {
-        evc_lc_camera_stop(camera, nullptr);
+        stopCamera(camera, nullptr);
         camera->camera->requestCompleted.disconnect(camera);
+        camera->camera->disconnected.disconnect(camera);
         freeBuffers(camera);
         camera->camera->release();
     } catch (...) {

@@ -413,7 +413,9 @@ extension ConfigReader {
         }
         if let id = try string(camera, "libcamera-camera", path: p) {
             guard !id.isEmpty, !id.contains("\0") else {
-                throw error(p + ["libcamera-camera"], "camera.libcamera-camera must be a libcamera camera id (see `evcapture controls`), not \"\(id)\"")
+                throw error(
+                    p + ["libcamera-camera"],
+                    "camera.libcamera-camera must be a libcamera camera id (see `evcapture controls`), not \"\(id)\"")
             }
             guard d.cameraBackend != .v4l2 else {
                 throw error(p + ["libcamera-camera"], "camera.libcamera-camera names a libcamera camera, but camera.backend is \"v4l2\"")

@@ -15,6 +15,27 @@ import Output
 import ConfigFile
 import V4L2
 import OutputDevices
+import LibcameraCamera
+
+/// A camera libcamera drives (docs/libcamera.md): the capture stream's frames from it, its
+/// controls (zoom, exposure bias) on the running stream, autofocus at a press.
+struct LibcameraSource: Sendable {
+    let choice: LibcameraChoice
+    /// Values held for the stream, and the autofocus trigger.
+    let live: LibcameraLiveControls
+    /// The controls core's backend: `zoom_absolute` → `ScalerCrop`, `auto_exposure_bias` → `ExposureValue`.
+    let controls: LibcameraControls
+
+    init(_ choice: LibcameraChoice) {
+        self.choice = choice
+        let list = (try? choice.libcamera.controls(of: choice.camera.id)) ?? []
+        live = LibcameraLiveControls(controls: list)
+        controls = LibcameraControls(
+            identity: choice.camera.id, controls: list, cropMaximum: choice.camera.scalerCropMaximum, sink: live)
+    }
+
+    var frameStream: FrameStreamOpener { .libcamera(choice.libcamera, id: choice.camera.id, controls: live) }
+}
 
 /// How the daemon gets its camera: at start, or when one is plugged in later; the
 /// controls stage and the action runner that go with it.
@@ -25,6 +46,9 @@ struct CameraSetup: Sendable {
     let lines: LineWriter
     /// What the outputs follow of the actions: shots, countdowns, recordings.
     var outputs: Outputs? = nil
+    /// The camera libcamera drives, when it drives one: photos, videos, the live view and
+    /// (without a V4L2 camera for controls) the controls come from it.
+    var libcamera: LibcameraSource? = nil
 
     private var configuration: CameraSession.Configuration {
         .init(camera: config.daemon.camera ?? .automatic, onExternalChange: config.daemon.followExternalChanges ? .follow : .restore)
@@ -94,10 +118,14 @@ struct CameraSetup: Sendable {
     }
 
     func controlsStage(for session: CameraSession) -> CameraControlsStage {
+        controlsStage(camera: session.camera)
+    }
+
+    func controlsStage(camera: any CameraBackend) -> CameraControlsStage {
         let stateFile = ControlStateFile()
         let remembered = (try? stateFile?.load()) ?? nil
         let stage = CameraControlsStage(
-            camera: session.camera, configuration: config.daemon.controlsConfiguration,
+            camera: camera, configuration: config.daemon.controlsConfiguration,
             rememberedControl: remembered, controls: config.daemon.controls)
         // Called on the input thread: the file is written by the saver's own thread.
         let saver = stateFile.map { ControlStateSaver(file: $0, logger: logger) }
@@ -105,15 +133,18 @@ struct CameraSetup: Sendable {
         return stage
     }
 
-    /// Photos and videos from the configured capture device, else from the camera.
+    /// Photos and videos from the libcamera camera, else the configured capture device, else
+    /// the camera.
     func actionRunner(for session: CameraSession?) -> ActionRunner {
         let d = config.daemon
-        let captureDevice = d.captureDevice ?? session?.camera.devicePath
+        // A libcamera camera is named by its id in the capture stream's messages.
+        let captureDevice = libcamera?.choice.camera.id ?? d.captureDevice ?? session?.camera.devicePath
         let (lines, outputs) = (self.lines, self.outputs)
         return ActionRunner(
             configuration: ActionsConfiguration(
                 capture: captureDevice.map { d.capture(devicePath: $0) },
                 bindings: d.bindings, hooks: d.hooks, sound: d.sound),
+            frameStream: libcamera?.frameStream ?? .v4l2,
             logger: logger,
             onOutcome: { outcome in
                 outputs?.follow(outcome)

@@ -118,13 +118,17 @@ public final class Daemon: Service, Sendable {
             : Outputs(config.daemon.outputs, logger: logger) { problem in
                 lines.emit(.error(ErrorReport(problem, code: "output", time: monotonicNow())))
             }
-        let cameras = CameraSetup(config: config, loop: loop, logger: logger, lines: lines, outputs: outputs)
-        if let line = LibcameraStartup.line(
-            backend: config.daemon.cameraBackend, cameraID: config.daemon.libcameraCamera, libcamera: Libcamera.start)
-        {
-            logger.warning("\(line)")
-        }
+        var cameras = CameraSetup(config: config, loop: loop, logger: logger, lines: lines, outputs: outputs)
         let cameraSession = cameras.openAtStart()
+        // libcamera (docs/libcamera.md): loaded only when asked for, or for `auto` when V4L2
+        // has no camera. Its camera added again after an unplug restarts the capture stream.
+        let libcameraChanges = Mutex<(@Sendable (String, Bool) -> Void)?>(nil)
+        let (libcameraLine, libcameraChoice) = LibcameraStartup.choose(
+            backend: config.daemon.cameraBackend, cameraID: config.daemon.libcameraCamera,
+            v4l2CameraFound: cameraSession != nil || config.daemon.captureDevice != nil,
+            libcamera: { Libcamera.start { id, added in libcameraChanges.withLock { $0 }?(id, added) } })
+        if let libcameraLine { logger.warning("\(libcameraLine)") }
+        cameras.libcamera = libcameraChoice.map(LibcameraSource.init)
         // Recordings a kill or a power loss cut short are kept (finished and named, each
         // said in an `action` line); unfinished photos (hidden `.evcapture-*.part`) go.
         let outputDirectory = config.daemon.outputDirectory ?? DaemonSettings.defaultOutputDirectory()
@@ -143,7 +147,9 @@ public final class Daemon: Service, Sendable {
         }
 
         let state = DaemonState(
-            settings: config.capture, session: config.daemon.session, controls: cameraSession.map { cameras.controlsStage(for: $0) },
+            settings: config.capture, session: config.daemon.session,
+            controls: cameraSession.map { cameras.controlsStage(for: $0) }
+                ?? cameras.libcamera.map { cameras.controlsStage(camera: $0.controls) },
             loop: loop, lines: lines, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
             logger: logger, onReady: onReady, observer: Self.observer(observer, followedBy: outputs))
         // The rig (`[mqtt]`): without it no network socket is opened. Triggers reach the
@@ -171,6 +177,15 @@ public final class Daemon: Service, Sendable {
             liveView = server
         }
         try await state.start(camera: cameraSession)
+        if let id = cameras.libcamera?.choice.camera.id {
+            libcameraChanges.withLock {
+                $0 = { [weak state, logger] changed, added in
+                    guard changed == id else { return }
+                    logger.info(added ? "libcamera camera is back" : "libcamera camera went away", metadata: ["libcamera.camera": "\(id)"])
+                    if added { Task { await state?.captureDeviceAdded() } }
+                }
+            }
+        }
         try await rig?.client.start()
         if let rig {
             // Off the loop and after start-up: a station's first trigger should cost what the

@@ -111,6 +111,9 @@ actor DaemonState {
     func emit(_ event: PipelineEvent) {
         switch event {
         case .capture(let capture):
+            // A libcamera camera with autofocus starts a cycle at the press, before the
+            // capture the press's release or hold takes (docs/libcamera.md).
+            if capture.phase == .began { cameras.libcamera?.live.startAutofocus() }
             let now = wallClockNow()
             // The press's kernel time on the wall clock, for the rig's stations.
             let age = Double(monotonicNow().microseconds - capture.time.microseconds) / 1_000_000

@@ -1,4 +1,4 @@
-import CLibcameraBridge
+import CLibcameraLoader
 
 /// Why a libcamera call failed: libcamera's negative errno (or -1) and its message.
 public struct LibcameraError: Error, Sendable, CustomStringConvertible {
@@ -94,23 +94,68 @@ extension SensorRect {
 /// libcamera's camera manager: the cameras it finds, their controls and properties. One
 /// per process (libcamera's rule); ``Libcamera/start()`` fails on a second.
 public final class Libcamera: @unchecked Sendable {
-    // @unchecked: `manager` is set once in init and freed once in deinit; libcamera's
-    // CameraManager is safe to query from any thread.
+    // @unchecked: `manager` and `changes` are set once in init and freed once in deinit;
+    // libcamera's CameraManager is safe to query from any thread.
     let manager: OpaquePointer
 
-    /// The libcamera version the bridge was compiled against.
-    public static var compiledVersion: String { String(cString: evc_lc_compiled_version()) }
-
-    /// Starts libcamera's camera manager; the error is one line to show as it is.
-    public static func start() -> Result<Libcamera, LibcameraError> {
-        var error = evc_lc_error()
-        guard let manager = evc_lc_manager_start(nil, nil, &error) else { return .failure(LibcameraError(error)) }
-        return .success(Libcamera(manager))
+    /// The libcamera version the bridge was compiled against; "unknown" when the bridge cannot be loaded.
+    public static var compiledVersion: String {
+        guard loadBridge() == nil else { return "unknown" }
+        return String(cString: evc_lc_compiled_version())
     }
 
-    private init(_ manager: OpaquePointer) { self.manager = manager }
+    /// Opens the bridge (libevcapture-libcamera.so, and with it libcamera) on first use: nil,
+    /// or why it cannot be used, as one line (docs/libcamera.md, "Loading").
+    public static func loadBridge() -> LibcameraError? {
+        var buffer = [CChar](repeating: 0, count: 512)
+        guard evc_lc_load(&buffer, buffer.count) != 0 else { return nil }
+        return LibcameraError(code: -2, message: buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+    }
 
-    deinit { evc_lc_manager_stop(manager) }
+    /// Whether the shared object at `path` is a bridge this program could load: nil, or why not.
+    public static func checkBridge(at path: String) -> LibcameraError? {
+        var buffer = [CChar](repeating: 0, count: 512)
+        guard evc_lc_check_bridge(path, &buffer, buffer.count) != 0 else { return nil }
+        return LibcameraError(code: -2, message: buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+    }
+
+    /// Loads the bridge and starts libcamera's camera manager; the error is one line to show
+    /// as it is. `onCameraChange` gets each camera that appears (true) or goes away (false),
+    /// by id, on libcamera's thread.
+    public static func start(onCameraChange: (@Sendable (String, Bool) -> Void)? = nil) -> Result<Libcamera, LibcameraError> {
+        if let error = loadBridge() { return .failure(error) }
+        var error = evc_lc_error()
+        let box = onCameraChange.map { Unmanaged.passRetained(CameraChangeBox($0)) }
+        let callback: evc_lc_hotplug_callback? =
+            box == nil
+            ? nil
+            : { context, id, added in
+                guard let context, let id else { return }
+                Unmanaged<CameraChangeBox>.fromOpaque(context).takeUnretainedValue().handler(String(cString: id), added != 0)
+            }
+        guard let manager = evc_lc_manager_start(callback, box?.toOpaque(), &error) else {
+            box?.release()
+            return .failure(LibcameraError(error))
+        }
+        return .success(Libcamera(manager, box))
+    }
+
+    final class CameraChangeBox {
+        let handler: @Sendable (String, Bool) -> Void
+        init(_ handler: @escaping @Sendable (String, Bool) -> Void) { self.handler = handler }
+    }
+    private let changes: Unmanaged<CameraChangeBox>?
+
+    private init(_ manager: OpaquePointer, _ changes: Unmanaged<CameraChangeBox>?) {
+        self.manager = manager
+        self.changes = changes
+    }
+
+    deinit {
+        // No callback after the manager stopped.
+        evc_lc_manager_stop(manager)
+        changes?.release()
+    }
 
     /// The running library's version ("v0.0.3").
     public var version: String { String(cString: evc_lc_manager_version(manager)) }

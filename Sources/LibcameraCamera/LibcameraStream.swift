@@ -1,4 +1,4 @@
-import CLibcameraBridge
+import CLibcameraLoader
 
 /// One completed frame, its bytes copied out of libcamera's buffer.
 public struct LibcameraFrame: Sendable {
@@ -57,17 +57,38 @@ public final class LibcameraStream: @unchecked Sendable {
     public func start(_ handler: @escaping @Sendable (LibcameraFrame) -> Void) throws(LibcameraError) {
         let box = Unmanaged.passRetained(HandlerBox(handler))
         var error = evc_lc_error()
-        let rc = evc_lc_camera_start(camera, { context, frame in
-            guard let context, let frame else { return }
-            let box = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue()
-            box.handler(LibcameraFrame(frame.pointee))
-        }, box.toOpaque(), &error)
+        let rc = evc_lc_camera_start(
+            camera,
+            { context, frame in
+                guard let context, let frame else { return }
+                let box = Unmanaged<HandlerBox>.fromOpaque(context).takeUnretainedValue()
+                box.handler(LibcameraFrame(frame.pointee))
+            }, box.toOpaque(), &error)
         guard rc == 0 else {
             box.release()
             throw LibcameraError(error)
         }
         handlerBox?.release()
         handlerBox = box
+    }
+
+    /// Starts streaming with no handler: each frame waits for ``withNextFrame(timeout:_:)``.
+    public func startPulling() throws(LibcameraError) {
+        var error = evc_lc_error()
+        guard evc_lc_camera_start(camera, nil, nil, &error) == 0 else { throw LibcameraError(error) }
+    }
+
+    /// After ``startPulling()``: waits at most `timeout` for the next frame and lends it to
+    /// `body` in libcamera's own buffer (no copy), then queues its request again. Throws
+    /// libcamera's code: -ETIMEDOUT (110) when none came, -ENODEV (19) once the camera is
+    /// gone (unplugged), -EPIPE (32) when not streaming.
+    public func withNextFrame(timeout: Duration, _ body: (evc_lc_frame) -> Void) throws(LibcameraError) {
+        var error = evc_lc_error()
+        var frame = evc_lc_frame()
+        let milliseconds = Int32(clamping: Int64(max(0, (timeout / .milliseconds(1)).rounded(.up))))
+        guard evc_lc_camera_next_frame(camera, milliseconds, &frame, &error) == 0 else { throw LibcameraError(error) }
+        body(frame)
+        guard evc_lc_camera_requeue(camera, &error) == 0 else { throw LibcameraError(error) }
     }
 
     /// Stops streaming; no frame is delivered after it returns.

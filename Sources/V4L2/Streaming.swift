@@ -164,6 +164,13 @@ public struct BorrowedFrame {
     /// The driver's timestamp, in microseconds (see `timestampKind`).
     public var timestampMicroseconds: Int64
     public var timestampKind: FrameTimestampKind
+
+    public init(bytes: UnsafeRawBufferPointer, sequence: UInt32, timestampMicroseconds: Int64, timestampKind: FrameTimestampKind) {
+        self.bytes = bytes
+        self.sequence = sequence
+        self.timestampMicroseconds = timestampMicroseconds
+        self.timestampKind = timestampKind
+    }
 }
 
 /// One captured frame, copied out of the driver's buffer.

@@ -1,6 +1,9 @@
 // The plain C interface to libcamera (the bridge's C++ is in libcamera_bridge.cpp). No C++
 // exception crosses it: every call that can fail returns 0 or a negative errno-style code and
 // fills an evc_lc_error. See docs/libcamera.md for the libcamera versions it was compiled with.
+//
+// The bridge is its own shared object (libevcapture-libcamera.so), opened on first use by
+// Sources/CLibcameraLoader: evcapture itself never links libcamera.
 #ifndef EVC_LIBCAMERA_BRIDGE_H
 #define EVC_LIBCAMERA_BRIDGE_H
 
@@ -98,6 +101,12 @@ typedef void (*evc_lc_hotplug_callback)(void *context, const char *camera_id, in
 /// A frame completed. Called on libcamera's thread; must not block for long.
 typedef void (*evc_lc_frame_callback)(void *context, const evc_lc_frame *frame);
 
+/// The version of this interface: the loader refuses a bridge built with another one
+/// (raised at every change of a signature or a struct below).
+#define EVC_LC_BRIDGE_INTERFACE 2
+/// The bridge's EVC_LC_BRIDGE_INTERFACE.
+int evc_lc_bridge_interface(void);
+
 /// The libcamera version the bridge was compiled against ("0.0.3").
 const char *evc_lc_compiled_version(void);
 
@@ -126,9 +135,18 @@ evc_lc_camera *evc_lc_camera_open(evc_lc_manager *manager, const char *id, evc_l
 /// the requests that will be recycled. Only while stopped.
 int evc_lc_camera_configure(evc_lc_camera *camera, uint32_t fourcc, uint32_t width, uint32_t height,
                             uint32_t buffer_count, evc_lc_stream_config *out, evc_lc_error *error);
-/// Starts streaming: every completed frame goes to `callback`, then its request is queued again.
+/// Starts streaming: every completed frame goes to `callback`, then its request is queued
+/// again. With no callback, completed frames wait for evc_lc_camera_next_frame instead.
 int evc_lc_camera_start(evc_lc_camera *camera, evc_lc_frame_callback callback, void *context,
                         evc_lc_error *error);
+/// Without a callback: waits at most `timeout_ms` for the next completed frame and lends it
+/// (its planes stay valid, and its request out of the camera, until evc_lc_camera_requeue).
+/// -ETIMEDOUT when none came, -ENODEV once the camera was disconnected (unplugged), -EPIPE
+/// when not streaming. One frame at a time.
+int evc_lc_camera_next_frame(evc_lc_camera *camera, int timeout_ms, evc_lc_frame *frame, evc_lc_error *error);
+/// Gives the frame lent by evc_lc_camera_next_frame back: its request is queued again (with
+/// the controls set since).
+int evc_lc_camera_requeue(evc_lc_camera *camera, evc_lc_error *error);
 /// Stops streaming; no callback runs after it returns.
 int evc_lc_camera_stop(evc_lc_camera *camera, evc_lc_error *error);
 /// Sets a control on the next request queued (int32/int64/bool controls, float controls and

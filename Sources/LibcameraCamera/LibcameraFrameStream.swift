@@ -1,0 +1,122 @@
+import Actions
+import CLibcameraLoader
+import V4L2
+
+/// A libcamera camera as the capture stream's ``FrameStream``: one stream configured once
+/// (MJPEG, else YUYV: the formats the ring's readers take), its buffers and requests
+/// allocated once by the bridge and recycled; each frame lent to the ring in libcamera's own
+/// buffer, its time the `SensorTimestamp` (CLOCK_MONOTONIC, the clock of evdev events).
+public final class LibcameraFrameStream: FrameStream {
+    public let format: StreamFormat
+    /// The stream, for the controls set on its next requests (``LibcameraControls``).
+    public let stream: LibcameraStream
+    private let id: String
+    private let controls: LibcameraLiveControls?
+
+    /// Acquires camera `id`, configures and starts it at `width`×`height` when given (else
+    /// the largest size up to 1920×1080 the camera offers in the chosen format). `controls`
+    /// put their values on this stream's requests while it runs.
+    public init(
+        _ libcamera: Libcamera, id: String, width: Int?, height: Int?, controls: LibcameraLiveControls? = nil
+    ) throws(StreamingError) {
+        self.id = id
+        self.controls = controls
+        let formats: [LibcameraFormat]
+        do {
+            formats = try libcamera.formats(of: id)
+            stream = try LibcameraStream(libcamera, id: id)
+        } catch {
+            throw Self.streamingError(error, "opening libcamera camera \(id)")
+        }
+        guard let chosen = Self.choose(formats, width: width, height: height) else {
+            let offered = formats.map(\.name)
+            throw StreamingError(
+                code: .noUsableFormat,
+                context: "libcamera camera \(id) offers neither MJPEG nor YUYV (it offers \(Set(offered).sorted().joined(separator: ", ")))"
+            )
+        }
+        do {
+            try stream.configure(format: chosen.fourcc, width: chosen.width, height: chosen.height)
+            controls?.attach(stream)
+            try stream.startPulling()
+        } catch {
+            controls?.detach(stream)
+            throw Self.streamingError(error, "starting libcamera camera \(id) (\(chosen.name) \(chosen.width)×\(chosen.height))")
+        }
+        let done = stream.configuration!
+        format = StreamFormat(
+            width: Int(done.width), height: Int(done.height), pixelFormat: PixelFormat(rawValue: done.fourcc),
+            bytesPerLine: Int(done.stride))
+    }
+
+    /// MJPEG, else YUYV; the asked size when offered, else the largest up to 1920×1080 (the
+    /// smallest when none is that small).
+    static func choose(_ formats: [LibcameraFormat], width: Int?, height: Int?) -> LibcameraFormat? {
+        for code in [fourcc("MJPG"), fourcc("YUYV")] {
+            let sizes = formats.filter { $0.fourcc == code }
+            guard !sizes.isEmpty else { continue }
+            if let width, let height, let exact = sizes.first(where: { $0.width == width && $0.height == height }) { return exact }
+            if let width, let height {
+                // Not offered as such: libcamera adjusts a size it can scale to.
+                return LibcameraFormat(fourcc: code, width: width, height: height)
+            }
+            let area = { (f: LibcameraFormat) in f.width * f.height }
+            let fitting = sizes.filter { $0.width <= 1920 && $0.height <= 1080 }
+            return fitting.max { area($0) < area($1) } ?? sizes.min { area($0) < area($1) }
+        }
+        return nil
+    }
+
+    public func withNextFrame(timeout: Duration, _ body: (BorrowedFrame) -> Void) throws(StreamingError) {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            var delivered = false
+            do {
+                try stream.withNextFrame(timeout: max(.zero, deadline - ContinuousClock.now)) { frame in
+                    guard frame.status == 0, frame.plane_count > 0, let bytes = frame.planes.0 else { return }
+                    // SensorTimestamp is the start of the exposure on CLOCK_MONOTONIC; a
+                    // pipeline without it gives the buffer's time (also CLOCK_MONOTONIC).
+                    let ns = frame.sensor_timestamp_ns > 0 ? frame.sensor_timestamp_ns : Int64(bitPattern: frame.buffer_timestamp_ns)
+                    body(
+                        BorrowedFrame(
+                            bytes: UnsafeRawBufferPointer(start: bytes, count: frame.plane_bytes.0), sequence: frame.sequence,
+                            timestampMicroseconds: ns / 1000,
+                            timestampKind: FrameTimestampKind(isMonotonic: true, isStartOfExposure: frame.sensor_timestamp_ns > 0)))
+                    delivered = true
+                }
+            } catch {
+                throw Self.streamingError(error, "libcamera camera \(id)")
+            }
+            // A frame libcamera marked as failed went back to the camera; wait for the next.
+            if delivered { return }
+        }
+    }
+
+    public func close() {
+        controls?.detach(stream)
+        try? stream.stop()
+    }
+
+    /// libcamera's codes as the capture stream's: the ones it acts on by name.
+    static func streamingError(_ error: LibcameraError, _ context: String) -> StreamingError {
+        let code: StreamingError.Code
+        switch -error.code {
+        case 110: code = .timedOut  // ETIMEDOUT
+        case 19: code = .deviceRemoved  // ENODEV
+        case 16: code = .busy  // EBUSY
+        case 13: code = .permissionDenied  // EACCES (the bridge uses -1 for its own failures, not EPERM)
+        default: code = .system
+        }
+        return StreamingError(code: code, errno: error.code < 0 ? -error.code : 0, context: "\(context): \(error.message)")
+    }
+}
+
+extension FrameStreamOpener {
+    /// The capture stream's frames from libcamera camera `id` (`CaptureSettings.devicePath`
+    /// names it in messages), at the settings' size.
+    public static func libcamera(_ libcamera: Libcamera, id: String, controls: LibcameraLiveControls? = nil) -> FrameStreamOpener {
+        FrameStreamOpener { settings throws(StreamingError) in
+            try LibcameraFrameStream(libcamera, id: id, width: settings.width, height: settings.height, controls: controls)
+        }
+    }
+}

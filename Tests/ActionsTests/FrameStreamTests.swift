@@ -1,0 +1,115 @@
+import EvcaptureTesting
+import Evdev
+import Foundation
+import LinuxIO
+import Synchronization
+import Testing
+import V4L2
+
+@testable import Actions
+
+/// A camera behind the capture stream's seam (``FrameStream``): frames 10 ms apart from the
+/// time it opened, each with its own timestamp, then gone after `frames` of them.
+final class FakeFrameStream: FrameStream {
+    static let streamFormat = StreamFormat(width: 2, height: 1, pixelFormat: .yuyv, bytesPerLine: 4)
+    let format = FakeFrameStream.streamFormat
+    let opened = monotonicNow().microseconds
+    let frames: Int
+    let onClose: () -> Void
+    private var delivered = 0
+    private var bytes: [UInt8] = [0, 0, 0, 0]
+
+    init(frames: Int, onClose: @escaping () -> Void) {
+        self.frames = frames
+        self.onClose = onClose
+    }
+
+    /// The time of frame `k` (µs, CLOCK_MONOTONIC).
+    func time(_ k: Int) -> Int64 { Self.time(k, openedAt: opened) }
+    static func time(_ k: Int, openedAt opened: Int64) -> Int64 { opened + Int64(k) * 10_000 }
+
+    func withNextFrame(timeout: Duration, _ body: (BorrowedFrame) -> Void) throws(StreamingError) {
+        guard delivered < frames else {
+            throw StreamingError(code: .deviceRemoved, errno: 19, context: "the fake camera was disconnected")
+        }
+        let due = time(delivered) - monotonicNow().microseconds
+        if due > 0 { usleep(UInt32(due)) }
+        bytes[0] = UInt8(truncatingIfNeeded: delivered)
+        bytes.withUnsafeBytes { raw in
+            body(
+                BorrowedFrame(
+                    bytes: raw, sequence: UInt32(delivered), timestampMicroseconds: time(delivered),
+                    timestampKind: FrameTimestampKind(isMonotonic: true, isStartOfExposure: true)))
+        }
+        delivered += 1
+    }
+
+    func close() { onClose() }
+}
+
+@Suite struct FrameStreamTests {
+    let logger = testLogger
+
+    /// An opener that hands out fake cameras and keeps when the last one opened.
+    final class Opened: Sendable {
+        let openedAt = Mutex<Int64?>(nil)
+        let closed = Mutex(false)
+        let opens = Atomic<Int>(0)
+        func opener(frames: Int) -> FrameStreamOpener {
+            FrameStreamOpener { _ throws(StreamingError) in
+                self.opens.add(1, ordering: .relaxed)
+                let fake = FakeFrameStream(frames: frames) { self.closed.withLock { $0 = true } }
+                self.openedAt.withLock { [opened = fake.opened] in $0 = opened }
+                return fake
+            }
+        }
+    }
+
+    @Test func aPhotoIsTheFrameNearestThePressByTheCamerasOwnTime() throws {
+        let opened = Opened()
+        let source = FrameSource(
+            settings: CaptureSettings(devicePath: "fake-camera", outputDirectory: "/tmp"), opener: opened.opener(frames: 1000),
+            logger: logger)
+        source.start()
+        defer { source.stopAndWait() }
+        // Wait until frames flow, then ask for the moment of frame 20 plus 3 ms: frame 20 is nearest.
+        _ = try source.frame(nearest: 0, timeout: .seconds(5))
+        let openedAt = try #require(opened.openedAt.withLock { $0 })
+        let press = FakeFrameStream.time(20, openedAt: openedAt) + 3_000
+        let photo = try source.frame(nearest: press, timeout: .seconds(5))
+        #expect(photo.time == FakeFrameStream.time(20, openedAt: openedAt))
+        #expect(photo.frame.sequence == 20 && photo.frame.bytes == [20, 0, 0, 0])
+        #expect(photo.frame.format == FakeFrameStream.streamFormat)
+        #expect(photo.timestampKind.isMonotonic)
+        #expect(opened.opens.load(ordering: .relaxed) == 1)
+    }
+
+    @Test func aCameraThatVanishesEndsTheRingWithItsError() throws {
+        let opened = Opened()
+        let errors = Mutex<[StreamingError]>([])
+        let source = FrameSource(
+            settings: CaptureSettings(devicePath: "fake-camera", outputDirectory: "/tmp"), opener: opened.opener(frames: 5),
+            logger: logger, onError: { error in errors.withLock { $0.append(error) } })
+        // A video's reader follows the ring until the camera is gone.
+        var seen: [Int64] = []
+        #expect {
+            _ = try source.frames(from: 0, timeout: .seconds(5)) { frame in
+                seen.append(frame.time)
+                return true
+            }
+        } throws: { ($0 as? StreamingError)?.code == .deviceRemoved }
+        let openedAt = try #require(opened.openedAt.withLock { $0 })
+        // In order, each with the camera's own time; the ring ends with the camera, so a
+        // reader may not see the very last frames.
+        #expect(!seen.isEmpty && seen == Array((0..<5).map { FakeFrameStream.time($0, openedAt: openedAt) }.prefix(seen.count)), "\(seen)")
+        #expect(!source.isRunning)
+        #expect(opened.closed.withLock { $0 })
+        // Said once, by the stream's thread as it ends (after it woke the reader).
+        let said = ContinuousClock.now + .seconds(5)
+        while errors.withLock({ $0.isEmpty }) && ContinuousClock.now < said { usleep(10_000) }
+        #expect(errors.withLock { $0.map(\.code) } == [.deviceRemoved])
+        // A later reader starts the camera again (a camera that came back).
+        _ = try? source.frame(nearest: 0, timeout: .seconds(2))
+        #expect(opened.opens.load(ordering: .relaxed) == 2)
+    }
+}
