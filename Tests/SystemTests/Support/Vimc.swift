@@ -29,7 +29,8 @@ enum Vimc {
     /// Why vimc cannot be used in this guest, or nil.
     static var problem: String? {
         if !isLoaded {
-            return "vimc is not loaded (the harness builds it and the guest's init loads it: see \"warning: vimc not built\" or \"cannot load vimc\" in the run's output)"
+            return "vimc is not loaded (the harness builds it and the guest's init loads it: "
+                + "see \"warning: vimc not built\" or \"cannot load vimc\" in the run's output)"
         }
         if !isBound { return "vimc is loaded but \(platformDevice) is not bound to it" }
         if captureNode() == nil { return "vimc has no \"\(captureName)\" video node" }
