@@ -412,7 +412,7 @@ extension ConfigReader {
             d.cameraBackend = CameraBackendSetting(rawValue: b)!
         }
         if let id = try string(camera, "libcamera-camera", path: p) {
-            guard !id.isEmpty, !id.contains("\0") else {
+            guard !id.isEmpty, !id.utf8.contains(0) else {
                 throw error(
                     p + ["libcamera-camera"],
                     "camera.libcamera-camera must be a libcamera camera id (see `evcapture controls`), not \"\(id)\"")

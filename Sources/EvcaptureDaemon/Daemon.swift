@@ -125,7 +125,8 @@ public final class Daemon: Service, Sendable {
         let libcameraChanges = Mutex<(@Sendable (String, Bool) -> Void)?>(nil)
         let (libcameraLine, libcameraChoice) = LibcameraStartup.choose(
             backend: config.daemon.cameraBackend, cameraID: config.daemon.libcameraCamera,
-            v4l2CameraFound: cameraSession != nil || config.daemon.captureDevice != nil,
+            // `device = "none"` asks for no camera: as if V4L2 had one, `auto` leaves libcamera alone.
+            v4l2CameraFound: cameraSession != nil || config.daemon.captureDevice != nil || config.daemon.camera == nil,
             libcamera: { Libcamera.start { id, added in libcameraChanges.withLock { $0 }?(id, added) } })
         if let libcameraLine { logger.warning("\(libcameraLine)") }
         cameras.libcamera = libcameraChoice.map(LibcameraSource.init)

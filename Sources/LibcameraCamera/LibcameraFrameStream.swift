@@ -92,9 +92,10 @@ public final class LibcameraFrameStream: FrameStream {
         }
     }
 
+    /// Stops and releases the camera: whoever reads "capture stream stopped" may acquire it.
     public func close() {
         controls?.detach(stream)
-        try? stream.stop()
+        stream.close()
     }
 
     /// libcamera's codes as the capture stream's: the ones it acts on by name.

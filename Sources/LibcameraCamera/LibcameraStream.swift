@@ -15,7 +15,9 @@ public struct LibcameraFrame: Sendable {
 /// handler on libcamera's thread), set controls on the next request, stop, close.
 public final class LibcameraStream: @unchecked Sendable {
     // @unchecked: `camera` is used only through the bridge, whose calls are safe from any
-    // thread (the pending controls behind its lock); `handlerBox` is set while stopped only.
+    // thread (the pending controls behind its lock); `handlerBox` is set while stopped only;
+    // `close()` is called by the stream's owner once nobody else holds it (the controls
+    // detach from it first, LibcameraFrameStream).
     private let camera: OpaquePointer
     private let owner: Libcamera
     private var handlerBox: Unmanaged<HandlerBox>?
@@ -36,8 +38,19 @@ public final class LibcameraStream: @unchecked Sendable {
     }
 
     deinit {
+        close()
+    }
+
+    private var closed = false
+
+    /// Stops if needed, frees the buffers and releases the camera (another program, or
+    /// another stream, may acquire it from now on). Nothing else may be called afterwards.
+    public func close() {
+        guard !closed else { return }
+        closed = true
         evc_lc_camera_close(camera)
         handlerBox?.release()
+        handlerBox = nil
     }
 
     /// Configures the stream: `format` (a fourcc such as `fourcc("MJPG")`) at a size; buffers
