@@ -150,6 +150,43 @@ struct LibcameraVimcSystemTests {
         _ = try LibcameraStream(lc, id: info.id)
     }
 
+    /// The reader path the daemon's capture stream uses (`startPulling`, `withNextFrame`):
+    /// each frame lent in libcamera's buffer, its request queued again after the body.
+    @Test func theReaderPathLendsFramesInSequenceAndRecyclesTheRequests() throws {
+        let lc = try Libcamera.start().get()
+        let info = try #require(vimcCamera(in: lc))
+        let stream = try LibcameraStream(lc, id: info.id)
+        try stream.configure(format: Self.format, width: Self.width, height: Self.height, buffers: 4)
+        let buffers = Int(try #require(stream.configuration).buffer_count)
+        for round in 1...2 {  // started again after a stop: the same requests go round again
+            let started = clockMonotonicNanoseconds()
+            try stream.startPulling()
+            var lent: [(sequence: UInt32, sensor: Int64, buffer: Int64, bytes: Int, status: Int32, at: Int64)] = []
+            for _ in 0..<(4 * buffers) {
+                try stream.withNextFrame(timeout: .seconds(10)) { frame in
+                    lent.append(
+                        (
+                            frame.sequence, frame.sensor_timestamp_ns, Int64(bitPattern: frame.buffer_timestamp_ns),
+                            frame.plane_bytes.0, frame.status, clockMonotonicNanoseconds()
+                        ))
+                }
+            }
+            try stream.stop()
+            #expect(lent.count == 4 * buffers, "round \(round)")
+            #expect(lent.allSatisfy { $0.status == 0 && $0.bytes == Self.width * Self.height * 3 }, "round \(round): \(lent)")
+            let sequences = lent.map(\.sequence)
+            #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 }, "round \(round): \(sequences)")
+            for frame in lent {
+                // vimc's handler gives the buffer's own time as SensorTimestamp.
+                #expect(frame.sensor == frame.buffer, "round \(round): \(frame)")
+                #expect(frame.sensor >= started && frame.sensor <= frame.at, "round \(round): \(frame) started \(started)")
+            }
+            // Stopped: the reader is told so instead of waiting.
+            let stopped = #expect(throws: LibcameraError.self) { try stream.withNextFrame(timeout: .seconds(1)) { _ in } }
+            #expect(stopped?.code == -32, "round \(round): \(String(describing: stopped))")  // -EPIPE
+        }
+    }
+
     @Test func sensorTimestampsAreTheKernelsBufferTimestamps() throws {
         let node = try #require(Vimc.captureNode())
         let minor = try #require(Vimc.minor(of: node))
