@@ -123,6 +123,9 @@ int evc_lc_camera_start(evc_lc_camera *camera, evc_lc_frame_callback callback, v
         camera->started = true;
         camera->running.store(true);
         for (auto &request : camera->requests) {
+            // After a stop() the requests are still cancelled (the handler did not reuse
+            // them): queued like that, libcamera aborts on completing them a second time.
+            request->reuse(Request::ReuseBuffers);
             rc = camera->camera->queueRequest(request.get());
             if (rc < 0) {
                 camera->running.store(false);

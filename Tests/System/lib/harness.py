@@ -208,6 +208,89 @@ def extract_vmlinux(bzimage, out):
     atomic_write(out, elf)
 
 
+# ------------------------------------------------------------------------------ vimc
+
+class Vimc:
+    """vimc, the kernel's virtual media-controller camera (drivers/media/test-drivers/vimc),
+    built out of tree for exactly the kernel the guest boots: Debian's kernel package does not
+    ship it (CONFIG_VIDEO_VIMC is not set), and libcamera's vimc pipeline handler is the only
+    libcamera camera that streams in the VM. The source is Debian's linux-source-<major.minor>
+    and the build uses linux-headers-<abi>, both at the kernel's own package version; the
+    stripped module is kept in .build-systest/vimc/ and rebuilt only when the kernel changes."""
+
+    def __init__(self, build_dir, kernel, offline):
+        self.dir = os.path.join(build_dir, "vimc")
+        self.kernel = kernel
+        self.offline = offline
+        self.module = os.path.join(self.dir, "vimc.ko")
+        self.stamp = os.path.join(self.dir, "vimc.json")
+
+    def _wanted(self):
+        abi, version = self.kernel["abi"], self.kernel["version"]
+        series = ".".join(version.split(".")[:2])  # 6.1.192-2 -> 6.1
+        return {"abi": abi, "version": version,
+                "packages": [f"linux-headers-{abi}", f"linux-source-{series}"],
+                "headers": f"/usr/src/linux-headers-{abi}",
+                "source": f"/usr/src/linux-source-{series}.tar.xz", "tree": f"linux-source-{series}"}
+
+    def prepare(self):
+        wanted = self._wanted()
+        try:
+            with open(self.stamp) as f:
+                built = json.load(f)
+        except (OSError, ValueError):
+            built = {}
+        if os.path.isfile(self.module) and {k: built.get(k) for k in ("abi", "version")} == \
+                {"abi": wanted["abi"], "version": wanted["version"]}:
+            return self.module
+        self._install(wanted)
+        started = time.monotonic()
+        work = os.path.join(self.dir, "src")
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        subdir = "drivers/media/test-drivers/vimc"
+        say(f"building vimc for {wanted['abi']} from {os.path.basename(wanted['source'])}")
+        run(["tar", "-xJf", wanted["source"], "-C", work, f"{wanted['tree']}/{subdir}"])
+        src = os.path.join(work, wanted["tree"], subdir)
+        run(["make", "-C", wanted["headers"], f"M={src}", "CONFIG_VIDEO_VIMC=m",
+             f"-j{os.cpu_count() or 1}", "modules"])
+        built_ko = os.path.join(src, "vimc.ko")
+        magic = run(["modinfo", "-F", "vermagic", built_ko]).split()
+        if not magic or magic[0] != wanted["abi"]:
+            raise SetupError(f"{built_ko}: built for {magic[:1]}, not {wanted['abi']}")
+        run(["strip", "--strip-debug", "-o", self.module + ".tmp", built_ko])
+        os.replace(self.module + ".tmp", self.module)
+        seconds = time.monotonic() - started
+        shutil.rmtree(work, ignore_errors=True)
+        atomic_write(self.stamp, json.dumps({"abi": wanted["abi"], "version": wanted["version"],
+                                             "seconds": round(seconds, 1)}, indent=1).encode())
+        say(f"built {os.path.relpath(self.module, REPO)} in {seconds:.1f}s")
+        return self.module
+
+    def _install(self, wanted):
+        """linux-headers-<abi> and linux-source-<series> at the kernel's version."""
+        missing = []
+        for package in wanted["packages"]:
+            have = subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Status} ${Version}", package],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode().split()
+            if have != ["installed", wanted["version"]]:
+                missing.append(f"{package}={wanted['version']}")
+        if not missing:
+            return
+        if self.offline:
+            raise SetupError(f"--offline: vimc needs {' '.join(missing)} (run once without --offline)")
+        say(f"installing {' '.join(missing)} (to build vimc for the guest's kernel)")
+        if os.geteuid() != 0 and not shutil.which("sudo"):
+            raise SetupError(f"vimc needs {' '.join(missing)} (need root or sudo to install them)")
+        argv = ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-qq",
+                "--no-install-recommends"] + missing
+        try:
+            run(as_root(argv))
+        except SetupError:
+            run(as_root(["apt-get", "update", "-qq"]))
+            run(as_root(argv))
+
+
 # ------------------------------------------------------------------------- initramfs
 
 def cpio_archive(entries):
@@ -230,10 +313,11 @@ class Initramfs:
     and the harness's guest files (Tests/System/guest; the package tests' boot stage uses
     Tests/System/debian: its init, bin/ and modules.txt)."""
 
-    def __init__(self, cache, kernel, guest_dir=GUEST_DIR):
+    def __init__(self, cache, kernel, guest_dir=GUEST_DIR, extra_modules=()):
         self.cache = cache
         self.kernel = kernel
         self.guest_dir = guest_dir
+        self.extra_modules = list(extra_modules)  # .ko files built here (vimc), into extra/
         self.abi = kernel["abi"]
         self.modroot = kernel["modroot"]
 
@@ -281,6 +365,8 @@ class Initramfs:
         h = hashlib.sha256()
         h.update(f"{self.kernel['package']} {self.kernel['version']}\n".encode())
         h.update(" ".join(self.modules()).encode())
+        for path in self.extra_modules:
+            h.update(f"extra {os.path.basename(path)} {file_digest(path)}\n".encode())
         for root, _, names in sorted(os.walk(self.guest_dir)):
             for name in sorted(names):
                 path = os.path.join(root, name)
@@ -344,7 +430,12 @@ class Initramfs:
 
         # kernel modules and what they depend on, resolved by the host's kmod
         mod_base = os.path.join(self.modroot, "lib", "modules", self.abi)
-        for name in self.modules():
+        needed = self.modules()
+        for path in self.extra_modules:
+            copy(path, f"usr/lib/modules/{self.abi}/extra/{os.path.basename(path)}", 0o644)
+            depends = run(["modinfo", "-F", "depends", path]).strip()
+            needed += [d for d in depends.split(",") if d]
+        for name in needed:
             result = subprocess.run(["modprobe", "-d", self.modroot, "-S", self.abi, "--show-depends", name],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             if result.returncode != 0:
@@ -419,12 +510,12 @@ def build_bundle():
 
 # ------------------------------------------------------------------------------ guest
 
-def write_run_plan(out_dir, args, bundle, fakeuvc):
+def write_run_plan(out_dir, args, bundle, fakeuvc, vimc):
     """The per-run instructions the guest reads from the output share."""
     q = shlex.quote
     steps = []
     env = {"EVCAPTURE_SYSTEST": "1", "EVCAPTURE_FAKEUVC": fakeuvc, "EVCAPTURE_REPO": REPO,
-           "EVCAPTURE_SYSTEST_OUT": out_dir}
+           "EVCAPTURE_SYSTEST_OUT": out_dir, "EVCAPTURE_VIMC_MODULE": vimc}
     for kv in args.env:
         name, value = kv.split("=", 1)
         env[name] = value
@@ -647,7 +738,13 @@ def main(argv):
         with open(os.path.join(cache, "lock"), "w") as cache_lock:
             fcntl.flock(cache_lock, fcntl.LOCK_EX)
             kernel = Kernel(cache, args.offline).prepare()
-            initramfs = Initramfs(cache, kernel).prepare()
+            try:
+                vimc = Vimc(build_dir, kernel, args.offline).prepare()
+            except SetupError as e:
+                # Only the vimc tests need it: they fail, saying vimc is not loaded; the rest run.
+                say(f"warning: vimc not built, the guest will have no vimc: {e}")
+                vimc = ""
+            initramfs = Initramfs(cache, kernel, extra_modules=[vimc] if vimc else []).prepare()
             os.utime(initramfs)  # keep it among the newest while this run uses it
         fakeuvc = build_fakeuvc(build_dir)
         if not args.no_build and not args.no_bundle:
@@ -672,7 +769,7 @@ def main(argv):
     for attempt in range(1, attempts + 1):
         shutil.rmtree(out_dir, ignore_errors=True)
         os.makedirs(out_dir)
-        steps = write_run_plan(out_dir, args, bundle, fakeuvc)
+        steps = write_run_plan(out_dir, args, bundle, fakeuvc, vimc)
         qemu = qemu_command(args, kernel, initramfs, out_dir)
         if args.verbose:
             say("qemu: " + " ".join(shlex.quote(a) for a in qemu))
