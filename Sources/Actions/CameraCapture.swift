@@ -215,7 +215,12 @@ public final class VideoRecording: Sendable {
         from source: FrameSource, time: Int64, _ settings: CaptureSettings, _ request: CaptureRequest, logger: Logger
     ) async throws(ActionError) -> VideoRecording {
         let recording = VideoRecording(request: request)
-        startThread(name: "evc-video-\(request.press)") { recording.run(source, time, settings, logger: logger) }
+        startThread(name: "evc-video-\(request.press)") {
+            // Encoding takes whole cores (libx264 at 1280×720: a third of one); input must not
+            // wait behind it. A recording that falls behind skips frames and says so.
+            lowerCurrentThreadPriority(to: 10)
+            recording.run(source, time, settings, logger: logger)
+        }
         switch await recording.started.value() {
         case .success: return recording
         case .failure(let e): throw e

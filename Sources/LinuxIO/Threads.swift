@@ -26,6 +26,14 @@ public func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
     pthread_detach(thread)
 }
 
+/// Lowers the calling thread's priority to `niceness` (1…19; on Linux the nice value is the
+/// thread's own, and threads it starts inherit it): bulk work that must leave the CPU to the
+/// input thread when both want it. Raising it back needs privileges, so this is one-way.
+public func lowerCurrentThreadPriority(to niceness: Int32) {
+    // PRIO_PROCESS with 0: the calling thread only (Linux keeps a nice value per thread).
+    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness)
+}
+
 /// Runs blocking work (ioctls, poll, file writes, waitpid) on a thread of its own, outside
 /// Swift's cooperative pool, and awaits its result.
 public func onDedicatedThread<T: Sendable>(name: String, _ body: @escaping @Sendable () -> T) async -> T {

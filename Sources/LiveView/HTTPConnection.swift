@@ -212,13 +212,33 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
                 return reply(.notFound, text: "no such file\n", keepAlive: keepAlive, context)
             }
             var h = HTTPHeaders()
+            h.add(name: "Accept-Ranges", value: "bytes")
+            let range = ByteRange(header: head.headers.first(name: "range"), ifRange: head.headers.first(name: "if-range"), size: bytes)
+            var status = HTTPResponseStatus.ok
+            var offset = 0
+            var length = bytes
+            switch range {
+            case .whole:
+                break
+            case .part(let first, let last):
+                status = .partialContent
+                offset = first
+                length = last - first + 1
+                h.add(name: "Content-Range", value: "bytes \(first)-\(last)/\(bytes)")
+            case .unsatisfiable:
+                close(fd)
+                h.add(name: "Content-Range", value: "bytes */\(bytes)")
+                return reply(.rangeNotSatisfiable, text: "range not satisfiable\n", headers: h, keepAlive: keepAlive, context)
+            }
+            server.hub.logger.debug(
+                "live view: \(request): \(status.code)", metadata: ["http.client": "\(context.remoteAddress.map { "\($0)" } ?? "")"])
             h.add(name: "Content-Type", value: MediaDirectory.contentType(of: name))
-            h.add(name: "Content-Length", value: String(bytes))
+            h.add(name: "Content-Length", value: String(length))
             h.add(name: "Content-Disposition", value: "inline; filename=\"\(name.filter { $0 != "\"" && $0 != "\\" })\"")
             h.add(name: "X-Content-Type-Options", value: "nosniff")
             if !keepAlive { h.add(name: "Connection", value: "close") }
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: h))), promise: nil)
-            mode = .file(fd: fd, offset: 0, remaining: bytes, keepAlive: keepAlive)
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: h))), promise: nil)
+            mode = .file(fd: fd, offset: offset, remaining: length, keepAlive: keepAlive)
             pumpFile()
         case .input(let input):
             guard originAllowed(origin: head.headers.first(name: "origin"), host: head.headers.first(name: "host")) else {

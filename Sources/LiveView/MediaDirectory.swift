@@ -29,13 +29,15 @@ public struct MediaDirectory: Sendable {
     static func kind(of name: String) -> String? {
         let lower = name.lowercased()
         if lower.hasSuffix(".jpg") || lower.hasSuffix(".jpeg") { return "photo" }
-        if lower.hasSuffix(".avi") { return "video" }
+        if lower.hasSuffix(".mp4") || lower.hasSuffix(".avi") { return "video" }
         return nil
     }
 
     static func contentType(of name: String) -> String {
-        switch kind(of: name) {
+        let lower = name.lowercased()
+        return switch kind(of: name) {
         case "photo": "image/jpeg"
+        case "video" where lower.hasSuffix(".mp4"): "video/mp4"
         case "video": "video/x-msvideo"
         default: "application/octet-stream"
         }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import NIOCore
 import NIOEmbedded
@@ -22,11 +25,11 @@ import Testing
         let recorded = Inputs()
         var inputs: [LiveViewInput] { recorded.list.withLock { $0 } }
 
-        init(settings: LiveViewSettings = LiveViewSettings()) throws {
+        init(settings: LiveViewSettings = LiveViewSettings(), media: String = "/nonexistent") throws {
             hub = Hub(loop: loop, maxClients: settings.maxClients, frames: { nil }, logger: Logger(label: "test"))
             let recorded = recorded
             core = ServerCore(
-                settings: settings, hub: hub, media: MediaDirectory(path: "/nonexistent"), snapshotQuality: 90,
+                settings: settings, hub: hub, media: MediaDirectory(path: media), snapshotQuality: 90,
                 input: { i in recorded.list.withLock { $0.append(i) } })
             channel = EmbeddedChannel(loop: loop)
             try Self.setUp(channel, core)
@@ -65,6 +68,56 @@ import Testing
         let reply = try h.send("GET / HTTP/1.1\r\nHost: localhost:8080\r\n\r\n")
         #expect(reply.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(reply.prefix(200))")
         #expect(reply.contains("<img id=\"live\"") && reply.contains("$(\"live\").src = \"stream.mjpg\""))
+    }
+
+    /// A video as a browser's `<video>` asks for it: byte ranges (206), the whole file with
+    /// `Accept-Ranges` (200), 416 past the end, a malformed range ignored.
+    @Test func mediaIsServedInByteRanges() throws {
+        var template = Array("/tmp/liveview-range-XXXXXX".utf8CString)
+        let dir = try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }.map { String(cString: $0) })
+        defer {
+            unlink(dir + "/clip.mp4")
+            rmdir(dir)
+        }
+        let content = (0..<1000).map { String(UnicodeScalar(UInt8(65 + $0 % 26))) }.joined()
+        let fd = open(dir + "/clip.mp4", O_WRONLY | O_CREAT, 0o644)
+        #expect(content.withCString { write(fd, $0, 1000) } == 1000)
+        close(fd)
+        let h = try Harness(media: dir)
+        func get(_ range: String?) throws -> (head: String, body: String) {
+            let reply = try h.send("GET /media/clip.mp4 HTTP/1.1\r\nHost: localhost\r\n\(range.map { "Range: \($0)\r\n" } ?? "")\r\n")
+            let parts = reply.components(separatedBy: "\r\n\r\n")
+            return (parts[0], parts.dropFirst().joined(separator: "\r\n\r\n"))
+        }
+        let whole = try get(nil)
+        #expect(whole.head.hasPrefix("HTTP/1.1 200 OK\r\n") && whole.head.contains("Accept-Ranges: bytes"), "\(whole.head)")
+        #expect(whole.head.contains("Content-Type: video/mp4") && whole.head.contains("Content-Length: 1000"), "\(whole.head)")
+        #expect(whole.body == content)
+
+        let first = try get("bytes=0-0")
+        #expect(first.head.hasPrefix("HTTP/1.1 206 Partial Content\r\n"), "\(first.head)")
+        #expect(first.head.contains("Content-Range: bytes 0-0/1000") && first.head.contains("Content-Length: 1\r\n"), "\(first.head)")
+        #expect(first.body == "A")
+
+        let open = try get("bytes=0-")
+        #expect(open.head.contains("Content-Range: bytes 0-999/1000"), "\(open.head)")
+        #expect(open.body == content)
+
+        let last = try get("bytes=-3")
+        #expect(last.head.contains("Content-Range: bytes 997-999/1000") && last.body == String(content.suffix(3)), "\(last)")
+
+        let middle = try get("bytes=26-51")
+        #expect(middle.body == "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "\(middle)")
+
+        // The connection stays usable after each: a past-the-end range is 416, with the size.
+        let past = try get("bytes=1000-")
+        #expect(past.head.hasPrefix("HTTP/1.1 416 Range Not Satisfiable\r\n"), "\(past.head)")
+        #expect(past.head.contains("Content-Range: bytes */1000"), "\(past.head)")
+
+        let malformed = try get("bytes=5-4")
+        #expect(malformed.head.hasPrefix("HTTP/1.1 200 OK\r\n") && malformed.body == content, "\(malformed.head)")
+        let several = try get("bytes=0-1,5-6")
+        #expect(several.head.hasPrefix("HTTP/1.1 200 OK\r\n") && several.body == content, "\(several.head)")
     }
 
     @Test func garbageIs400() throws {

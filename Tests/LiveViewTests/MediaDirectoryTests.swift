@@ -15,6 +15,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try Data([0xFF, 0xD8, 0xFF, 0xD9]).write(to: URL(fileURLWithPath: dir + "/photo.jpg"))
         try Data([1, 2, 3]).write(to: URL(fileURLWithPath: dir + "/clip.avi"))
+        try Data([4, 5, 6]).write(to: URL(fileURLWithPath: dir + "/clip.mp4"))
         try Data("notes".utf8).write(to: URL(fileURLWithPath: dir + "/notes.txt"))
         try Data([9]).write(to: URL(fileURLWithPath: dir + "/.evcapture-2.jpg.part"))
         try Data("secret".utf8).write(to: URL(fileURLWithPath: outside))
@@ -23,8 +24,14 @@ import Testing
         #expect(symlink("/etc/passwd", dir + "/passwd.jpg") == 0)
 
         let media = MediaDirectory(path: dir)
-        #expect(Set(media.list().map(\.name)) == ["photo.jpg", "clip.avi"])
+        #expect(Set(media.list().map(\.name)) == ["photo.jpg", "clip.avi", "clip.mp4"])
         #expect(media.list().first { $0.name == "clip.avi" }?.kind == "video")
+        #expect(media.list().first { $0.name == "clip.mp4" }?.kind == "video")
+        // What a browser needs to play it: `nosniff` is sent, so the type must be right.
+        #expect(MediaDirectory.contentType(of: "clip.mp4") == "video/mp4")
+        #expect(MediaDirectory.contentType(of: "CLIP.MP4") == "video/mp4")
+        #expect(MediaDirectory.contentType(of: "clip.avi") == "video/x-msvideo")
+        #expect(MediaDirectory.contentType(of: "photo.jpg") == "image/jpeg")
 
         let photo = try #require(media.open("photo.jpg"))
         #expect(photo.bytes == 4)

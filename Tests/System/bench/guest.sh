@@ -20,6 +20,16 @@ python3 "$EVC_BENCH_DIR_SRC/booth.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uin
 [ "${EVC_BENCH_ONLY:-}" = booth ] && exit $status
 # --- end of booths ---
 
+# --- recording: press and knob latency while a video records vs idle, dropped frames
+# (recording.py; EVC_BENCH_ONLY=recording runs only this block) ---
+case "${EVC_BENCH_ONLY:-}" in ""|recording)
+echo "bench: === recording: press and knob latency, idle vs recording (one daemon, alternating blocks), dropped frames ==="
+python3 "$EVC_BENCH_DIR_SRC/recording.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" \
+    --rounds "${EVC_BENCH_RECORDING_ROUNDS:-6}" --block "${EVC_BENCH_RECORDING_BLOCK:-20}" || status=1
+;; esac
+[ "${EVC_BENCH_ONLY:-}" = recording ] && exit $status
+# --- end of recording ---
+
 case "${EVC_BENCH_ONLY:-}" in daemon|shutter|rig) ;; *)
 if [ "${EVC_BENCH_ONLY:-}" != knob ]; then
 echo "bench: === input latency: C floor (libevdev + epoll) ==="

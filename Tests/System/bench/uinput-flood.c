@@ -13,6 +13,8 @@
 //   click HOLD_US          one KEY_VOLUMEDOWN press held HOLD_US on the first device;
 //                          prints "clicked T" (CLOCK_MONOTONIC seconds just before the
 //                          key-down write) once released (shutter.py)
+//   turn STEP              one REL_DIAL step of STEP on the dial; prints "turned T"
+//                          (CLOCK_MONOTONIC seconds just before the write; recording.py)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <libevdev/libevdev-uinput.h>
@@ -107,6 +109,11 @@ int main(int argc, char **argv) {
             emit(devs[0], EV_KEY, KEY_VOLUMEDOWN, 0);
             emit(devs[0], EV_SYN, SYN_REPORT, 0);
             printf("clicked %.6f\n", down);
+        } else if (sscanf(line, "turn %ld", &n) == 1 && dial) {
+            double t = now_s();
+            emit(dial, EV_REL, REL_DIAL, (int)n);
+            emit(dial, EV_SYN, SYN_REPORT, 0);
+            printf("turned %.6f\n", t);
         } else if (sscanf(line, "dial %ld %ld", &n, &gap) == 2 && dial) {
             for (long i = 0; i < n; i++) {
                 emit(dial, EV_REL, REL_DIAL, i % 2 ? -1 : 1);

@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Input latency and dropped frames while a video records (BENCHMARKS.md: "recording: ...").
+
+Run in the test VM by Tests/System/bench/guest.sh (EVC_BENCH_ONLY=recording, or as part of
+every run). One `evcapture run --json`: vivid as the capture camera (YUYV, the size and rate
+below, stream = "always", MP4 with libx264), the fake UVC camera for the controls (zoom on
+the knob), input from uinput-flood: a key device and a dial (one process), and a second key
+device (another process) whose long press records.
+
+Blocks alternate in the same boot and the same daemon, "idle" (the ring running, nothing
+recorded) and "recording" (the second key held for the block: one video), each with pairs of:
+  press  a 100 ms click on the first key device (click = "none"): CLOCK_MONOTONIC just before
+         the key-down write → the daemon's `capture` `began` line read from its stdout
+  knob   one REL_DIAL detent → the fake camera's `SET_CUR zoom_absolute` line read from its
+         stdout: the USB control transfer of the daemon's VIDIOC_S_EXT_CTRLS
+and from each recording's `video` line the frames written and those skipped (overwritten in
+the ring before the encoder took them).
+
+Usage: recording.py EVCAPTURE UINPUT_FLOOD [--rounds N] [--block S] [--width W] [--height H] [--fps F]
+Prints latency lines (`NAME: n=… p50=…us p90=…us p99=…us`) and "figure recording-…" lines;
+exits 1 if something could not be measured.
+"""
+import argparse
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from daemon import video_node, wait_for  # noqa: E402
+from shutter import Daemon  # noqa: E402
+from vivid import vivid_node  # noqa: E402
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+class Lines:
+    """A child's stdout lines, each kept with its arrival time (CLOCK_MONOTONIC)."""
+
+    def __init__(self, proc):
+        self.proc = proc
+        self.lines = []
+        self.changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for raw in self.proc.stdout:
+            t = time.monotonic()
+            with self.changed:
+                self.lines.append((t, raw.rstrip("\n")))
+                self.changed.notify_all()
+
+    def wait(self, start, match, timeout):
+        """The first (arrival, line) from index start on that matches, or None."""
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while True:
+                for t, line in self.lines[start:]:
+                    if match(line):
+                        return t, line
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self.changed.wait(left)
+
+
+class Flood:
+    """uinput-flood DEVICES: nodes, then commands answered by one line each."""
+
+    def __init__(self, exe, devices):
+        self.proc = subprocess.Popen([exe, str(devices)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+        self.nodes = []
+        while True:
+            line = self.proc.stdout.readline()
+            if not line or line.strip() == "ready":
+                break
+            self.nodes.append(line.split()[1])
+
+    def send(self, command):
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+
+    def answer(self):
+        return float(self.proc.stdout.readline().split()[1])
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(10)
+
+
+def quantile(xs, q):
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def report(name, xs):
+    us = [x * 1e6 for x in xs]
+    log(f"{name}: n={len(us)} p50={quantile(us, 0.5):.0f}us p90={quantile(us, 0.9):.0f}us p99={quantile(us, 0.99):.0f}us"
+        f" max={max(us):.0f}us")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("evcapture")
+    p.add_argument("flood")
+    p.add_argument("--rounds", type=int, default=6)
+    p.add_argument("--block", type=float, default=20, help="seconds of measurement per block")
+    p.add_argument("--width", type=int, default=640)
+    p.add_argument("--height", type=int, default=480)
+    p.add_argument("--fps", type=int, default=30)
+    a = p.parse_args()
+    tmp = os.environ.get("TMPDIR", "/tmp") + "/evc-bench-recording"
+    os.makedirs(tmp + "/out", exist_ok=True)
+
+    vivid = vivid_node()
+    if not vivid:
+        raise SystemExit("recording.py: no vivid")
+    fake = subprocess.Popen([os.environ["EVCAPTURE_FAKEUVC"]], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            bufsize=1)
+    camera = Lines(fake)
+    node = wait_for("the fake camera's node", lambda: video_node("evcapture fake camera"), 30)
+    subprocess.run(["udevadm", "settle", "--timeout=10"])
+    time.sleep(2)  # udev's own probes of the new camera done (GadgetFS drops overlapping requests)
+    measured = Flood(a.flood, 2)  # keys 0 + the dial
+    recorder = Flood(a.flood, 1)  # the recording key
+    subprocess.run(["udevadm", "settle", "--timeout=10"])
+    keys, dial, rec = measured.nodes[0], measured.nodes[1], recorder.nodes[0]
+    log(f"vivid {vivid}, fake camera {node}; keys {keys}, dial {dial}, recording key {rec}")
+
+    config = f"{tmp}/recording.toml"
+    with open(config, "w") as f:
+        f.write(f"""[camera]
+device = "{node}"
+capture-device = "{vivid}"
+width = {a.width}
+height = {a.height}
+fps = {a.fps}
+stream = "always"
+[capture]
+hold-threshold = 0.3
+[controls]
+order = ["zoom"]
+idle-timeout = 600
+[handlers.primary]
+click = "none"
+long-press = "video"
+[sound]
+play = "off"
+[output]
+directory = "{tmp}/out"
+video-format = "mp4"
+""")
+    d = Daemon(a.evcapture, config, tmp, "recording")
+    d.wait_ready()
+    time.sleep(3)  # the ring running
+
+    results = {"idle": {"press": [], "knob": []}, "recording": {"press": [], "knob": []}}
+    videos, failures = [], 0
+    seen = set()
+    sign = 1
+
+    def press_once(r):
+        nonlocal failures
+        measured.send("click 100000")
+        down = measured.answer()
+        began = d.wait_line(lambda o: o.get("event") == "capture" and o.get("phase") == "began" and o.get("node") == keys
+                            and o.get("press") not in seen, 10)
+        if not began:
+            failures += 1
+            log("  press: no began line")
+            return
+        seen.add(began[1]["press"])
+        r["press"].append(began[0] - down)
+
+    def knob_once(r):
+        nonlocal failures, sign
+        start = len(camera.lines)
+        measured.send(f"turn {sign}")
+        turned = measured.answer()
+        got = camera.wait(start, lambda line: "SET_CUR zoom_absolute" in line, 10)
+        if not got:
+            failures += 1
+            log("  knob: no SET_CUR")
+            return
+        sign = -sign
+        r["knob"].append(got[0] - turned)
+
+    def block(kind, seconds):
+        r = results[kind]
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            press_once(r)
+            time.sleep(random.uniform(0.1, 0.2))
+            knob_once(r)
+            time.sleep(random.uniform(0.1, 0.2))
+
+    # The first detent after the start (it may only show the controls): left out.
+    start = len(camera.lines)
+    measured.send(f"turn {sign}")
+    measured.answer()
+    if camera.wait(start, lambda line: "SET_CUR zoom_absolute" in line, 10):
+        sign = -sign
+    for rnd in range(a.rounds):
+        order = ["idle", "recording"] if rnd % 2 == 0 else ["recording", "idle"]
+        for kind in order:
+            if kind == "idle":
+                block("idle", a.block)
+                continue
+            hold = a.block + 4
+            mark = len(d.lines)
+            recorder.send(f"click {int(hold * 1e6)}")
+            started = d.wait_line(lambda o: o.get("event") == "capture" and o.get("phase") == "began" and o.get("node") == rec
+                                  and o.get("press") not in seen, 10)
+            if not started:
+                raise SystemExit("recording.py: the recording key's press did not begin")
+            press = started[1]["press"]
+            seen.add(press)
+            time.sleep(2)  # past the hold threshold, the encoder opened
+            block("recording", a.block)
+            recorder.answer()  # released
+            video = d.wait_line(lambda o: o.get("event") == "action" and o.get("action") == "video" and o.get("press") == press,
+                                120)
+            if not video:
+                raise SystemExit(f"recording.py: no video line for press {press}: {[o for _, o in d.lines[mark:]]}")
+            v = video[1]
+            videos.append(v)
+            log(f"round {rnd}: video {v.get('frames')} frames, {v.get('skipped')} skipped, {v.get('duration')} s")
+        log(f"round {rnd}: idle {len(results['idle']['press'])} presses so far, recording {len(results['recording']['press'])}")
+
+    status = d.stop()
+    measured.close()
+    recorder.close()
+    fake.terminate()
+    fake.wait(10)
+    for kind in ("idle", "recording"):
+        if results[kind]["press"]:
+            report(f"{kind} press → began line", results[kind]["press"])
+        if results[kind]["knob"]:
+            report(f"{kind} knob step → SET_CUR at the camera", results[kind]["knob"])
+    frames = sum(v.get("frames", 0) for v in videos)
+    skipped = sum(v.get("skipped", 0) for v in videos)
+    seconds = sum(v.get("duration", 0) for v in videos)
+    rate = frames / seconds if seconds else 0
+    camera_rate = (frames + skipped) / seconds if seconds else 0  # vivid gives at most 25 fps at 640x480
+    log(f"figure recording-frames {a.width}x{a.height}@{a.fps}: {len(videos)} videos, {seconds:.1f} s, camera {camera_rate:.1f} fps, "
+        f"{frames} frames written, {skipped} skipped ({100 * skipped / max(1, frames + skipped):.1f} %), {rate:.1f} fps in the files")
+    if failures or status != 0 or not videos:
+        log(f"recording.py: {failures} presses or steps unanswered, daemon exit status {status}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// Headless Chromium driven over the DevTools protocol on a pipe (`--remote-debugging-pipe`:
+/// JSON messages ending in NUL, commands read from its descriptor 3, answers written to its
+/// descriptor 4). Two FIFOs in `directory` are those descriptors; the test holds both ends of
+/// each (`O_RDWR`), so neither side blocks in `open`, whichever comes first.
+final class ChromiumPipe {
+    let process: DaemonProcess
+    private let toBrowser: Int32
+    private let fromBrowser: Int32
+    private var received: [UInt8] = []
+    private var lastID = 0
+
+    static let executable = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// Starts the browser on `url` with a profile in `directory`.
+    init(url: String, directory: String, environment: [String: String]) throws {
+        guard let chrome = Self.executable else { throw DaemonSpawnError(what: "no chromium", errno: ENOENT) }
+        let input = directory + "/devtools-in"
+        let output = directory + "/devtools-out"
+        for fifo in [input, output] {
+            guard mkfifo(fifo, 0o600) == 0 else { throw DaemonSpawnError(what: "mkfifo \(fifo)", errno: errno) }
+        }
+        toBrowser = open(input, O_RDWR | O_CLOEXEC)
+        fromBrowser = open(output, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        guard toBrowser >= 0, fromBrowser >= 0 else { throw DaemonSpawnError(what: "open \(directory)/devtools-*", errno: errno) }
+        var env = environment
+        env["HOME"] = directory
+        let options = [
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--mute-audio",
+            "--autoplay-policy=no-user-gesture-required", "--user-data-dir=\(directory)/profile", "--remote-debugging-pipe", url,
+        ]
+        process = try DaemonProcess(
+            "chromium", executable: "/bin/sh", arguments: ["-c", "exec \"$0\" \"$@\" 3<'\(input)' 4>'\(output)'", chrome] + options,
+            environment: env)
+    }
+
+    deinit {
+        _ = process.terminate(timeout: .seconds(10))
+        close(toBrowser)
+        close(fromBrowser)
+    }
+
+    struct ProtocolError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Sends a command and waits for its answer's `result`; throws on an error answer, on a
+    /// timeout, or when the browser exited.
+    @discardableResult
+    func call(_ method: String, _ params: [String: Any] = [:], session: String? = nil, timeout: Duration = .seconds(120)) throws
+        -> [String: Any]
+    {
+        lastID += 1
+        let id = lastID
+        var message: [String: Any] = ["id": id, "method": method, "params": params]
+        if let session { message["sessionId"] = session }
+        var bytes = Array(try JSONSerialization.data(withJSONObject: message))
+        bytes.append(0)
+        let written = bytes.withUnsafeBytes { write(toBrowser, $0.baseAddress, $0.count) }
+        guard written == bytes.count else { throw ProtocolError(description: "\(method): write to the browser failed") }
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            while let end = received.firstIndex(of: 0) {
+                let data = Data(received[..<end])
+                received.removeSubrange(...end)
+                guard let answer = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], answer["id"] as? Int == id else {
+                    continue  // an event, or the answer to a command given up on
+                }
+                if let error = answer["error"] { throw ProtocolError(description: "\(method): \(error)") }
+                return answer["result"] as? [String: Any] ?? [:]
+            }
+            let left = deadline - ContinuousClock.now
+            guard left > .zero else { throw ProtocolError(description: "\(method): no answer within \(timeout)") }
+            guard process.isRunning else { throw ProtocolError(description: "\(method): the browser exited\n\(process.transcript)") }
+            var p = pollfd(fd: fromBrowser, events: Int16(POLLIN), revents: 0)
+            _ = poll(&p, 1, Int32(min(1000, left.components.seconds * 1000 + 1)))
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let n = chunk.withUnsafeMutableBytes { read(fromBrowser, $0.baseAddress, $0.count) }
+            if n > 0 { received += chunk[0..<n] }
+        }
+    }
+
+    /// A session attached to the first page (the one opened on the command line).
+    func attachToPage() throws -> String {
+        let targets = try call("Target.getTargets")["targetInfos"] as? [[String: Any]] ?? []
+        guard let page = targets.first(where: { $0["type"] as? String == "page" }), let id = page["targetId"] as? String else {
+            throw ProtocolError(description: "no page among \(targets)")
+        }
+        guard let session = try call("Target.attachToTarget", ["targetId": id, "flatten": true])["sessionId"] as? String else {
+            throw ProtocolError(description: "Target.attachToTarget gave no session")
+        }
+        return session
+    }
+
+    /// Evaluates `expression` in the page (a promise is awaited) and returns its value, which
+    /// must be a string; a JavaScript exception throws with its text.
+    func evaluate(_ expression: String, session: String, timeout: Duration = .seconds(120)) throws -> String {
+        let result = try call(
+            "Runtime.evaluate", ["expression": expression, "awaitPromise": true, "returnByValue": true], session: session,
+            timeout: timeout)
+        if let exception = result["exceptionDetails"] { throw ProtocolError(description: "\(expression.prefix(80))…: \(exception)") }
+        return (result["result"] as? [String: Any])?["value"] as? String ?? ""
+    }
+}
