@@ -39,7 +39,8 @@ public struct RingLimits: Sendable, Hashable {
     }
 }
 
-/// A frame from the ring: its bytes as the camera sent them (MJPEG) or raw (YUYV).
+/// A frame from the ring: its bytes as the camera sent them (MJPEG, or uncompressed: YUYV,
+/// YU12, NV12, RGB3, BGR3).
 public struct RingFrame: Sendable {
     public var frame: VideoFrame
     public var timestampKind: FrameTimestampKind
@@ -323,7 +324,8 @@ public final class FrameSource: Sendable {
         let stream: VideoCaptureStream
         do {
             stream = try VideoCaptureStream(
-                path: settings.devicePath, width: settings.width, height: settings.height, framesPerSecond: settings.framesPerSecond)
+                path: settings.devicePath, width: settings.width, height: settings.height, framesPerSecond: settings.framesPerSecond,
+                pixelFormats: settings.pixelFormats)
             try stream.start()
         } catch {
             return error
