@@ -139,7 +139,7 @@ public struct StreamFormat: Hashable, Sendable {
     public var width: Int
     public var height: Int
     public var pixelFormat: PixelFormat
-    /// Bytes per row of the image (YUYV rows may be padded).
+    /// Bytes per row of the image (of its first plane for YU12 and NV12; rows may be padded).
     public var bytesPerLine: Int
     /// The nominal frame rate (from `VIDIOC_G_PARM`), when the driver reports one.
     public var framesPerSecond: Double?
