@@ -21,7 +21,7 @@ public struct CaptureSettings: Sendable, Hashable {
     /// Requested frame size; nil keeps the camera's current size.
     public var width: Int?
     public var height: Int?
-    /// JPEG quality for YUYV cameras (MJPEG frames are stored as the camera sent them).
+    /// JPEG quality for uncompressed frames (MJPEG frames are stored as the camera sent them).
     public var jpegQuality: Int
     /// The longest wait for one frame before giving up with a `camera-timeout` error.
     public var frameTimeout: Duration
@@ -43,6 +43,8 @@ public struct CaptureSettings: Sendable, Hashable {
     public var streamIdleStop: Duration
     /// The frame rate to ask the camera for; nil keeps the driver's.
     public var framesPerSecond: Double?
+    /// The pixel formats to ask the camera for, in order (the first it offers is taken).
+    public var pixelFormats: [PixelFormat] = PixelFormat.captureOrder
 
     /// Which moment a click's photo shows.
     public enum PhotoMoment: String, Sendable, Hashable, CaseIterable {
@@ -195,7 +197,7 @@ public enum Photo {
 /// ``start(from:time:_:_:logger:)`` until ``stop()``: from the press's time (minus the
 /// pre-roll), frames the ring still holds first, then each new one.
 ///
-/// Frames go into an ``AVIWriter``; YUYV frames are encoded first. The header's rate is the
+/// Frames go into an ``AVIWriter``; uncompressed frames are encoded first. The header's rate is the
 /// rate frames really arrived at (the driver's nominal rate when within 5 % of it), so the
 /// file plays for as long as the recording lasted.
 public final class VideoRecording: Sendable {

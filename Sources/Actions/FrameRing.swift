@@ -39,7 +39,8 @@ public struct RingLimits: Sendable, Hashable {
     }
 }
 
-/// A frame from the ring: its bytes as the camera sent them (MJPEG) or raw (YUYV).
+/// A frame from the ring: its bytes as the camera sent them (MJPEG, or uncompressed: YUYV,
+/// YU12, NV12, RGB3, BGR3).
 public struct RingFrame: Sendable {
     public var frame: VideoFrame
     public var timestampKind: FrameTimestampKind

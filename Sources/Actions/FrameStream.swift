@@ -29,7 +29,8 @@ public struct FrameStreamOpener: Sendable {
     /// `settings.devicePath`, a V4L2 capture node, at the settings' size and rate.
     public static let v4l2 = FrameStreamOpener { settings throws(StreamingError) in
         let stream = try VideoCaptureStream(
-            path: settings.devicePath, width: settings.width, height: settings.height, framesPerSecond: settings.framesPerSecond)
+            path: settings.devicePath, width: settings.width, height: settings.height, framesPerSecond: settings.framesPerSecond,
+            pixelFormats: settings.pixelFormats)
         try stream.start()
         return stream
     }

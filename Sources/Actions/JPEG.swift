@@ -1,4 +1,5 @@
 import CLibjpeg
+import CLibturbojpeg
 import V4L2
 
 #if canImport(Glibc)
@@ -15,7 +16,7 @@ public struct JPEGError: Error, CustomStringConvertible, Sendable, Equatable {
     public var description: String { "JPEG: \(message)" }
 }
 
-/// JPEG encoding (YUYV frames) and checking, through libjpeg-turbo.
+/// JPEG encoding (uncompressed frames) and checking, through libjpeg-turbo.
 public enum JPEG {
     /// What a successful decode found.
     public struct ImageInfo: Sendable, Equatable {
@@ -49,6 +50,114 @@ public enum JPEG {
         return [UInt8](UnsafeBufferPointer(start: out, count: Int(size)))
     }
 
+    /// Encodes an uncompressed frame: YUYV (through libjpeg), YU12 and NV12 (their 4:2:0
+    /// planes as they are, through TurboJPEG's planar YUV encoder), RGB3 and BGR3 (through
+    /// `tjCompress2`, to 4:2:0). Rows may be padded (`format.bytesPerLine`); a frame shorter
+    /// than its geometry needs is an error.
+    public static func encode(_ bytes: [UInt8], format: StreamFormat, quality: Int = 90) throws(JPEGError) -> [UInt8] {
+        let (w, h) = (format.width, format.height)
+        guard let planes = format.planes, let minimum = format.minimumFrameBytes else {
+            throw JPEGError(
+                "cannot encode \(format.pixelFormat) frames of \(w)x\(h), \(format.bytesPerLine) bytes per line")
+        }
+        guard bytes.count >= minimum else {
+            throw JPEGError("\(format.pixelFormat) frame of \(bytes.count) bytes is too short for \(w)x\(h) (\(minimum) needed)")
+        }
+        let q = Int32(min(max(quality, 1), 100))
+        switch format.pixelFormat {
+        case .yuyv:
+            return try encodeYUYV(bytes, width: w, height: h, bytesPerLine: format.bytesPerLine, quality: quality)
+        case .rgb24, .bgr24:
+            let order = format.pixelFormat == .rgb24 ? TJPF_RGB : TJPF_BGR
+            return try turbo("\(format.pixelFormat)") { handle, out, size in
+                bytes.withUnsafeBufferPointer {
+                    tjCompress2(
+                        handle, $0.baseAddress, Int32(w), Int32(format.bytesPerLine), Int32(h), Int32(order.rawValue), out, size,
+                        Int32(TJSAMP_420.rawValue), q, 0)
+                }
+            }
+        case .yuv420:
+            return try encodeI420(bytes, planes[0], bytes, planes[1], planes[2], width: w, height: h, quality: q)
+        case .nv12:
+            // TurboJPEG takes separate Cb and Cr planes: split the interleaved pairs.
+            let c = planes[1]
+            let cw = c.rowBytes / 2
+            var split = [UInt8](repeating: 0, count: cw * c.rows * 2)
+            split.withUnsafeMutableBufferPointer { dst in
+                bytes.withUnsafeBufferPointer { src in
+                    for y in 0..<c.rows {
+                        let row = c.offset + y * c.bytesPerLine
+                        for x in 0..<cw {
+                            dst[y * cw + x] = src[row + 2 * x]
+                            dst[(c.rows + y) * cw + x] = src[row + 2 * x + 1]
+                        }
+                    }
+                }
+            }
+            let cb = FramePlane(offset: 0, bytesPerLine: cw, rows: c.rows, rowBytes: cw)
+            var cr = cb
+            cr.offset = cw * c.rows
+            return try encodeI420(bytes, planes[0], split, cb, cr, width: w, height: h, quality: q)
+        default:
+            throw JPEGError("cannot encode pixel format \(format.pixelFormat)")
+        }
+    }
+
+    /// 4:2:0 planes (Y from `luma`, Cb and Cr from `chroma`) through `tjCompressFromYUVPlanes`.
+    private static func encodeI420(
+        _ luma: [UInt8], _ y: FramePlane, _ chroma: [UInt8], _ cb: FramePlane, _ cr: FramePlane, width: Int, height: Int,
+        quality: Int32
+    ) throws(JPEGError) -> [UInt8] {
+        try turbo("YUV 4:2:0") { handle, out, size in
+            luma.withUnsafeBufferPointer { l in
+                chroma.withUnsafeBufferPointer { c in
+                    var planes: [UnsafePointer<UInt8>?] = [
+                        l.baseAddress! + y.offset, c.baseAddress! + cb.offset, c.baseAddress! + cr.offset,
+                    ]
+                    let strides: [Int32] = [Int32(y.bytesPerLine), Int32(cb.bytesPerLine), Int32(cr.bytesPerLine)]
+                    return tjCompressFromYUVPlanes(
+                        handle, &planes, Int32(width), strides, Int32(height), Int32(TJSAMP_420.rawValue), out, size, quality, 0)
+                }
+            }
+        }
+    }
+
+    /// Runs one TurboJPEG compression and copies its output (freed with `tjFree`).
+    private static func turbo(
+        _ what: String,
+        _ compress: (tjhandle, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, UnsafeMutablePointer<UInt>) -> Int32
+    ) throws(JPEGError) -> [UInt8] {
+        guard let handle = tjInitCompress() else { throw JPEGError("encoding \(what): tjInitCompress failed") }
+        defer { tjDestroy(handle) }
+        var out: UnsafeMutablePointer<UInt8>?
+        var size: UInt = 0
+        let rc = compress(handle, &out, &size)
+        defer { if let out { tjFree(out) } }
+        guard rc == 0, let out else { throw JPEGError("encoding \(what): \(String(cString: tjGetErrorStr2(handle)))") }
+        return [UInt8](UnsafeBufferPointer(start: out, count: Int(size)))
+    }
+
+    /// The image decoded to packed R G B bytes, row after row: for checks of what an
+    /// encoder kept.
+    public static func rgb(_ jpeg: [UInt8]) throws(JPEGError) -> (width: Int, height: Int, pixels: [UInt8]) {
+        guard let handle = tjInitDecompress() else { throw JPEGError("tjInitDecompress failed") }
+        defer { tjDestroy(handle) }
+        var width: Int32 = 0, height: Int32 = 0, subsamp: Int32 = 0, colorspace: Int32 = 0
+        let header = jpeg.withUnsafeBufferPointer {
+            tjDecompressHeader3(handle, $0.baseAddress, UInt(jpeg.count), &width, &height, &subsamp, &colorspace)
+        }
+        guard header == 0 else { throw JPEGError("reading the JPEG header: \(String(cString: tjGetErrorStr2(handle)))") }
+        var pixels = [UInt8](repeating: 0, count: Int(width) * Int(height) * 3)
+        let status = jpeg.withUnsafeBufferPointer { src in
+            pixels.withUnsafeMutableBufferPointer {
+                tjDecompress2(
+                    handle, src.baseAddress, UInt(jpeg.count), $0.baseAddress, width, 0, height, Int32(TJPF_RGB.rawValue), 0)
+            }
+        }
+        guard status == 0 else { throw JPEGError("decoding: \(String(cString: tjGetErrorStr2(handle)))") }
+        return (Int(width), Int(height), pixels)
+    }
+
     /// Decodes the whole image (pixels are discarded) and returns its size.
     public static func decode(_ data: [UInt8]) throws(JPEGError) -> ImageInfo {
         guard data.count >= 4, data[0] == 0xFF, data[1] == 0xD8 else { throw JPEGError("no JPEG start-of-image marker") }
@@ -62,7 +171,7 @@ public enum JPEG {
     }
 
     /// The frame as a JPEG file's bytes: MJPEG/JPEG frames pass through (after a check of
-    /// the start-of-image marker), YUYV frames are encoded.
+    /// the start-of-image marker), uncompressed frames are encoded (``encode(_:format:quality:)``).
     public static func data(from frame: VideoFrame, quality: Int = 90) throws(JPEGError) -> [UInt8] {
         let format = frame.format
         if format.pixelFormat.isJPEG {
@@ -71,8 +180,6 @@ public enum JPEG {
             }
             return frame.bytes
         }
-        guard format.pixelFormat == .yuyv else { throw JPEGError("cannot encode pixel format \(format.pixelFormat)") }
-        return try encodeYUYV(
-            frame.bytes, width: format.width, height: format.height, bytesPerLine: format.bytesPerLine, quality: quality)
+        return try encode(frame.bytes, format: format, quality: quality)
     }
 }

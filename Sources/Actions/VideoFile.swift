@@ -137,7 +137,7 @@ final class VideoFile {
         }
     }
 
-    /// An MJPEG frame for the AVI: the camera's JPEG, or YUYV encoded; cropped losslessly
+    /// An MJPEG frame for the AVI: the camera's JPEG, or an uncompressed frame encoded; cropped losslessly
     /// around the centre for a digital zoom.
     private static func jpeg(_ ring: RingFrame, _ settings: CaptureSettings, _ zoom: Double) throws(ActionError) -> [UInt8] {
         do {
@@ -160,7 +160,7 @@ extension VideoFormat {
     public func report(_ h264: H264Settings) -> String {
         switch self {
         case .avi:
-            return "video: MJPEG in AVI (the camera's JPEG frames, or YUYV frames encoded as JPEG)"
+            return "video: MJPEG in AVI (the camera's JPEG frames, or uncompressed frames encoded as JPEG)"
         case .mp4:
             switch EncoderChoice.current(h264) {
             case .success(let choice): return "video: H.264 in fragmented MP4, encoder \(choice)"

@@ -3,19 +3,16 @@ import CLibcameraLoader
 import V4L2
 
 /// A libcamera camera as the capture stream's ``FrameStream``: one stream configured once
-/// (MJPEG, else YUYV: the formats the ring's readers take; else 24-bit RGB, converted to
-/// YUYV), its buffers and requests allocated once by the bridge and recycled; each frame
-/// lent to the ring in libcamera's own buffer (an RGB frame in one conversion buffer
-/// allocated once), its time the `SensorTimestamp` (CLOCK_MONOTONIC, the clock of evdev events).
+/// (MJPEG, else YUYV, else 24-bit RGB: formats the ring's readers take, docs/video.md#camera-formats),
+/// its buffers and requests allocated once by the bridge and recycled; each frame lent to the
+/// ring in libcamera's own buffer, its time the `SensorTimestamp` (CLOCK_MONOTONIC, the clock
+/// of evdev events).
 public final class LibcameraFrameStream: FrameStream {
     public let format: StreamFormat
     /// The stream, for the controls set on its next requests (``LibcameraControls``).
     public let stream: LibcameraStream
     private let id: String
     private let controls: LibcameraLiveControls?
-    /// For an RGB stream: its layout, and the YUYV frame it is converted into.
-    private let rgb: (order: RGBOrder, stride: Int)?
-    private var converted: [UInt8] = []
 
     /// Acquires camera `id`, configures and starts it at `width`×`height` when given (else
     /// the largest size up to 1920×1080 the camera offers in the chosen format). `controls`
@@ -49,18 +46,9 @@ public final class LibcameraFrameStream: FrameStream {
             throw Self.streamingError(error, "starting libcamera camera \(id) (\(chosen.name) \(chosen.width)×\(chosen.height))")
         }
         let done = stream.configuration!
-        if let order = RGBOrder(fourcc: done.fourcc) {
-            // YUYV pairs pixels: an odd last column is left out.
-            let width = Int(done.width) & ~1
-            rgb = (order, Int(done.stride))
-            converted = [UInt8](repeating: 0, count: width * 2 * Int(done.height))
-            format = StreamFormat(width: width, height: Int(done.height), pixelFormat: .yuyv, bytesPerLine: width * 2)
-        } else {
-            rgb = nil
-            format = StreamFormat(
-                width: Int(done.width), height: Int(done.height), pixelFormat: PixelFormat(rawValue: done.fourcc),
-                bytesPerLine: Int(done.stride))
-        }
+        format = StreamFormat(
+            width: Int(done.width), height: Int(done.height), pixelFormat: Self.pixelFormat(ofLibcamera: done.fourcc),
+            bytesPerLine: Int(done.stride))
     }
 
     /// MJPEG, else YUYV, else 24-bit RGB; the asked size when offered, else the largest up to
@@ -93,18 +81,7 @@ public final class LibcameraFrameStream: FrameStream {
                     let ns = frame.sensor_timestamp_ns > 0 ? frame.sensor_timestamp_ns : Int64(bitPattern: frame.buffer_timestamp_ns)
                     let kind = FrameTimestampKind(isMonotonic: true, isStartOfExposure: frame.sensor_timestamp_ns > 0)
                     let raw = UnsafeRawBufferPointer(start: bytes, count: frame.plane_bytes.0)
-                    if let rgb {
-                        guard raw.count >= rgb.stride * (format.height - 1) + format.width * 3 else { return }
-                        converted.withUnsafeMutableBytes { out in
-                            Self.yuyv(
-                                fromRGB: raw, order: rgb.order, stride: rgb.stride, width: format.width, height: format.height, into: out)
-                        }
-                        converted.withUnsafeBytes { out in
-                            body(BorrowedFrame(bytes: out, sequence: frame.sequence, timestampMicroseconds: ns / 1000, timestampKind: kind))
-                        }
-                    } else {
-                        body(BorrowedFrame(bytes: raw, sequence: frame.sequence, timestampMicroseconds: ns / 1000, timestampKind: kind))
-                    }
+                    body(BorrowedFrame(bytes: raw, sequence: frame.sequence, timestampMicroseconds: ns / 1000, timestampKind: kind))
                     delivered = true
                 }
             } catch {
@@ -121,41 +98,14 @@ public final class LibcameraFrameStream: FrameStream {
         stream.close()
     }
 
-    /// The byte order of libcamera's 24-bit RGB formats (DRM fourccs, little-endian words).
-    enum RGBOrder {
-        /// `RGB888` ("RG24"): B, G, R in memory.
-        case bgrBytes
-        /// `BGR888` ("BG24"): R, G, B in memory.
-        case rgbBytes
-
-        init?(fourcc code: UInt32) {
-            switch code {
-            case fourcc("RG24"): self = .bgrBytes
-            case fourcc("BG24"): self = .rgbBytes
-            default: return nil
-            }
-        }
-    }
-
-    /// 24-bit RGB rows (`stride` bytes apart) as packed YUYV (BT.601, full range, as JPEG's):
-    /// each pair of pixels shares the average of their chroma. `width` is even.
-    static func yuyv(
-        fromRGB rgb: UnsafeRawBufferPointer, order: RGBOrder, stride: Int, width: Int, height: Int,
-        into out: UnsafeMutableRawBufferPointer
-    ) {
-        let (r, b) = order == .rgbBytes ? (0, 2) : (2, 0)
-        for y in 0..<height {
-            let row = y * stride, to = y * width * 2
-            for x in Swift.stride(from: 0, to: width, by: 2) {
-                let p = row + x * 3
-                let (r0, g0, b0) = (Int(rgb[p + r]), Int(rgb[p + 1]), Int(rgb[p + b]))
-                let (r1, g1, b1) = (Int(rgb[p + 3 + r]), Int(rgb[p + 4]), Int(rgb[p + 3 + b]))
-                let (rs, gs, bs) = (r0 + r1, g0 + g1, b0 + b1)
-                out[to + x * 2] = UInt8((77 * r0 + 150 * g0 + 29 * b0 + 128) >> 8)
-                out[to + x * 2 + 1] = UInt8(clamping: ((-43 * rs - 85 * gs + 128 * bs + 256) >> 9) + 128)
-                out[to + x * 2 + 2] = UInt8((77 * r1 + 150 * g1 + 29 * b1 + 128) >> 8)
-                out[to + x * 2 + 3] = UInt8(clamping: ((128 * rs - 107 * gs - 21 * bs + 256) >> 9) + 128)
-            }
+    /// The V4L2 pixel format of a libcamera (DRM) fourcc. DRM names packed RGB by the order of a
+    /// little-endian word: libcamera's `RGB888` ("RG24") is B, G, R in memory, V4L2's `BGR3`;
+    /// its `BGR888` ("BG24") is R, G, B, V4L2's `RGB3`. MJPEG and YUYV are the same codes.
+    static func pixelFormat(ofLibcamera code: UInt32) -> PixelFormat {
+        switch code {
+        case fourcc("RG24"): .bgr24
+        case fourcc("BG24"): .rgb24
+        default: PixelFormat(rawValue: code)
         }
     }
 

@@ -13,9 +13,9 @@ public struct LiveViewSettings: Sendable, Hashable {
     public var tls: TLSFiles?
     /// Streams (`/stream.mjpg`, `/events`) served at once; more get 503.
     public var maxClients = 4
-    /// YUYV frames are scaled down by a whole factor to at most this width for the stream.
+    /// Uncompressed frames are scaled down by a whole factor to at most this width for the stream.
     public var previewWidth = 640
-    /// JPEG quality of the stream's encoded YUYV frames.
+    /// JPEG quality of the stream's encoded frames (uncompressed cameras).
     public var previewQuality = 75
 
     public init() {}

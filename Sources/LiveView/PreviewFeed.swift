@@ -19,7 +19,7 @@ public struct PreviewFrame: Sendable {
 }
 
 /// Takes the newest frame from the capture stream's ring, on a thread of its own, only while
-/// someone watches: MJPEG frames as the camera sent them, YUYV frames scaled down and encoded
+/// someone watches: MJPEG frames as the camera sent them, uncompressed frames scaled down and encoded
 /// once. Watching keeps the stream running (``FrameSource/addViewer()``).
 final class PreviewFeed: Sendable {
     private let source: @Sendable () -> FrameSource?
@@ -104,18 +104,76 @@ final class PreviewFeed: Sendable {
         }
     }
 
-    /// MJPEG as sent; YUYV scaled down by a whole factor to at most `previewWidth`, then encoded.
+    /// MJPEG as sent; uncompressed frames scaled down by a whole factor to at most
+    /// `previewWidth`, then encoded.
     static func jpeg(_ frame: VideoFrame, previewWidth: Int, quality: Int) throws -> [UInt8] {
         let f = frame.format
-        guard f.pixelFormat == .yuyv else { return try JPEG.data(from: frame, quality: quality) }
+        guard !f.pixelFormat.isJPEG else { return try JPEG.data(from: frame, quality: quality) }
         let factor = max(1, (f.width + previewWidth - 1) / max(previewWidth, 1))
         guard factor > 1 else { return try JPEG.data(from: frame, quality: quality) }
-        let (small, width, height) = downscaleYUYV(frame.bytes, width: f.width, height: f.height, bytesPerLine: f.bytesPerLine, by: factor)
-        return try JPEG.encodeYUYV(small, width: width, height: height, bytesPerLine: width * 2, quality: quality)
+        if f.pixelFormat == .yuyv {
+            let (small, width, height) = downscaleYUYV(
+                frame.bytes, width: f.width, height: f.height, bytesPerLine: f.bytesPerLine, by: factor)
+            return try JPEG.encodeYUYV(small, width: width, height: height, bytesPerLine: width * 2, quality: quality)
+        }
+        guard let minimum = f.minimumFrameBytes, frame.bytes.count >= minimum, let small = downscale(frame.bytes, f, by: factor) else {
+            return try JPEG.data(from: frame, quality: quality)  // its error names the problem
+        }
+        return try JPEG.encode(small.bytes, format: small.format, quality: quality)
     }
 
     private func sleepMilliseconds(_ ms: Int) {
         usleep(UInt32(ms) * 1000)
+    }
+}
+
+/// Every `factor`-th pixel of every `factor`-th row of a packed RGB3/BGR3 frame (in its
+/// own order), or of a YU12/NV12 frame as YU12 (chroma from the sampled pixel's sample);
+/// nil for other formats. The frame must hold ``StreamFormat/minimumFrameBytes``.
+func downscale(_ src: [UInt8], _ f: StreamFormat, by factor: Int) -> (bytes: [UInt8], format: StreamFormat)? {
+    guard let planes = f.planes else { return nil }
+    let w = max(1, f.width / factor), h = max(1, f.height / factor)
+    switch f.pixelFormat {
+    case .rgb24, .bgr24:
+        var out = [UInt8](repeating: 0, count: w * h * 3)
+        for y in 0..<h {
+            let row = y * factor * f.bytesPerLine
+            for x in 0..<w {
+                let s = row + x * factor * 3, d = (y * w + x) * 3
+                out[d] = src[s]
+                out[d + 1] = src[s + 1]
+                out[d + 2] = src[s + 2]
+            }
+        }
+        return (out, StreamFormat(width: w, height: h, pixelFormat: f.pixelFormat, bytesPerLine: w * 3))
+    case .yuv420, .nv12:
+        let small = StreamFormat(width: w, height: h, pixelFormat: .yuv420, bytesPerLine: w)
+        guard let dst = small.planes, let count = small.minimumFrameBytes else { return nil }
+        var out = [UInt8](repeating: 0, count: count)
+        for y in 0..<h {
+            for x in 0..<w { out[y * w + x] = src[y * factor * f.bytesPerLine + x * factor] }
+        }
+        for y in 0..<dst[1].rows {
+            // The chroma sample of the full frame's pixel (2x·factor, 2y·factor).
+            let sy = min(y * factor, planes[1].rows - 1)
+            for x in 0..<dst[1].rowBytes {
+                let sx = min(x * factor, (f.width + 1) / 2 - 1)
+                let (cb, cr): (UInt8, UInt8)
+                if f.pixelFormat == .nv12 {
+                    let s = planes[1].offset + sy * planes[1].bytesPerLine + 2 * sx
+                    (cb, cr) = (src[s], src[s + 1])
+                } else {
+                    (cb, cr) = (
+                        src[planes[1].offset + sy * planes[1].bytesPerLine + sx], src[planes[2].offset + sy * planes[2].bytesPerLine + sx]
+                    )
+                }
+                out[dst[1].offset + y * dst[1].bytesPerLine + x] = cb
+                out[dst[2].offset + y * dst[2].bytesPerLine + x] = cr
+            }
+        }
+        return (out, small)
+    default:
+        return nil
     }
 }
 

@@ -13,9 +13,9 @@ import V4L2
 /// most the fragment being recorded, and what is on disk plays. A write that fails (ENOSPC)
 /// cuts the file back to the last whole fragment.
 ///
-/// Camera frames in YUYV or MJPEG are converted (``FrameConverter``) and encoded with the
-/// ``EncoderChoice``; frames that already are H.264 are muxed as they are. One instance
-/// belongs to one thread (the recording's).
+/// Camera frames in YUYV, YU12, NV12, RGB3, BGR3 or MJPEG are converted (``FrameConverter``)
+/// and encoded with the ``EncoderChoice``; frames that already are H.264 are muxed as they
+/// are. One instance belongs to one thread (the recording's).
 public final class FragmentedMP4Writer {
     public let width: Int
     public let height: Int

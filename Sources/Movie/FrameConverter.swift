@@ -21,8 +21,9 @@ public struct CropRect: Sendable, Hashable {
     }
 }
 
-/// Camera frames (YUYV, or MJPEG decoded by libavcodec) as YUV 4:2:0 pictures for the
-/// encoder, cropped to ``crop``, through libswscale. One instance belongs to one thread.
+/// Camera frames (YUYV, YU12, NV12, RGB3, BGR3, or MJPEG decoded by libavcodec) as YUV
+/// 4:2:0 pictures for the encoder, cropped to ``crop``, through libswscale. One instance
+/// belongs to one thread.
 final class FrameConverter {
     let format: StreamFormat
     let crop: CropRect
@@ -36,12 +37,16 @@ final class FrameConverter {
     private var packet: UnsafeMutablePointer<AVPacket>?
 
     init(format: StreamFormat, crop: CropRect) throws(MovieError) {
-        guard format.pixelFormat == .yuyv || format.pixelFormat.isJPEG else {
-            throw MovieError(code: .unsupportedFormat, context: "cannot encode camera frames in \(format.pixelFormat) to H.264")
+        guard format.pixelFormat.isJPEG || (Self.rawInput(format.pixelFormat) != nil && format.planes != nil) else {
+            throw MovieError(
+                code: .unsupportedFormat,
+                context: "cannot encode camera frames in \(format.pixelFormat) (\(format.width)×\(format.height), "
+                    + "\(format.bytesPerLine) bytes per line) to H.264")
         }
         guard crop.x >= 0, crop.y >= 0, crop.x + crop.width <= format.width, crop.y + crop.height <= format.height else {
             throw MovieError(code: .unsupportedFormat, context: "crop \(crop) outside the \(format.width)×\(format.height) frame")
         }
+        try FFmpegLibraries.load()
         self.format = format
         self.crop = crop
         guard let picture = av_frame_alloc() else { throw MovieError(code: .codec, errno: ENOMEM, context: "allocating a frame") }
@@ -103,15 +108,37 @@ final class FrameConverter {
             }
             try scale(from: fmt, planes, strides)
         } else {
-            guard bytes.count >= format.bytesPerLine * (format.height - 1) + format.width * 2 else {
+            guard let input = Self.rawInput(format.pixelFormat), let layout = format.planes, let minimum = format.minimumFrameBytes
+            else { throw MovieError(code: .unsupportedFormat, context: "cannot convert \(format.pixelFormat) frames") }
+            guard bytes.count >= minimum else {
                 throw MovieError(
                     code: .unsupportedFormat,
-                    context: "YUYV frame of \(bytes.count) bytes is too short for \(format.width)×\(format.height)")
+                    context: "\(format.pixelFormat) frame of \(bytes.count) bytes is too short for \(format.width)×\(format.height)")
             }
+            // Where the crop starts in each plane (crop offsets are even: whole chroma samples).
+            let bpp = format.pixelFormat.lumaBytesPerPixel ?? 1
             try bytes.withUnsafeBufferPointer { (src) throws(MovieError) in
-                let start = src.baseAddress! + crop.y * format.bytesPerLine + crop.x * 2
-                try scale(from: AV_PIX_FMT_YUYV422, [start, nil, nil, nil], [Int32(format.bytesPerLine), 0, 0, 0])
+                var planes = [UnsafePointer<UInt8>?](repeating: nil, count: 4)
+                var strides = [Int32](repeating: 0, count: 4)
+                for (i, plane) in layout.enumerated() {
+                    let (x, y) = i == 0 ? (crop.x * bpp, crop.y) : (format.pixelFormat == .nv12 ? crop.x : crop.x / 2, crop.y / 2)
+                    planes[i] = src.baseAddress! + plane.offset + y * plane.bytesPerLine + x
+                    strides[i] = Int32(plane.bytesPerLine)
+                }
+                try scale(from: input, planes, strides)
             }
+        }
+    }
+
+    /// libswscale's name for an uncompressed camera format.
+    static func rawInput(_ format: PixelFormat) -> AVPixelFormat? {
+        switch format {
+        case .yuyv: AV_PIX_FMT_YUYV422
+        case .yuv420: AV_PIX_FMT_YUV420P
+        case .nv12: AV_PIX_FMT_NV12
+        case .rgb24: AV_PIX_FMT_RGB24
+        case .bgr24: AV_PIX_FMT_BGR24
+        default: nil
         }
     }
 

@@ -29,9 +29,11 @@ extension SystemError.Code {
         "not a capture device",
         hint: "a camera often has several /dev/video nodes and only one of them captures: "
             + "v4l2-ctl --list-devices shows them; set [camera] capture-device")
-    /// The camera offers neither MJPEG/JPEG nor YUYV.
+    /// The camera offers none of ``PixelFormat/captureOrder``.
     public static let noUsableFormat = SystemError.Code(
-        "no usable format", hint: "evcapture takes MJPEG, JPEG or YUYV; v4l2-ctl --list-formats-ext -d DEVICE lists what the camera offers")
+        "no usable format",
+        hint: "evcapture takes one of \(PixelFormat.captureOrder.map(\.description).joined(separator: ", ")); "
+            + "v4l2-ctl --list-formats-ext -d DEVICE lists what the camera offers")
     /// `VIDIOC_STREAMON` failed with `ENOSPC` (or `ENOMEM`): on USB cameras, the bus has no
     /// isochronous bandwidth left for this format and size (uvcvideo).
     public static let noBandwidth = SystemError.Code(
@@ -78,9 +80,39 @@ public struct PixelFormat: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let jpeg = PixelFormat(rawValue: EVC_V4L2_PIX_FMT_JPEG)
     /// `V4L2_PIX_FMT_YUYV` (4:2:2, Y0 U Y1 V)
     public static let yuyv = PixelFormat(rawValue: EVC_V4L2_PIX_FMT_YUYV)
+    /// `V4L2_PIX_FMT_YUV420` (`YU12`, I420): a Y plane, then a Cb and a Cr plane of half
+    /// the width and height (rounded up), each chroma row `bytesPerLine / 2` (rounded up).
+    public static let yuv420 = PixelFormat(fourCC: "YU12")
+    /// `V4L2_PIX_FMT_NV12`: a Y plane, then one plane of interleaved Cb Cr pairs, half the
+    /// height (rounded up), with the Y plane's `bytesPerLine`.
+    public static let nv12 = PixelFormat(fourCC: "NV12")
+    /// `V4L2_PIX_FMT_RGB24` (`RGB3`): packed, the bytes R G B for each pixel.
+    ///
+    /// libcamera names formats by their DRM fourcc, whose channel order is that of a
+    /// little-endian word, so its names read backwards in memory: libcamera `RGB888`
+    /// (DRM_FORMAT_RGB888) is B G R in memory, i.e. ``bgr24``; libcamera `BGR888` is R G B,
+    /// i.e. this format (libcamera's `formats.cpp` maps them to V4L2 BGR24 and RGB24).
+    public static let rgb24 = PixelFormat(fourCC: "RGB3")
+    /// `V4L2_PIX_FMT_BGR24` (`BGR3`): packed, the bytes B G R for each pixel (libcamera `RGB888`).
+    public static let bgr24 = PixelFormat(fourCC: "BGR3")
+
+    /// The formats a capture stream takes, in the order it asks for them: compressed
+    /// first (the least bus bandwidth and no encoding for a photo), then YUYV, then the
+    /// other uncompressed formats (4:2:0 before the larger packed RGB).
+    public static let captureOrder: [PixelFormat] = [.mjpeg, .jpeg, .yuyv, .yuv420, .nv12, .rgb24, .bgr24]
 
     /// Frames are already JPEG images.
     public var isJPEG: Bool { self == .mjpeg || self == .jpeg }
+
+    /// Bytes per pixel of the first plane's rows for the uncompressed formats, nil for the others.
+    public var lumaBytesPerPixel: Int? {
+        switch self {
+        case .yuyv: 2
+        case .rgb24, .bgr24: 3
+        case .yuv420, .nv12: 1
+        default: nil
+        }
+    }
 
     /// The four characters, e.g. `MJPG`.
     public var description: String {
@@ -89,12 +121,25 @@ public struct PixelFormat: RawRepresentable, Hashable, Sendable, CustomStringCon
     }
 }
 
+/// One plane of an uncompressed frame: where it starts in the frame's bytes, its row
+/// pitch, its rows, and the bytes of each row that hold pixels.
+public struct FramePlane: Hashable, Sendable {
+    public var offset: Int
+    public var bytesPerLine: Int
+    public var rows: Int
+    public var rowBytes: Int
+
+    public init(offset: Int, bytesPerLine: Int, rows: Int, rowBytes: Int) {
+        (self.offset, self.bytesPerLine, self.rows, self.rowBytes) = (offset, bytesPerLine, rows, rowBytes)
+    }
+}
+
 /// The negotiated format of a stream.
 public struct StreamFormat: Hashable, Sendable {
     public var width: Int
     public var height: Int
     public var pixelFormat: PixelFormat
-    /// Bytes per row of the image (YUYV rows may be padded).
+    /// Bytes per row of the image (of its first plane for YU12 and NV12; rows may be padded).
     public var bytesPerLine: Int
     /// The nominal frame rate (from `VIDIOC_G_PARM`), when the driver reports one.
     public var framesPerSecond: Double?
@@ -105,6 +150,35 @@ public struct StreamFormat: Hashable, Sendable {
         self.pixelFormat = pixelFormat
         self.bytesPerLine = bytesPerLine
         self.framesPerSecond = framesPerSecond
+    }
+}
+
+extension StreamFormat {
+    /// The planes of an uncompressed frame in this format (nil for JPEG and unknown
+    /// formats); rows may be padded (`bytesPerLine`), the last row of each plane need not be.
+    public var planes: [FramePlane]? {
+        guard width > 0, height > 0, let bpp = pixelFormat.lumaBytesPerPixel else { return nil }
+        let cw = (width + 1) / 2, ch = (height + 1) / 2
+        // A YUYV row holds whole pairs.
+        let luma = FramePlane(offset: 0, bytesPerLine: bytesPerLine, rows: height, rowBytes: pixelFormat == .yuyv ? cw * 4 : width * bpp)
+        guard bytesPerLine >= luma.rowBytes else { return nil }
+        switch pixelFormat {
+        case .yuv420:
+            let cstride = (bytesPerLine + 1) / 2
+            let cb = FramePlane(offset: bytesPerLine * height, bytesPerLine: cstride, rows: ch, rowBytes: cw)
+            var cr = cb
+            cr.offset += cstride * ch
+            return [luma, cb, cr]
+        case .nv12:
+            return [luma, FramePlane(offset: bytesPerLine * height, bytesPerLine: bytesPerLine, rows: ch, rowBytes: cw * 2)]
+        default:
+            return [luma]
+        }
+    }
+
+    /// The fewest bytes a frame in this format can have (nil when ``planes`` is nil).
+    public var minimumFrameBytes: Int? {
+        planes?.last.map { $0.offset + $0.bytesPerLine * ($0.rows - 1) + $0.rowBytes }
     }
 }
 
@@ -179,18 +253,22 @@ public final class VideoCaptureStream {
     private var buffers: [(pointer: UnsafeMutableRawPointer, length: Int)] = []
     private var streaming = false
 
-    /// Opens `path`, picks MJPEG (else JPEG, else YUYV), asks for `width`×`height` and
-    /// `framesPerSecond` when given (the driver may choose the nearest; ``format`` says what
-    /// it chose), maps `bufferCount` buffers and queues them.
+    /// Opens `path`, picks the first of `pixelFormats` the camera offers (by default
+    /// MJPEG, else JPEG, else YUYV, else the other uncompressed formats of
+    /// ``PixelFormat/captureOrder``), asks for `width`×`height` and `framesPerSecond` when
+    /// given (the driver may choose the nearest; ``format`` says what it chose), maps
+    /// `bufferCount` buffers and queues them.
     public init(
-        path: String, width: Int? = nil, height: Int? = nil, framesPerSecond: Double? = nil, bufferCount: Int = 4
+        path: String, width: Int? = nil, height: Int? = nil, framesPerSecond: Double? = nil, bufferCount: Int = 4,
+        pixelFormats: [PixelFormat] = PixelFormat.captureOrder
     ) throws(StreamingError) {
         self.path = path
         let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { throw StreamingError.fromErrno(errno, "opening \(path)") }
         let negotiated: StreamFormat
         do {
-            negotiated = try Self.negotiate(fd: fd, path: path, width: width, height: height, framesPerSecond: framesPerSecond)
+            negotiated = try Self.negotiate(
+                fd: fd, path: path, width: width, height: height, framesPerSecond: framesPerSecond, pixelFormats: pixelFormats)
         } catch {
             Glibc.close(fd)
             throw error
@@ -297,7 +375,7 @@ public final class VideoCaptureStream {
     // MARK: - Set-up and teardown
 
     private static func negotiate(
-        fd: Int32, path: String, width: Int?, height: Int?, framesPerSecond: Double?
+        fd: Int32, path: String, width: Int?, height: Int?, framesPerSecond: Double?, pixelFormats: [PixelFormat]
     ) throws(StreamingError) -> StreamFormat {
         var cap = v4l2_capability()
         if evc_ioctl(fd, EVC_VIDIOC_QUERYCAP, &cap) != 0 {
@@ -321,9 +399,11 @@ public final class VideoCaptureStream {
             guard evc_ioctl(fd, EVC_VIDIOC_ENUM_FMT, &desc) == 0 else { break }
             offered.append(PixelFormat(rawValue: desc.pixelformat))
         }
-        guard let chosen = [PixelFormat.mjpeg, .jpeg, .yuyv].first(where: offered.contains) else {
+        let accepted = pixelFormats.filter(PixelFormat.captureOrder.contains)
+        guard let chosen = accepted.first(where: offered.contains) else {
             let list = offered.map(\.description).joined(separator: ", ")
-            throw StreamingError(code: .noUsableFormat, context: "\(path) offers only [\(list)]; MJPEG, JPEG or YUYV needed")
+            let wanted = accepted.map(\.description).joined(separator: ", ")
+            throw StreamingError(code: .noUsableFormat, context: "\(path) offers only [\(list)]; one of [\(wanted)] needed")
         }
 
         var fmt = v4l2_format()
@@ -338,13 +418,13 @@ public final class VideoCaptureStream {
         if evc_ioctl(fd, EVC_VIDIOC_G_FMT, &fmt) != 0 { throw StreamingError.fromErrno(errno, "VIDIOC_G_FMT on \(path)") }
         let pix = fmt.fmt.pix
         let got = PixelFormat(rawValue: pix.pixelformat)
-        guard got.isJPEG || got == .yuyv else {
+        guard accepted.contains(got) else {
             throw StreamingError(code: .noUsableFormat, context: "\(path) switched to \(got) instead of \(chosen)")
         }
 
         // After the size: the rates a driver offers depend on it.
         let fps = try frameRate(fd: fd, path: path, asking: framesPerSecond)
-        let stride = got == .yuyv ? max(Int(pix.bytesperline), Int(pix.width) * 2) : Int(pix.bytesperline)
+        let stride = got.lumaBytesPerPixel.map { max(Int(pix.bytesperline), Int(pix.width) * $0) } ?? Int(pix.bytesperline)
         return StreamFormat(
             width: Int(pix.width), height: Int(pix.height), pixelFormat: got, bytesPerLine: stride, framesPerSecond: fps)
     }

@@ -24,40 +24,23 @@ import V4L2
         // Nothing at or under 1080p: the smallest.
         let large = formats(yuyv, [(4056, 3040), (2028, 1520)])
         #expect(LibcameraFrameStream.choose(large, width: nil, height: nil) == LibcameraFormat(fourcc: yuyv, width: 2028, height: 1520))
-        // 24-bit RGB (libcamera's vimc camera offers only that) when neither is offered, converted to YUYV.
+        // 24-bit RGB (libcamera's vimc camera offers only that) when neither is offered.
         let rgb = formats(fourcc("BG24"), [(640, 480)]) + formats(fourcc("RG24"), [(640, 480)]) + formats(nv12, [(640, 480)])
         #expect(
             LibcameraFrameStream.choose(rgb, width: nil, height: nil) == LibcameraFormat(fourcc: fourcc("RG24"), width: 640, height: 480))
         #expect(LibcameraFrameStream.choose(rgb + formats(yuyv, [(320, 240)]), width: nil, height: nil)?.fourcc == yuyv)
-        // None of them: none (the ring's readers take MJPEG and YUYV only).
+        // None of them: none (NV12 in one plane of libcamera's buffer is not taken from libcamera yet).
         #expect(LibcameraFrameStream.choose(formats(nv12, [(1920, 1080)]), width: nil, height: nil) == nil)
         #expect(LibcameraFrameStream.choose([], width: 640, height: 480) == nil)
     }
 
-    @Test func rgbBecomesYUYVPairByPairInEitherByteOrder() {
-        // Two rows of two pixels: white, red / black, blue; rows padded to a stride of 8 bytes.
-        let rgbBytes: [UInt8] = [255, 255, 255, 255, 0, 0, 9, 9, 0, 0, 0, 0, 0, 255, 9, 9]
-        let bgrBytes: [UInt8] = [255, 255, 255, 0, 0, 255, 9, 9, 0, 0, 0, 255, 0, 0, 9, 9]
-        for (bytes, order) in [(rgbBytes, LibcameraFrameStream.RGBOrder.rgbBytes), (bgrBytes, .bgrBytes)] {
-            var out = [UInt8](repeating: 0, count: 8)
-            bytes.withUnsafeBytes { rgb in
-                out.withUnsafeMutableBytes {
-                    LibcameraFrameStream.yuyv(fromRGB: rgb, order: order, stride: 8, width: 2, height: 2, into: $0)
-                }
-            }
-            // Y0 U Y1 V: white 255, red 77 (BT.601 luma); the pair's chroma is their average
-            // (white and red: U below 128, V above: (128 + 255.5) / 2); black 0, blue 29; the
-            // blue pair's U is (128 + 255.5) / 2 too.
-            #expect(out == [255, 107, 77, 192, 0, 192, 29, 118], "\(order)")
-        }
-        // The extremes stay in range.
-        var out = [UInt8](repeating: 0, count: 4)
-        [UInt8](arrayLiteral: 255, 0, 0, 255, 0, 0).withUnsafeBytes { rgb in
-            out.withUnsafeMutableBytes {
-                LibcameraFrameStream.yuyv(fromRGB: rgb, order: .rgbBytes, stride: 6, width: 2, height: 1, into: $0)
-            }
-        }
-        #expect(out == [77, 85, 77, 255])
+    /// libcamera's DRM names of packed RGB are the byte order of a little-endian word: its
+    /// RGB888 is B, G, R in memory, V4L2's BGR3 (the JPEG and H.264 paths read it as such).
+    @Test func libcamerasRGBIsPassedOnUnderItsV4L2Name() {
+        #expect(LibcameraFrameStream.pixelFormat(ofLibcamera: fourcc("RG24")) == .bgr24)
+        #expect(LibcameraFrameStream.pixelFormat(ofLibcamera: fourcc("BG24")) == .rgb24)
+        #expect(LibcameraFrameStream.pixelFormat(ofLibcamera: fourcc("MJPG")) == .mjpeg)
+        #expect(LibcameraFrameStream.pixelFormat(ofLibcamera: fourcc("YUYV")) == .yuyv)
     }
 
     @Test func libcamerasCodesBecomeTheRingsOwn() {

@@ -42,7 +42,9 @@ import Testing
             ))
         let denied = StreamingError.fromErrno(EACCES, "opening /dev/video0")
         #expect(denied.code == .permissionDenied && denied.description.contains("join the video group (sudo usermod -aG video $USER"))
-        let format = StreamingError(code: .noUsableFormat, context: "/dev/video0 offers only [GREY]; MJPEG, JPEG or YUYV needed")
+        let format = StreamingError(
+            code: .noUsableFormat, context: "/dev/video0 offers only [GREY]; one of [MJPG, JPEG, YUYV, YU12, NV12, RGB3, BGR3] needed")
         #expect(format.description.hasSuffix("v4l2-ctl --list-formats-ext -d DEVICE lists what the camera offers"))
+        #expect(format.description.contains("evcapture takes one of MJPG, JPEG, YUYV, YU12, NV12, RGB3, BGR3; "))
     }
 }
