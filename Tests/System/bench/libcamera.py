@@ -19,7 +19,7 @@ Rounds of two blocks in alternating order (emulated timings drift within a boot)
              press's began time, and whether the photo is the dequeued frame nearest the press
   cam        `cam -c CAMERA -C -s width=360,height=240,pixelformat=P --strict-formats`, P the
              camera format evcapture's stream takes (docs/libcamera.md: MJPEG, else YUYV,
-             else RGB888, else BGR888; the first cam streams unadjusted): the same warm-up,
+             else RGB888, else BGR888; the first cam configures unadjusted): the same warm-up,
              then CPU and frames dequeued over --seconds. evcapture converts 24-bit RGB to
              YUYV for its ring; cam only requeues (and prints a line per frame)
 The frame interval is the mean gap between the frames evcapture dequeued while clicked; the
@@ -269,16 +269,16 @@ def main():
         log(f"libcamera.py: cam -l does not list {CAMERA!r}:\n{listed.stdout}{listed.stderr}")
         sys.exit(1)
     # the pixel format evcapture's stream takes (docs/libcamera.md: MJPEG, else YUYV, else 24-bit
-    # RGB, RGB888 first), found as cam finds it: the first of them it streams without adjusting
+    # RGB, RGB888 first), found as cam finds it: the first of them it configures without adjusting
     pixelformat = None
     for candidate in ("MJPEG", "YUYV", "RGB888", "BGR888"):
-        tried = subprocess.run(["cam", "-c", CAMERA, "-C", "1", "-s", f"width={WIDTH},height={HEIGHT},pixelformat={candidate}",
+        tried = subprocess.run(["cam", "-c", CAMERA, "-I", "-s", f"width={WIDTH},height={HEIGHT},pixelformat={candidate}",
                                 "--strict-formats"], capture_output=True, text=True, timeout=60)
         if tried.returncode == 0:
             pixelformat = candidate
             break
     if not pixelformat:
-        log(f"libcamera.py: cam streams none of MJPEG, YUYV, RGB888, BGR888 at {WIDTH}x{HEIGHT}")
+        log(f"libcamera.py: cam configures none of MJPEG, YUYV, RGB888, BGR888 at {WIDTH}x{HEIGHT}")
         sys.exit(1)
     keys = Keys(a.flood)
     trace = DequeueTrace()
