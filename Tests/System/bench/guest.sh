@@ -11,6 +11,17 @@ shutter_rounds=${EVC_BENCH_SHUTTER_ROUNDS:-4}
 status=0
 echo "bench: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU(s), QEMU TCG"
 
+# --- libcamera (libcamera.py): shutter lag on vimc through libcamera, CPU per streaming second
+# against libcamera's cam; EVC_BENCH_ONLY=libcamera ---
+case "${EVC_BENCH_ONLY:-}" in ""|libcamera)
+echo "bench: === libcamera: shutter lag on vimc 360x240; CPU per streaming second against cam (alternating blocks) ==="
+python3 "$EVC_BENCH_DIR_SRC/libcamera.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" \
+    --clicks "${EVC_BENCH_LIBCAMERA_CLICKS:-20}" --rounds "${EVC_BENCH_LIBCAMERA_ROUNDS:-4}" \
+    --seconds "${EVC_BENCH_LIBCAMERA_SECONDS:-10}" || status=1
+;; esac
+[ "${EVC_BENCH_ONLY:-}" = libcamera ] && exit $status
+# --- end of libcamera ---
+
 # --- booths (booth.py): shot -> GPIO edge against a C floor, timelapse drift; EVC_BENCH_ONLY=booth ---
 case "${EVC_BENCH_ONLY:-}" in ""|booth)
 echo "bench: === booth: shot -> GPIO edge on an emulated CP2112 against a C floor; timelapse drift; vivid 640x480 ==="

@@ -131,6 +131,32 @@ def rows(reports, figures):
             out.append(("start: exec → READY=1, median", f"{m['median']} ms", "≤ 150 ms",
                         "met" if int(m["median"]) <= 150 else "missed"))
     out += video_rows(reports, figures)
+    out += libcamera_rows(figures)
+    return out
+
+
+def libcamera_rows(figures):
+    """The camera through libcamera on vimc (the VM, libcamera.py): shutter lag in frame
+    intervals, and CPU per streaming second against libcamera's own cam."""
+    out = []
+    for f in figures:
+        m = re.match(r"libcamera shutter-lag: \|frame_time - began\| n=(?P<n>\d+) median (?P<med>[\d.]+) p90 [\d.]+ "
+                     r"max (?P<max>[\d.]+) ms = max (?P<maxiv>[\d.]+) \(median (?P<mediv>[\d.]+)\) frame intervals of "
+                     r"(?P<iv>[\d.]+) ms; nearest frame (?P<near>\d+) of \d+; failed (?P<failed>\d+) of (?P<clicks>\d+) clicks", f)
+        if m:
+            ok = float(m["maxiv"]) <= 0.5 and m["failed"] == "0"
+            out.append(("libcamera: shutter lag |photo frame_time − press began| on vimc 360×240 through libcamera (VM)",
+                        f"max {m['max']} ms = {m['maxiv']} frame intervals (median {m['med']} ms = {m['mediv']}); "
+                        f"frame interval {m['iv']} ms; {m['n']} clicks, {m['near']} the frame nearest the press, {m['failed']} failed",
+                        "≤ ½ frame interval, every click", "met" if ok else "missed"))
+        m = re.match(r"libcamera stream-cpu: evcapture (?P<ev>[\d.]+) ms/s at (?P<evfps>[\d.]+) fps, "
+                     r"cam (?P<cam>[\d.]+) ms/s at (?P<camfps>[\d.]+) fps, ratio (?P<r>[\d.]+); (?P<blocks>.*)$", f)
+        if m:
+            ok = float(m["r"]) <= 1.2 and float(m["evfps"]) >= 0.9 * float(m["camfps"])
+            out.append(("libcamera: CPU per streaming second, evcapture's daemon (stream = \"always\") against libcamera's "
+                        "cam -C, vimc 360×240 same format (VM, alternating blocks)",
+                        f"{m['ev']} ms/s at {m['evfps']} fps; cam {m['cam']} ms/s at {m['camfps']} fps ({m['r']}×; {m['blocks']})",
+                        "≤ 1.2 × cam, at ≥ 0.9 × cam's frame rate", "met" if ok else "missed"))
     return out
 
 
