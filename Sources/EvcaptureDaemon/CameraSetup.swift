@@ -59,6 +59,12 @@ struct CameraSetup: Sendable {
         do {
             return try CameraSession(configuration, loop: loop, logger: logger)
         } catch {
+            // With `backend = "libcamera"` and no V4L2 camera named, libcamera's camera gives the
+            // controls (docs/libcamera.md): a missing V4L2 one is no error then.
+            if config.daemon.cameraBackend == .libcamera && config.daemon.camera == .automatic {
+                logger.info("no V4L2 camera for controls; libcamera's camera gives them: \(error)")
+                return nil
+            }
             logger.warning("no camera for controls (waiting for one): \(error)")
             events.emit(.error(ErrorReport("camera: \(error) (waiting for one)", code: "camera-missing", time: monotonicNow())))
             return nil

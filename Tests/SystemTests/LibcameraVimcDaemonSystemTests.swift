@@ -74,6 +74,8 @@ struct LibcameraVimcDaemonSystemTests {
             "stream=codec_name,width,height,nb_read_frames", "-of", "default=noprint_wrappers=1", videoPath, timeout: .seconds(60))
         #expect(result.succeeded, "\(result)")
         #expect(result.stdout.contains("codec_name=h264") && result.stdout.contains("nb_read_frames=\(frames)"), "\(result.stdout)")
+        // libcamera's camera gives the controls: no V4L2 camera is missed
+        #expect(!daemon.objects.contains { $0.event == "error" && $0.string("code") == "camera-missing" }, "\(daemon.transcript)")
         #expect(daemon.isRunning, "\(daemon.transcript)")
         #expect(daemon.terminate() == 0, "\(daemon.transcript)")
     }
