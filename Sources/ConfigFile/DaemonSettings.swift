@@ -19,6 +19,13 @@ public struct DaemonSettings: Sendable {
     public var camera: CameraSelector? = .automatic
     /// Where photos and videos come from; nil: the controls camera.
     public var captureDevice: String?
+
+    /// Whether V4L2 gives the camera, so that `backend = "auto"` leaves libcamera alone
+    /// (docs/libcamera.md#the-backend-choice): one was open at start, or `device` names a node
+    /// (waited for when it is not there yet), or `device = "none"`, or `capture-device` is set.
+    public func v4l2GivesTheCamera(openAtStart: Bool) -> Bool {
+        openAtStart || captureDevice != nil || camera != .automatic
+    }
     public var followExternalChanges = false
     /// `[camera] backend` and the libcamera camera chosen by id (docs/libcamera.md).
     public var cameraBackend = CameraBackendSetting.auto

@@ -121,9 +121,7 @@ public final class Daemon: Service, Sendable {
         let libcameraChanges = Mutex<(@Sendable (String, Bool) -> Void)?>(nil)
         let (libcameraLine, libcameraChoice) = LibcameraStartup.choose(
             backend: config.daemon.cameraBackend, cameraID: config.daemon.libcameraCamera,
-            // A V4L2 camera named (`device = "/dev/video2"`, waited for when it is not there yet) or
-            // `device = "none"`: as if V4L2 had one, `auto` leaves libcamera alone.
-            v4l2CameraFound: cameraSession != nil || config.daemon.captureDevice != nil || config.daemon.camera != .automatic,
+            v4l2CameraFound: config.daemon.v4l2GivesTheCamera(openAtStart: cameraSession != nil),
             libcamera: { Libcamera.start { id, added in libcameraChanges.withLock { $0 }?(id, added) } })
         if let libcameraLine { logger.warning("\(libcameraLine)") }
         cameras.libcamera = libcameraChoice.map(LibcameraSource.init)

@@ -35,4 +35,19 @@ import Testing
             "bad.toml:3: camera.libcamera-camera names a libcamera camera, but camera.backend is \"v4l2\"")
         ConfigTests.expectError("[camera]\nbackend = 3\n", "bad.toml:2: camera.backend must be a string, not 3")
     }
+
+    /// `auto` takes a libcamera camera only when V4L2 gives none: a named node that is not
+    /// there yet is still V4L2's (it is waited for).
+    @Test func autoLeavesLibcameraAloneWhenV4L2GivesTheCamera() {
+        var d = DaemonSettings()
+        #expect(!d.v4l2GivesTheCamera(openAtStart: false))
+        #expect(d.v4l2GivesTheCamera(openAtStart: true))
+        d.camera = .path("/dev/video2")
+        #expect(d.v4l2GivesTheCamera(openAtStart: false))
+        d.camera = nil  // device = "none"
+        #expect(d.v4l2GivesTheCamera(openAtStart: false))
+        d.camera = .automatic
+        d.captureDevice = "/dev/video0"
+        #expect(d.v4l2GivesTheCamera(openAtStart: false))
+    }
 }
