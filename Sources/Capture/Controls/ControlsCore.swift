@@ -70,8 +70,10 @@ public struct ControlsCore: Sendable {
     /// while no control of that name is present, so it wins once it is added.
     public private(set) var rememberedControl: String?
     private var pending: [Control]?
-    private var lastActivity: Timestamp?
-    private var lastSlide: Timestamp?
+    // Read by the inlinable `nextDeadline`, which the camera module's controls session asks
+    // for on every frame.
+    @usableFromInline internal private(set) var lastActivity: Timestamp?
+    @usableFromInline internal private(set) var lastSlide: Timestamp?
     private var lastPress: Timestamp?
 
     public init(configuration: ControlsConfiguration = .init(), rememberedControl: String? = nil) {
@@ -82,11 +84,11 @@ public struct ControlsCore: Sendable {
     // MARK: Controls and configuration
 
     /// The control a slide moves: the remembered one if present, else the first.
-    public var currentControl: Control? {
+    @inlinable public var currentControl: Control? {
         controls.first { $0.name == rememberedControl } ?? controls.first
     }
 
-    public func control(named name: String) -> Control? { controls.first { $0.name == name } }
+    @inlinable public func control(named name: String) -> Control? { controls.first { $0.name == name } }
 
     public var maxControlsCount: Int { configuration.maxControlsCount }
 
@@ -184,7 +186,7 @@ public struct ControlsCore: Sendable {
     // MARK: Interaction
 
     /// When `advance(to:)` must run next (adjusting idle or inactivity timeout), if ever.
-    public var nextDeadline: Timestamp? {
+    @inlinable public var nextDeadline: Timestamp? {
         guard let last = lastActivity else { return nil }
         switch phase {
         case .inactive: return nil
