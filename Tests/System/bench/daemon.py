@@ -82,6 +82,26 @@ def rollup_kb(pid, field):
     return -1
 
 
+def anonymous_by_mapping(pid, exe):
+    """Where the private memory (smaps' Anonymous) is: the executable's relocated and written
+    data, the heap, other anonymous mappings (thread stacks, malloc arenas), the shared
+    libraries' written pages. kB each."""
+    parts = {"executable": 0, "heap": 0, "anonymous": 0, "libraries": 0}
+    name = None
+    real = os.path.realpath(exe)
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            head = line.split()
+            if head and "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
+                path = head[5] if len(head) > 5 else ""
+                name = ("executable" if path and os.path.realpath(path) == real else
+                        "heap" if path == "[heap]" else
+                        "anonymous" if not path.startswith("/") else "libraries")
+            elif line.startswith("Anonymous:") and name:
+                parts[name] += int(line.split()[1])
+    return parts
+
+
 def status_kb(pid, key):
     for line in open(f"/proc/{pid}/status"):
         if line.startswith(key + ":"):
@@ -316,6 +336,7 @@ directory = "{tmp}/out"
     # woken in a.idle seconds of nothing; three daemons per build, the builds alternating.
     builds = [("this build", a.evcapture)] + ([("baseline", a.baseline)] if a.baseline else [])
     rows = {label: [] for label, _ in builds}
+    where = {label: [] for label, _ in builds}
     for n in range(3 * len(builds)):
         label, exe = builds[n % len(builds)]
         d = Daemon(exe, config, tmp, 200 + n)
@@ -337,10 +358,13 @@ directory = "{tmp}/out"
         d.wait_began(b0 + 200, 10)
         time.sleep(1)
         rows[label].append((ready, (rollup_kb(d.proc.pid, "Anonymous"), rollup_kb(d.proc.pid, "Private_Dirty")), woken, len(quiet1)))
+        where[label].append(anonymous_by_mapping(d.proc.pid, exe))
         d.stop()
     for label, _ in builds:
         log(f"figure private-memory ({label}): Anonymous kB (Private_Dirty kB) at READY+8 s → after 200 clicks and 10 dial steps: "
             + ", ".join(f"{r[0]} ({r[1]}) → {x[0]} ({x[1]})" for r, x, _, _ in rows[label]))
+        log(f"  private memory by mapping ({label}), kB after the clicks: "
+            + "; ".join(", ".join(f"{k} {v}" for k, v in w.items()) for w in where[label]))
         log(f"figure idle-wakeups ({label}): threads woken in {a.idle:.0f} s: "
             + ", ".join(f"{w} of {t}" for _, _, w, t in rows[label]))
     if a.also:
