@@ -61,14 +61,16 @@ public final class LibcameraControls: CameraBackend {
         } else {
             exposure = nil
         }
+        // ExposureTime is an int32 of µs: a range that ends at or below its start ([29..0] on
+        // some Pi sensors) says nothing and is not offered.
+        let top = Double(Int32.max)
         if exposure == nil, let time = byName["ExposureTime"], time.kind == .int32 || time.kind == .int64,
             let ae = byName["AeEnable"], ae.kind == .bool, time.minimum.isFinite, time.maximum.isFinite,
-            time.maximum > time.minimum, time.maximum > 0
+            case let low = min(max(1, time.minimum.rounded(.up)), top), case let high = min(time.maximum.rounded(.down), top),
+            high > low
         {
-            // A range that ends below it ([29..0] on some Pi sensors) says nothing: not offered.
-            let range = Int64(max(1, time.minimum.rounded(.up)))...Int64(time.maximum.rounded(.down))
-            let preferred = time.defaultValue.isFinite ? Int64(time.defaultValue.rounded()) : range.lowerBound
-            exposureTime = (time.id, ae.id, range, min(max(preferred, range.lowerBound), range.upperBound))
+            let preferred = time.defaultValue.isFinite ? min(max(time.defaultValue.rounded(), low), high) : low
+            exposureTime = (time.id, ae.id, Int64(low)...Int64(high), Int64(preferred))
         } else {
             exposureTime = nil
         }

@@ -97,4 +97,21 @@ import Testing
         let empty = LibcameraControls(identity: "e", controls: list, cropMaximum: nil, sink: RecordingSink())
         #expect(try empty.controls().isEmpty)
     }
+
+    @Test func nonsenseRangesNeverCrash() throws {
+        var list = try PiCameraControlListTests.controls("uvc-exposure-time.txt")
+        let i = try #require(list.firstIndex { $0.name == "ExposureTime" })
+        list[i].kind = .int64
+        // Beyond an int32 (and an Int64): held to the int32 libcamera's ExposureTime is.
+        (list[i].minimum, list[i].maximum, list[i].defaultValue) = (-1e300, 1e300, 1e300)
+        let huge = try #require(
+            try LibcameraControls(identity: "h", controls: list, cropMaximum: nil, sink: RecordingSink()).controls()
+                .first { $0.id == .exposureAbsolute })
+        #expect(huge.minimum == 1 && huge.maximum == Int64(Int32.max) && huge.defaultValue == Int64(Int32.max))
+        for (low, high) in [(3e9, 4e9), (Double.nan, 5), (5, Double.infinity), (100, 100)] {
+            (list[i].minimum, list[i].maximum) = (low, high)
+            let camera = LibcameraControls(identity: "n", controls: list, cropMaximum: nil, sink: RecordingSink())
+            #expect(try camera.controls().isEmpty, "\(low)..\(high)")
+        }
+    }
 }
