@@ -170,6 +170,7 @@ struct evc_lc_camera {
         frame.sequence = metadata.sequence;
         frame.buffer_timestamp_ns = metadata.timestamp;
         frame.sensor_timestamp_ns = request->metadata().get(controls::SensorTimestamp).value_or(0);
+        frame.exposure_time_us = request->metadata().get(controls::ExposureTime).value_or(0);
         const auto &planes = buffer->planes();
         const auto used = metadata.planes();
         for (size_t i = 0; i < planes.size() && i < 3; i++) {

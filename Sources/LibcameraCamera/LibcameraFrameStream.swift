@@ -80,6 +80,7 @@ public final class LibcameraFrameStream: FrameStream {
                     // pipeline without it gives the buffer's time (also CLOCK_MONOTONIC).
                     let ns = frame.sensor_timestamp_ns > 0 ? frame.sensor_timestamp_ns : Int64(bitPattern: frame.buffer_timestamp_ns)
                     let kind = FrameTimestampKind(isMonotonic: true, isStartOfExposure: frame.sensor_timestamp_ns > 0)
+                    controls?.noteExposureTime(frame.exposure_time_us)
                     let raw = UnsafeRawBufferPointer(start: bytes, count: frame.plane_bytes.0)
                     body(BorrowedFrame(bytes: raw, sequence: frame.sequence, timestampMicroseconds: ns / 1000, timestampKind: kind))
                     delivered = true

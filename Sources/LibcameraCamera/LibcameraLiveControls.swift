@@ -9,8 +9,11 @@ public final class LibcameraLiveControls: LibcameraControlSink {
         var stream: LibcameraStream?
         var floats: [UInt32: Float] = [:]
         var rectangles: [UInt32: SensorRect] = [:]
+        var integers: [UInt32: Int64] = [:]
     }
     private let state = Mutex(State())
+    /// The latest frame's `ExposureTime` (µs), 0 before any frame reported one.
+    private let exposureTime = Atomic<Int64>(0)
     /// `AfMode` and `AfTrigger`, when the camera has both and `AfMode` offers `Auto`.
     private let autofocus: (mode: UInt32, trigger: UInt32)?
 
@@ -47,6 +50,23 @@ public final class LibcameraLiveControls: LibcameraControlSink {
         }
     }
 
+    public func set(_ id: UInt32, integer value: Int64) throws(LibcameraError) {
+        try state.withLock { s throws(LibcameraError) in
+            try s.stream?.set(id, integer: value)
+            s.integers[id] = value
+        }
+    }
+
+    public var reportedExposureTime: Int64? {
+        let us = exposureTime.load(ordering: .relaxed)
+        return us > 0 ? us : nil
+    }
+
+    /// A frame's `ExposureTime` metadata (µs; 0: it had none), from the stream's thread.
+    func noteExposureTime(_ us: Int64) {
+        if us > 0 { exposureTime.store(us, ordering: .relaxed) }
+    }
+
     /// Starts one autofocus cycle on the running stream (`AfMode` = Auto, `AfTrigger` =
     /// Start on its next request); false when the camera has no autofocus or no stream runs.
     @discardableResult
@@ -69,6 +89,7 @@ public final class LibcameraLiveControls: LibcameraControlSink {
         state.withLock { s in
             for (id, value) in s.floats { try? stream.set(id, float: value) }
             for (id, value) in s.rectangles { try? stream.set(id, rectangle: value) }
+            for (id, value) in s.integers { try? stream.set(id, integer: value) }
             s.stream = stream
         }
     }

@@ -105,6 +105,9 @@ final class RecordingSink: LibcameraControlSink, @unchecked Sendable {
     var sent: [String] = []
     func set(_ id: UInt32, float value: Float) throws(LibcameraError) { sent.append("\(id)=\(value)") }
     func set(_ id: UInt32, rectangle value: SensorRect) throws(LibcameraError) { sent.append("\(id)=\(value)") }
+    func set(_ id: UInt32, integer value: Int64) throws(LibcameraError) { sent.append("\(id)=\(value)") }
+    /// What the latest frame's metadata said (`ExposureTime`, µs).
+    var reportedExposureTime: Int64?
 }
 
 @Suite struct LibcameraControlsTests {

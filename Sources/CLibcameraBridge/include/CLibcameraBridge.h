@@ -89,6 +89,8 @@ typedef struct evc_lc_frame {
     /// FrameMetadata::timestamp of the buffer (ns).
     uint64_t buffer_timestamp_ns;
     uint32_t sequence;
+    /// `controls::ExposureTime` the camera reported for the frame (µs); 0 when absent.
+    int64_t exposure_time_us;
     /// 0 when the frame is good (FrameMetadata::FrameSuccess), else an error or cancelled frame.
     int status;
 } evc_lc_frame;
@@ -103,7 +105,7 @@ typedef void (*evc_lc_frame_callback)(void *context, const evc_lc_frame *frame);
 
 /// The version of this interface: the loader refuses a bridge built with another one
 /// (raised at every change of a signature or a struct below).
-#define EVC_LC_BRIDGE_INTERFACE 2
+#define EVC_LC_BRIDGE_INTERFACE 3
 /// The bridge's EVC_LC_BRIDGE_INTERFACE.
 int evc_lc_bridge_interface(void);
 

@@ -20,8 +20,8 @@ Rounds of two blocks in alternating order (emulated timings drift within a boot)
   cam        `cam -c CAMERA -C -s width=360,height=240,pixelformat=P --strict-formats`, P the
              camera format evcapture's stream takes (docs/libcamera.md: MJPEG, else YUYV,
              else RGB888, else BGR888; the first cam configures unadjusted): the same warm-up,
-             then CPU and frames dequeued over --seconds. evcapture converts 24-bit RGB to
-             YUYV for its ring; cam only requeues (and prints a line per frame)
+             then CPU and frames dequeued over --seconds. evcapture copies each frame into
+             its ring (24-bit RGB as it comes); cam only requeues (and prints a line per frame)
 The frame interval is the mean gap between the frames evcapture dequeued while clicked; the
 lag is also given in units of the gap between the two frames around each press (vimc's frames
 come irregularly under TCG), where <= 0.5 means the photo is the frame nearest the press.
@@ -181,6 +181,10 @@ def evcapture_block(a, keys, trace, tmp, block, clicks, r):
     r["frames"].append(len(frames))
     # clicks at a random phase against the frames, every dequeue of them traced
     trace.clear()
+    # the frames before the first press in the trace too: without them its photo was judged
+    # against the frames after it only (a photo of the frame before the press counted as not
+    # the nearest, one after it as the nearest unchecked)
+    time.sleep(0.3)
     seen = set()
     clicked = []
     for i in range(clicks):
@@ -302,7 +306,7 @@ def main():
     keys.close()
 
     failed = bool(ev["failed"] or cam["failed"])
-    log(f"camera format {pixelformat} {WIDTH}x{HEIGHT} for both; evcapture's ring {ev.get('format', '?')} (converted); "
+    log(f"camera format {pixelformat} {WIDTH}x{HEIGHT} for both; evcapture's ring {ev.get('format', '?')}; "
         f"cam: {cam.get('configuration', '?')}")
     iv = None
     if ev["click-gaps"]:
