@@ -322,7 +322,8 @@ def main():
         log(f"figure libcamera shutter-lag: |frame_time - began| n={len(absl)} median {med * 1000:.1f} p90 {p90 * 1000:.1f} "
             f"max {mx * 1000:.1f} ms = max {mx / iv:.2f} (median {med / iv:.2f}) frame intervals of {iv * 1000:.2f} ms; "
             f"nearest frame {sum(ev['nearest'])} of {len(ev['nearest'])}; failed {ev['failed']} of {ev['clicks']} clicks; "
-            f"error lines {ev['errors']}")
+            f"error lines {ev['errors']}; of the gap around the press max "
+            f"{(max(ev['local']) if ev['local'] else float('nan')):.2f} of {len(ev['local'])} clicks")
         if ev["local"]:
             log(f"  |lag| in units of the gap between the two frames around each press: max {max(ev['local']):.2f} "
                 f"(median {statistics.median(ev['local']):.2f}) of {len(ev['local'])} clicks")

@@ -142,13 +142,21 @@ def libcamera_rows(figures):
     for f in figures:
         m = re.match(r"libcamera shutter-lag: \|frame_time - began\| n=(?P<n>\d+) median (?P<med>[\d.]+) p90 [\d.]+ "
                      r"max (?P<max>[\d.]+) ms = max (?P<maxiv>[\d.]+) \(median (?P<mediv>[\d.]+)\) frame intervals of "
-                     r"(?P<iv>[\d.]+) ms; nearest frame (?P<near>\d+) of \d+; failed (?P<failed>\d+) of (?P<clicks>\d+) clicks", f)
+                     r"(?P<iv>[\d.]+) ms; nearest frame (?P<near>\d+) of (?P<of>\d+); failed (?P<failed>\d+) of (?P<clicks>\d+) clicks"
+                     r"(?:.*of the gap around the press max (?P<gap>[\d.]+|nan) of (?P<gapn>\d+) clicks)?", f)
         if m:
-            ok = float(m["maxiv"]) <= 0.5 and m["failed"] == "0"
+            # vimc's frames come unevenly under emulation, so "half a frame interval" is judged
+            # against the gap the press fell in (for an even camera, the frame interval): the
+            # photo must be the dequeued frame nearest the press, every click. The lag against
+            # the mean interval is reported beside it.
+            gap = float(m["gap"]) if m["gap"] and m["gap"] != "nan" else None
+            ok = (gap is not None and gap <= 0.5 and m["gapn"] == m["n"] and m["near"] == m["of"] == m["n"]
+                  and m["failed"] == "0")
             out.append(("libcamera: shutter lag |photo frame_time − press began| on vimc 360×240 through libcamera (VM)",
-                        f"max {m['max']} ms = {m['maxiv']} frame intervals (median {m['med']} ms = {m['mediv']}); "
+                        f"max {gap if gap is not None else '?'} of the gap between the frames around the press; "
+                        f"max {m['max']} ms = {m['maxiv']} mean frame intervals (median {m['med']} ms = {m['mediv']}); "
                         f"frame interval {m['iv']} ms; {m['n']} clicks, {m['near']} the frame nearest the press, {m['failed']} failed",
-                        "≤ ½ frame interval, every click", "met" if ok else "missed"))
+                        "≤ ½ the frame gap around the press and the nearest frame, every click", "met" if ok else "missed"))
         m = re.match(r"libcamera stream-cpu: evcapture (?P<ev>[\d.]+) ms/s at (?P<evfps>[\d.]+) fps, "
                      r"cam (?P<cam>[\d.]+) ms/s at (?P<camfps>[\d.]+) fps, ratio (?P<r>[\d.]+); (?P<blocks>.*)$", f)
         if m:
