@@ -22,12 +22,15 @@ enum DaemonPaths {
         return parts.joined(separator: "/")
     }()
 
-    /// `.build/debug/evcapture` (built by `swift build --build-tests`), or next to the test bundle.
+    /// The `evcapture` next to the test bundle (`swift build --build-tests` puts both in
+    /// `.build/debug/`; the harness's libcamera 0.3 pass lays both out with that version's
+    /// bridge), else `.build/debug/evcapture`.
     static let executable: String? = {
-        var candidates = ["\(repository)/.build/debug/evcapture"]
+        var candidates: [String] = []
         if let bundle = CommandLine.arguments.first {
             candidates.append(((bundle as NSString).deletingLastPathComponent as NSString).appendingPathComponent("evcapture"))
         }
+        candidates.append("\(repository)/.build/debug/evcapture")
         return candidates.first { access($0, X_OK) == 0 }
     }()
 

@@ -35,6 +35,12 @@ struct LibcameraVimcDaemonSystemTests {
         let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
         defer { daemon.terminate() }
         try #require(daemon.waitFor(DaemonLines.deviceAdded(keys.node)) != nil, "\(daemon.transcript)")
+        // the libcamera of this pass (LibcameraVimcSystemTests says how the harness runs two)
+        let version = try #require(
+            ProcessInfo.processInfo.environment["EVCAPTURE_LIBCAMERA_VERSION"], "EVCAPTURE_LIBCAMERA_VERSION is not set")
+        #expect(
+            daemon.transcript.contains("libcamera v\(version): photos, videos and the live view from camera"),
+            "\(daemon.transcript)")
         // the ring runs while the session does: give it its first frames
         _ = daemon.waitFor(timeout: .seconds(10), DaemonLines.session("started"))
         Thread.sleep(forTimeInterval: 2)

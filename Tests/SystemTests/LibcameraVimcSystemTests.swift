@@ -63,6 +63,21 @@ struct LibcameraVimcSystemTests {
 
     // MARK: - the bridge
 
+    /// The libcamera this pass is for: Tests/System/run runs these suites against the system's
+    /// libcamera, then again against bookworm-backports' 0.3.x with that version's bridge next
+    /// to the bundle (Tests/System/README.md, "libcamera 0.3"), and says which in
+    /// `EVCAPTURE_LIBCAMERA_VERSION`. The bridge loaded must be compiled against it and the
+    /// library running must be it, or the pass tests another libcamera than it says.
+    @Test func theBridgeAndTheLibraryAreTheLibcameraOfThisPass() throws {
+        let expected = try #require(
+            ProcessInfo.processInfo.environment["EVCAPTURE_LIBCAMERA_VERSION"].flatMap { $0.isEmpty ? nil : $0 },
+            "EVCAPTURE_LIBCAMERA_VERSION is not set (Tests/System/run sets it)")
+        #expect(Libcamera.compiledVersion == expected)
+        let lc = try Libcamera.start().get()
+        // "v0.0.3", "v0.3.2" (a build from git would add "+…")
+        #expect(lc.version == "v\(expected)" || lc.version.hasPrefix("v\(expected)+"), "running \(lc.version), expected \(expected)")
+    }
+
     @Test func theCameraIsListedWithItsModelPropertiesFormatsAndControls() throws {
         let lc = try Libcamera.start().get()
         let info = try #require(vimcCamera(in: lc), "libcamera lists \(lc.cameras())")

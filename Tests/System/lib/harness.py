@@ -508,14 +508,90 @@ def build_bundle():
     say(f"build done in {time.monotonic() - started:.1f}s")
 
 
+# ------------------------------------------------------------------ libcamera 0.3
+
+LIBCAMERA3_DIR = os.path.join(REPO, ".build-libcamera-0.3")  # Tests/libcamera-versions' output
+LIBCAMERA3_EVENTS = "events-libcamera-0.3.jsonl"
+LIBCAMERA3_SUITES = ["SystemTests.LibcameraVimcSystemTests", "SystemTests.LibcameraVimcDaemonSystemTests"]
+
+
+def libcamera3_filters(args):
+    """The Swift Testing filters of the second pass: the vimc suites the run's filters select
+    (a filter matching a suite's id selects it; one naming a suite's test keeps its own words)."""
+    filters = []
+    for f in args.filter or ["SystemTests"]:
+        for suite in LIBCAMERA3_SUITES:
+            short = suite.split(".", 1)[1]
+            try:
+                whole = re.search(f, suite) is not None
+            except re.error:
+                whole = False
+            if whole:
+                filters.append(re.escape(suite))
+            elif short in f:
+                filters.append(f)
+    return sorted(set(filters))
+
+
+def system_libcamera_version():
+    result = subprocess.run(["pkg-config", "--modversion", "libcamera"], capture_output=True, text=True)
+    return result.stdout.strip() if result.returncode == 0 else ""
+
+
+def prepare_libcamera3(args, bundle, build_dir):
+    """The vimc suites' second pass runs against bookworm-backports' libcamera 0.3.x, which
+    Tests/libcamera-versions unpacks into .build-libcamera-0.3/root (library, IPA modules) and
+    links a bridge against (.build-libcamera-0.3/bridge). The test bundle and the evcapture
+    next to it are laid out again in .build-systest/libcamera-0.3/ with that bridge beside them,
+    where the loader looks first (next to the executable): no switch in evcapture itself.
+    Returns the pass's plan, or raises SetupError saying what is missing."""
+    multiarch = subprocess.run(["gcc", "-print-multiarch"], capture_output=True, text=True).stdout.strip() or "x86_64-linux-gnu"
+    root = os.path.join(LIBCAMERA3_DIR, "root", "usr")
+    libdir = os.path.join(root, "lib", multiarch)
+    bridge = os.path.join(LIBCAMERA3_DIR, "bridge", "libevcapture-libcamera.so")
+    pc = os.path.join(libdir, "pkgconfig", "libcamera.pc")
+    ipa = os.path.join(libdir, "libcamera", "ipa_vimc.so")
+    sources = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(REPO, "Sources", "CLibcameraBridge")) for f in fs]
+    stale = not all(os.path.isfile(f) for f in (bridge, pc, ipa)) or \
+        os.path.getmtime(bridge) < max(os.path.getmtime(f) for f in sources + [os.path.join(REPO, "Tests", "libcamera-versions")])
+    if stale:
+        if args.offline:
+            raise SetupError(f"--offline: no current libcamera 0.3 bridge in {bridge} (run Tests/libcamera-versions)")
+        say("Tests/libcamera-versions (bookworm-backports' libcamera 0.3 and its bridge)")
+        if subprocess.run([os.path.join(REPO, "Tests", "libcamera-versions")], cwd=REPO).returncode != 0:
+            raise SetupError("Tests/libcamera-versions failed: no libcamera 0.3 for the vimc suites' second pass")
+    version = ""
+    with open(pc) as f:
+        for line in f:
+            if line.startswith("Version:"):
+                version = line.split(":", 1)[1].strip()
+    layout = os.path.join(build_dir, "libcamera-0.3")
+    shutil.rmtree(layout, ignore_errors=True)
+    os.makedirs(layout)
+    for source in (bundle, os.path.join(os.path.dirname(bundle), "evcapture")):
+        target = os.path.join(layout, os.path.basename(source))
+        try:
+            os.link(source, target)
+        except OSError:
+            shutil.copy2(source, target)
+    shutil.copy2(bridge, os.path.join(layout, os.path.basename(bridge)))
+    env = {"LD_LIBRARY_PATH": libdir,
+           "LIBCAMERA_IPA_MODULE_PATH": os.path.join(libdir, "libcamera"),
+           "LIBCAMERA_IPA_PROXY_PATH": os.path.join(root, "libexec", "libcamera"),
+           "LIBCAMERA_IPA_CONFIG_PATH": os.path.join(root, "share", "libcamera", "ipa"),
+           "EVCAPTURE_LIBCAMERA_VERSION": version}
+    return {"bundle": os.path.join(layout, os.path.basename(bundle)), "env": env, "version": version}
+
+
 # ------------------------------------------------------------------------------ guest
 
-def write_run_plan(out_dir, args, bundle, fakeuvc, vimc):
+def write_run_plan(out_dir, args, bundle, fakeuvc, vimc, libcamera3=None):
     """The per-run instructions the guest reads from the output share."""
     q = shlex.quote
     steps = []
     env = {"EVCAPTURE_SYSTEST": "1", "EVCAPTURE_FAKEUVC": fakeuvc, "EVCAPTURE_REPO": REPO,
-           "EVCAPTURE_SYSTEST_OUT": out_dir, "EVCAPTURE_VIMC_MODULE": vimc}
+           "EVCAPTURE_SYSTEST_OUT": out_dir, "EVCAPTURE_VIMC_MODULE": vimc,
+           "EVCAPTURE_LIBCAMERA_VERSION": system_libcamera_version()}
     for kv in args.env:
         name, value = kv.split("=", 1)
         env[name] = value
@@ -535,6 +611,16 @@ def write_run_plan(out_dir, args, bundle, fakeuvc, vimc):
         if not args.parallel:
             argv.append("--no-parallel")
         steps.append(("swift-testing bundle", "evc-host " + " ".join(q(a) for a in argv)))
+        if libcamera3:
+            argv = ["env"] + [f"{k}={v}" for k, v in sorted(libcamera3["env"].items())] + [
+                libcamera3["bundle"], "--testing-library", "swift-testing",
+                "--event-stream-output-path", os.path.join(out_dir, LIBCAMERA3_EVENTS), "--event-stream-version", "0"]
+            for f in libcamera3["filters"]:
+                argv += ["--filter", f]
+            for s in args.skip:
+                argv += ["--skip", s]
+            argv.append("--no-parallel")
+            steps.append((f"swift-testing bundle, libcamera {libcamera3['version']}", "evc-host " + " ".join(q(a) for a in argv)))
     lines = [f"export {name}={q(value)}" for name, value in sorted(env.items())]
     lines += [f"EVC_OUT_HOST={q(out_dir)}", f"EVC_REPO={q(REPO)}",
               f"EVC_PROJECT_RULES={0 if args.no_project_rules else 1}",
@@ -756,6 +842,14 @@ def main(argv):
     if not args.no_bundle and not os.path.isfile(bundle):
         say(f"error: no test bundle at {bundle} (run swift build --build-tests)")
         return EXIT_SETUP
+    libcamera3, libcamera3_problem = None, None
+    filters = [] if args.no_bundle else libcamera3_filters(args)
+    if filters:
+        try:
+            libcamera3 = dict(prepare_libcamera3(args, bundle, build_dir), filters=filters)
+        except (SetupError, OSError) as e:
+            libcamera3_problem = f"libcamera 0.3: {e}"
+            say(f"error: {libcamera3_problem}; the vimc suites run against the system's libcamera only")
     t_prepared = time.monotonic()
     say(f"ready: kernel {kernel['abi']} ({kernel['version']}), {os.path.basename(initramfs)}, "
         f"prepared in {t_prepared - T_START:.1f}s")
@@ -769,7 +863,7 @@ def main(argv):
     for attempt in range(1, attempts + 1):
         shutil.rmtree(out_dir, ignore_errors=True)
         os.makedirs(out_dir)
-        steps = write_run_plan(out_dir, args, bundle, fakeuvc, vimc)
+        steps = write_run_plan(out_dir, args, bundle, fakeuvc, vimc, libcamera3)
         qemu = qemu_command(args, kernel, initramfs, out_dir)
         if args.verbose:
             say("qemu: " + " ".join(shlex.quote(a) for a in qemu))
@@ -786,6 +880,7 @@ def main(argv):
     statuses = read_status(status_path)
     ready = re.search(r"evc-guest: ready after ([0-9.]+)s", console)
     counts = None if args.no_bundle else count_results(os.path.join(out_dir, "events.jsonl"))
+    counts3 = count_results(os.path.join(out_dir, LIBCAMERA3_EVENTS)) if libcamera3 else None
 
     # ---- verdict
     status = EXIT_OK
@@ -806,6 +901,14 @@ def main(argv):
         elif rc != 0:
             status = status or EXIT_FAILED
             problems.append(f"step {i} ({title}) exited with status {rc}")
+    if libcamera3_problem:
+        status = status or EXIT_FAILED
+        problems.append(libcamera3_problem)
+    if libcamera3 and outcome == "done" and counts3 is None:
+        status = status or EXIT_FAILED
+        problems.append(f"the libcamera {libcamera3['version']} pass wrote no Swift Testing event stream")
+    if counts is not None and counts3 is not None:
+        counts = tuple(a + b for a, b in zip(counts, counts3))
     if not args.no_bundle and outcome == "done":
         if counts is None:
             status = status or EXIT_FAILED
@@ -827,6 +930,9 @@ def main(argv):
         passed, failed, skipped, stray = counts
         extra = f", {stray} issue(s) outside tests" if stray else ""
         say(f"system tests: {passed} passed, {failed} failed, {skipped} skipped{extra}")
+    if counts3 is not None:
+        say(f"  of them against libcamera {libcamera3['version']} ({' '.join(libcamera3['filters'])}): "
+            f"{counts3[0]} passed, {counts3[1]} failed, {counts3[2]} skipped")
     timing = f"total {time.monotonic() - T_START:.1f}s (prepare {t_prepared - T_START:.1f}s, " \
              f"guest {seconds:.1f}s"
     if ready:
@@ -836,6 +942,9 @@ def main(argv):
               "boot_seconds": float(ready.group(1)) if ready else None}
     if counts is not None:
         result.update(zip(("passed", "failed", "skipped", "stray_issues"), counts))
+    if counts3 is not None:
+        result["libcamera_0_3"] = dict(zip(("passed", "failed", "skipped", "stray_issues"), counts3),
+                                       version=libcamera3["version"])
     atomic_write(os.path.join(build_dir, "result.json"), json.dumps(result, indent=1).encode())
     say(f"console log: {os.path.relpath(os.path.join(build_dir, 'console.log'))}; "
         f"result: {'PASS' if status == EXIT_OK else f'FAIL (exit status {status})'}")
