@@ -21,8 +21,11 @@ struct LibcameraVimcSystemTests {
     static let height = 240
     /// libcamera's BGR888: bytes B, G, R (DRM_FORMAT_BGR888, what vimc's RGB888_1X24 bus gives).
     static let format = fourcc("BG24")
-    /// libcamera 0.0.3's control ids (control_ids.h): vimc offers neither.
-    static let scalerCropID: UInt32 = 22
+    /// libcamera's control ids (control_ids.h), which move between releases: ScalerCrop is 22
+    /// in 0.0.3 and 25 in 0.3.2, ExposureValue 6 in both. vimc offers neither.
+    static var scalerCropID: UInt32 {
+        ProcessInfo.processInfo.environment["EVCAPTURE_LIBCAMERA_VERSION"]?.hasPrefix("0.0.") == false ? 25 : 22
+    }
     static let exposureValueID: UInt32 = 6
 
     init() throws {
