@@ -129,7 +129,7 @@ let package = Package(
         // The only importer of CGPIOD: LED class devices and GPIO lines following the booth's events, on a thread of their own.
         .target(
             name: "OutputDevices",
-            dependencies: ["CGPIOD", "Booth", "Actions", "Capture", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CGPIOD", "Booth", "Actions", "Capture", "Evdev", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
         // The only importer of CMosquitto: an MQTT client on the IOLoop (reconnect, offline queue, will).
         .target(
             name: "MQTT",
@@ -190,7 +190,7 @@ let package = Package(
         .testTarget(
             name: "LiveViewTests",
             dependencies: [
-                "LiveView", "Output", "Actions", "Capture", "EvcaptureTesting",
+                "LiveView", "Output", "Actions", "Capture", "Evdev", "EvcaptureTesting",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),

@@ -79,7 +79,7 @@ final class VideoFile {
             do {
                 let mp4 = try FragmentedMP4Writer(
                     fd: file.fd, path: file.temporaryPath, format: format, crop: crop, settings: settings.h264, encoder: choice,
-                    creationTime: Photo.wallTime(ofMonotonic: first.time))
+                    creationTime: first.time.wallSeconds)
                 (width, height, encoder) = (mp4.width, mp4.height, mp4.encoder)
                 writer = .mp4(mp4, file)
             } catch { throw Self.actionError(error) }
@@ -108,7 +108,7 @@ final class VideoFile {
             do { return try w.append(jpeg: jpeg) } catch { throw .file(error) }
         case .mp4(let w, _):
             guard w.bytesOnDisk < Int64(settings.maximumVideoBytes) else { return false }
-            do { try w.append(ring.frame.bytes, at: ring.time) } catch { throw Self.actionError(error) }
+            do { try w.append(ring.frame.bytes, at: ring.time.microseconds) } catch { throw Self.actionError(error) }
             return true
         }
     }

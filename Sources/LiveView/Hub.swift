@@ -109,7 +109,7 @@ final class Hub: @unchecked Sendable {
             defer { frames.removeViewer() }
             var result: PreviewFrame?
             do {
-                let ring = try frames.frame(nearest: monotonicNow().microseconds, timeout: .seconds(3))
+                let ring = try frames.frame(nearest: monotonicNow(), timeout: .seconds(3))
                 let jpeg = try JPEG.data(from: ring.frame, quality: quality)
                 result = PreviewFrame(jpeg: ByteBuffer(bytes: jpeg), time: ring.time, sequence: ring.frame.sequence)
             } catch {

@@ -73,11 +73,11 @@ final class FakeFrameStream: FrameStream {
         source.start()
         defer { source.stopAndWait() }
         // Wait until frames flow, then ask for the moment of frame 20 plus 3 ms: frame 20 is nearest.
-        _ = try source.frame(nearest: 0, timeout: .seconds(5))
+        _ = try source.frame(nearest: Timestamp(microseconds: 0), timeout: .seconds(5))
         let openedAt = try #require(opened.openedAt.withLock { $0 })
         let press = FakeFrameStream.time(20, openedAt: openedAt) + 3_000
-        let photo = try source.frame(nearest: press, timeout: .seconds(5))
-        #expect(photo.time == FakeFrameStream.time(20, openedAt: openedAt))
+        let photo = try source.frame(nearest: Timestamp(microseconds: press), timeout: .seconds(5))
+        #expect(photo.time.microseconds == FakeFrameStream.time(20, openedAt: openedAt))
         #expect(photo.frame.sequence == 20 && photo.frame.bytes == [20, 0, 0, 0])
         #expect(photo.frame.format == FakeFrameStream.streamFormat)
         #expect(photo.timestampKind.isMonotonic)
@@ -93,8 +93,8 @@ final class FakeFrameStream: FrameStream {
         // A video's reader follows the ring until the camera is gone.
         var seen: [Int64] = []
         #expect {
-            _ = try source.frames(from: 0, timeout: .seconds(5)) { frame in
-                seen.append(frame.time)
+            _ = try source.frames(from: Timestamp(microseconds: 0), timeout: .seconds(5)) { frame in
+                seen.append(frame.time.microseconds)
                 return true
             }
         } throws: { ($0 as? StreamingError)?.code == .deviceRemoved }
@@ -109,7 +109,7 @@ final class FakeFrameStream: FrameStream {
         while errors.withLock({ $0.isEmpty }) && ContinuousClock.now < said { usleep(10_000) }
         #expect(errors.withLock { $0.map(\.code) } == [.deviceRemoved])
         // A later reader starts the camera again (a camera that came back).
-        _ = try? source.frame(nearest: 0, timeout: .seconds(2))
+        _ = try? source.frame(nearest: Timestamp(microseconds: 0), timeout: .seconds(2))
         #expect(opened.opens.load(ordering: .relaxed) == 2)
     }
 }

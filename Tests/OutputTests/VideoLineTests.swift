@@ -13,7 +13,8 @@ import Testing
     /// on; one that ended early says why.
     @Test func aVideoLineSaysFormatEncoderDurationSkippedAndWhyItStopped() {
         var video = VideoResult(
-            path: "/o/v.mp4", frames: 61, framesPerSecond: 30, width: 640, height: 480, truncated: false, frameTime: 1_234_567_000,
+            path: "/o/v.mp4", frames: 61, framesPerSecond: 30, width: 640, height: 480, truncated: false,
+            frameTime: Timestamp(microseconds: 1_234_567_000),
             skipped: 2, format: .mp4, encoder: "libx264", duration: 2.0334)
         #expect(
             JSONLines.outcome(.videoSaved(video, press: 3), time: Timestamp(microseconds: 2_000_000))

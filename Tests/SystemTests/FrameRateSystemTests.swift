@@ -33,8 +33,8 @@ struct FrameRateSystemTests {
         defer { source.stopAndWait() }
         source.start()
         var times: [Int64] = []
-        _ = try source.frames(from: monotonicNow().microseconds, timeout: .seconds(10)) { frame in
-            times.append(frame.time)
+        _ = try source.frames(from: monotonicNow(), timeout: .seconds(10)) { frame in
+            times.append(frame.time.microseconds)
             return times.count < 16
         }
         let intervals = zip(times.dropFirst(), times).map { Double($0 - $1) / 1000 }.sorted()

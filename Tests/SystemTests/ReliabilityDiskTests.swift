@@ -62,7 +62,7 @@ struct ReliabilityDiskTests {
         let frames = FrameSource(settings: settings(disk.path, videoFormat: format), logger: Self.logger)
         defer { frames.stopAndWait() }
         let recording = try await VideoRecording.start(
-            from: frames, time: monotonicNow().microseconds, settings(disk.path, videoFormat: format),
+            from: frames, time: monotonicNow(), settings(disk.path, videoFormat: format),
             CaptureRequest(press: 1, action: .primary, time: 0), logger: Self.logger)
         let ended = try await {
             for _ in 0..<1200 where !recording.hasEnded { try await Task.sleep(for: .milliseconds(50)) }
@@ -96,7 +96,7 @@ struct ReliabilityDiskTests {
         defer { frames.stopAndWait() }
         do throws(ActionError) {
             let ring: RingFrame
-            do throws(StreamingError) { ring = try frames.frame(nearest: monotonicNow().microseconds, timeout: .seconds(10)) } catch {
+            do throws(StreamingError) { ring = try frames.frame(nearest: monotonicNow(), timeout: .seconds(10)) } catch {
                 throw .camera(error)
             }
             _ = try Photo.save(ring, settings(disk.path), CaptureRequest(press: 2, action: .primary, time: 0))
