@@ -5,6 +5,7 @@ import LinuxIO
 import Logging
 import Synchronization
 import V4L2
+import Frames
 
 /// The runner as its booth clock and outcome filter see it: weakly, so neither keeps it alive.
 struct WeakRunner {

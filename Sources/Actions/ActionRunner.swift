@@ -10,6 +10,7 @@ import Evdev
 import V4L2
 import LinuxIO
 import Booth
+import Frames
 
 /// Runs photo, video, hook and sound actions for capture triggers, off the input path.
 ///
@@ -112,7 +113,7 @@ public final class ActionRunner: ActionTriggerSink {
             ? previous?.booth ?? BoothClock(logger: logger) : nil
         let frames = configuration.capture.map { settings in
             FrameSource(
-                settings: settings, mode: settings.streamMode, limits: settings.ring, idleStop: settings.streamIdleStop,
+                settings: settings.stream, mode: settings.streamMode, limits: settings.ring, idleStop: settings.streamIdleStop,
                 opener: frameStream, logger: logger,
                 onError: { error in
                     let what = error.code == .frameRateNotAvailable ? "capture stream runs at another rate" : "capture stream failed"

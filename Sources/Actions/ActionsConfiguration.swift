@@ -8,6 +8,7 @@ import Synchronization
 import Evdev
 import V4L2
 import LinuxIO
+import Media
 
 /// What a button does beyond reporting its events.
 public struct ActionBinding: Sendable, Hashable {

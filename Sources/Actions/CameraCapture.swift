@@ -9,22 +9,38 @@ import Capture
 import Evdev
 import LinuxIO
 import Movie
+import Frames
+import Media
 
 /// Where and how photos and videos are taken.
 public struct CaptureSettings: Sendable, Hashable {
+    /// The camera and how the capture stream opens it.
+    public var stream: StreamSettings
     /// The V4L2 capture node (`/dev/video0`, `/dev/v4l/by-id/...`).
-    public var devicePath: String
+    public var devicePath: String {
+        get { stream.devicePath }
+        set { stream.devicePath = newValue }
+    }
     /// The directory files are written to (must exist and be writable).
     public var outputDirectory: String
     public var photoPattern: FileNamePattern
     public var videoPattern: FileNamePattern
     /// Requested frame size; nil keeps the camera's current size.
-    public var width: Int?
-    public var height: Int?
+    public var width: Int? {
+        get { stream.width }
+        set { stream.width = newValue }
+    }
+    public var height: Int? {
+        get { stream.height }
+        set { stream.height = newValue }
+    }
     /// JPEG quality for uncompressed frames (MJPEG frames are stored as the camera sent them).
     public var jpegQuality: Int
     /// The longest wait for one frame before giving up with a `camera-timeout` error.
-    public var frameTimeout: Duration
+    public var frameTimeout: Duration {
+        get { stream.frameTimeout }
+        set { stream.frameTimeout = newValue }
+    }
     /// Size limit of one video file.
     public var maximumVideoBytes: Int
     /// MP4 (H.264) or AVI (MJPEG).
@@ -42,9 +58,15 @@ public struct CaptureSettings: Sendable, Hashable {
     /// `on-press` mode: the stream stops after this long without a press.
     public var streamIdleStop: Duration
     /// The frame rate to ask the camera for; nil keeps the driver's.
-    public var framesPerSecond: Double?
+    public var framesPerSecond: Double? {
+        get { stream.framesPerSecond }
+        set { stream.framesPerSecond = newValue }
+    }
     /// The pixel formats to ask the camera for, in order (the first it offers is taken).
-    public var pixelFormats: [PixelFormat] = PixelFormat.captureOrder
+    public var pixelFormats: [PixelFormat] {
+        get { stream.pixelFormats }
+        set { stream.pixelFormats = newValue }
+    }
 
     /// Which moment a click's photo shows.
     public enum PhotoMoment: String, Sendable, Hashable, CaseIterable {
@@ -63,22 +85,19 @@ public struct CaptureSettings: Sendable, Hashable {
         streamIdleStop: Duration = .seconds(10), framesPerSecond: Double? = nil,
         videoFormat: VideoFormat = .mp4, h264: H264Settings = H264Settings()
     ) {
+        self.stream = StreamSettings(
+            devicePath: devicePath, width: width, height: height, framesPerSecond: framesPerSecond, frameTimeout: frameTimeout)
         self.videoFormat = videoFormat
         self.h264 = h264
-        self.framesPerSecond = framesPerSecond
         self.streamMode = streamMode
         self.photoMoment = photoMoment
         self.preRoll = preRoll
         self.ring = ring
         self.streamIdleStop = streamIdleStop
-        self.devicePath = devicePath
         self.outputDirectory = outputDirectory
         self.photoPattern = photoPattern
         self.videoPattern = videoPattern ?? videoFormat.defaultPattern
-        self.width = width
-        self.height = height
         self.jpegQuality = jpegQuality
-        self.frameTimeout = frameTimeout
         self.maximumVideoBytes = maximumVideoBytes
     }
 }

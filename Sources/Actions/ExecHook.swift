@@ -78,7 +78,7 @@ public struct ActionTrigger: Sendable, Hashable {
     }
 
     /// How `action` is written where a name is needed: the button's action, or `remote`.
-    public static func actionName(_ action: CaptureAction?) -> String { action?.rawValue ?? "remote" }
+    public static func actionName(_ action: CaptureAction?) -> String { CaptureAction.name(action) }
 
     /// The capture phase this trigger belongs to (gestures: click ends a press, a long press
     /// is reported while held).

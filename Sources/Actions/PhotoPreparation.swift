@@ -6,6 +6,8 @@ import Glibc
 import Synchronization
 import V4L2
 import LinuxIO
+import Frames
+import Media
 
 // A click's photo prepared at `began` (docs/behaviour.md#the-moment-of-the-press: `began` is
 // the moment to prepare, `ended` the moment a click is decided). The photo is the ring frame

@@ -15,6 +15,7 @@ import Output
 import ConfigFile
 import Rig
 import V4L2
+import Frames
 
 /// The daemon's state. Its executor is the ``IOLoop``: device reads enter it synchronously
 /// on the I/O thread (`assumeIsolated`), so the input path has no thread hop; hotplug and

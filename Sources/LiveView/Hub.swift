@@ -4,6 +4,8 @@ import LinuxIO
 import Logging
 import NIOCore
 import Synchronization
+import Frames
+import Media
 
 /// The server's shared state: who watches the stream, who listens to events, the preview
 /// feed, the snapshots in flight.

@@ -6,6 +6,8 @@ import V4L2
 import Capture
 import Evdev
 import LinuxIO
+@testable import Frames
+@testable import Media
 
 /// A YUYV test image: a horizontal luma ramp, chroma varying by row; rows padded to `stride`.
 func yuyvImage(width: Int, height: Int, stride rowBytes: Int, shade: Int = 0) -> [UInt8] {
@@ -249,7 +251,7 @@ struct FFprobe {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // The ring's stream fails the photo waiting for it with the camera's error, at once.
         let source = FrameSource(
-            settings: CaptureSettings(devicePath: "/dev/evcapture-no-such-video", outputDirectory: dir), logger: testLogger)
+            settings: StreamSettings(devicePath: "/dev/evcapture-no-such-video"), logger: testLogger)
         let started = ContinuousClock.now
         do {
             _ = try source.frame(nearest: Timestamp(microseconds: 0), timeout: .seconds(10))

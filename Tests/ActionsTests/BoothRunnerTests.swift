@@ -7,6 +7,7 @@ import Testing
 import Capture
 @testable import Actions
 import V4L2
+@testable import Frames
 
 /// The runner's booth paths with a ring stand-in (docs/booth.md): a countdown a press
 /// cancels, and a timelapse through a camera unplug and replug.

@@ -7,6 +7,7 @@ import Testing
 import V4L2
 
 @testable import Actions
+@testable import Frames
 
 /// A camera behind the capture stream's seam (``FrameStream``): frames 10 ms apart from the
 /// time it opened, each with its own timestamp, then gone after `frames` of them.
@@ -68,7 +69,7 @@ final class FakeFrameStream: FrameStream {
     @Test func aPhotoIsTheFrameNearestThePressByTheCamerasOwnTime() throws {
         let opened = Opened()
         let source = FrameSource(
-            settings: CaptureSettings(devicePath: "fake-camera", outputDirectory: "/tmp"), opener: opened.opener(frames: 1000),
+            settings: StreamSettings(devicePath: "fake-camera"), opener: opened.opener(frames: 1000),
             logger: logger)
         source.start()
         defer { source.stopAndWait() }
@@ -88,7 +89,7 @@ final class FakeFrameStream: FrameStream {
         let opened = Opened()
         let errors = Mutex<[StreamingError]>([])
         let source = FrameSource(
-            settings: CaptureSettings(devicePath: "fake-camera", outputDirectory: "/tmp"), opener: opened.opener(frames: 5),
+            settings: StreamSettings(devicePath: "fake-camera"), opener: opened.opener(frames: 5),
             logger: logger, onError: { error in errors.withLock { $0.append(error) } })
         // A video's reader follows the ring until the camera is gone.
         var seen: [Int64] = []

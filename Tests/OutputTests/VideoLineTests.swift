@@ -7,6 +7,7 @@ import Evdev
 import Movie
 import Output
 import Testing
+@testable import Media
 
 @Suite struct VideoLineTests {
     /// The video line says the format, encoder, length and frames the recording fell behind

@@ -12,6 +12,8 @@ import Capture
 import Actions
 import Output
 import ConfigFile
+import Frames
+import Media
 
 /// Photos, recordings and the action runner on vivid's capture node (real V4L2 streaming,
 /// real MJPEG encoding); the files are checked with ffprobe, an independent decoder.
@@ -33,7 +35,7 @@ struct ActionsCameraTests {
             frameTimeout: frameTimeout, preRoll: preRoll, videoFormat: videoFormat)
     }
 
-    func source(_ s: CaptureSettings) -> FrameSource { FrameSource(settings: s, logger: Self.logger) }
+    func source(_ s: CaptureSettings) -> FrameSource { FrameSource(settings: s.stream, logger: Self.logger) }
 
     static func now() -> Int64 { monotonicNow().microseconds }
 
@@ -122,7 +124,7 @@ struct ActionsCameraTests {
     /// idle time: the camera is not left streaming.
     @Test func onPressLetsTheCameraGo() throws {
         let scratch = try ScratchDirectory(prefix: "modes")
-        let prepared = FrameSource(settings: settings(scratch), mode: .onPress, idleStop: .seconds(1), logger: Self.logger)
+        let prepared = FrameSource(settings: settings(scratch).stream, mode: .onPress, idleStop: .seconds(1), logger: Self.logger)
         defer { prepared.stopAndWait() }
         let asked = monotonicNow()
         let photo = try prepared.frame(nearest: asked, timeout: .seconds(10))

@@ -56,7 +56,7 @@ public struct RingFrame: Sendable {
 /// time onwards (pre-roll) and then follow it. A camera that cannot stream fails the
 /// requests waiting for it with its error; the rest of the daemon goes on.
 public final class FrameSource: Sendable {
-    public let settings: CaptureSettings
+    public let settings: StreamSettings
     public let limits: RingLimits
     private let logger: Logger
     /// Called once per failure of the stream (cannot open, unplugged, no frames).
@@ -105,7 +105,7 @@ public final class FrameSource: Sendable {
 
     /// `opener`: the camera the frames come from (a V4L2 capture node unless told otherwise).
     public init(
-        settings: CaptureSettings, mode: StreamMode = .always, limits: RingLimits = RingLimits(),
+        settings: StreamSettings, mode: StreamMode = .always, limits: RingLimits = RingLimits(),
         idleStop: Duration = .seconds(10), opener: FrameStreamOpener = .v4l2, logger: Logger,
         onError: @escaping @Sendable (StreamingError) -> Void = { _ in }
     ) {
