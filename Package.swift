@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .library(
             name: "EvcaptureKit",
-            targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Movie", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView", "Booth", "OutputDevices"]),
+            targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Movie", "Frames", "Media", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView", "Booth", "OutputDevices"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
         // The libcamera bridge as its own shared object, opened on first use (CLibcameraLoader,
         // docs/libcamera.md): evcapture never links libcamera.
@@ -77,7 +77,7 @@ let package = Package(
         // libcamera cameras for Swift: enumeration and controls, a frame stream, the backend choice.
         .target(
             name: "LibcameraCamera",
-            dependencies: ["CLibcameraLoader", "Actions", "Camera", "Capture", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CLibcameraLoader", "Frames", "Actions", "Camera", "Capture", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
 
         // Every job without an executor of its own on the main thread: no libdispatch pool,
         // so no 1 Hz pool-monitor wakeup while idle.
@@ -118,10 +118,18 @@ let package = Package(
         .target(name: "Movie", dependencies: ["CFFmpeg", "V4L2", "LinuxIO"]),
         // The booth's timing: countdowns, bursts, timelapse schedules, what outputs follow; pure, time passed in.
         .target(name: "Booth"),
-        // Actions on capture events: photos, videos, hooks, the shutter sound.
+        // The capture stream: a camera's frames (V4L2 or another library's) in a ring of recent frames, read by time.
+        .target(
+            name: "Frames",
+            dependencies: ["V4L2", "Evdev", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+        // Files of frames: JPEG encoding, EXIF and lossless crops, AVI, video recovery, atomic files and their names.
+        .target(
+            name: "Media",
+            dependencies: ["Capture", "V4L2", "Movie", "LinuxIO", "CLinuxShims", "CLibjpeg", "CLibturbojpeg", "CLibexif"]),
+        // Actions on capture events: the runner and its workers, photos and videos from the ring, hooks, the shutter sound, the booth.
         .target(
             name: "Actions",
-            dependencies: ["Booth", "Capture", "Runtime", "V4L2", "LinuxIO", "Movie", "CLibjpeg", "CLibturbojpeg", "CLibexif", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Booth", "Capture", "Runtime", "Frames", "Media", "V4L2", "LinuxIO", "Movie", .product(name: "Logging", package: "swift-log")]),
         // Typed events rendered as JSON lines and readable text; line writers, the socket, the monitor.
         .target(
             name: "Output",
@@ -129,7 +137,7 @@ let package = Package(
         // The only importer of CGPIOD: LED class devices and GPIO lines following the booth's events, on a thread of their own.
         .target(
             name: "OutputDevices",
-            dependencies: ["CGPIOD", "Booth", "Actions", "Capture", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CGPIOD", "Booth", "Actions", "Capture", "Evdev", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
         // The only importer of CMosquitto: an MQTT client on the IOLoop (reconnect, offline queue, will).
         .target(
             name: "MQTT",
@@ -140,19 +148,19 @@ let package = Package(
         .target(
             name: "LiveView",
             dependencies: [
-                "Capture", "Actions", "Output", "Evdev", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"),
+                "Capture", "Frames", "Media", "Actions", "Output", "Evdev", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
         // The TOML config, parsed straight into the runtime types.
         .target(
             name: "ConfigFile",
-            dependencies: ["Capture", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "Booth", "OutputDevices", .product(name: "TOMLKit", package: "TOMLKit")]),
+            dependencies: ["Capture", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "Booth", "OutputDevices", .product(name: "TOMLKit", package: "TOMLKit")]),
         // The daemon: devices, camera and actions composed into a service; sd_notify; the devices report; replay.
         .target(
             name: "EvcaptureDaemon",
             dependencies: [
-                "Capture", "Runtime", "JSON", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig", "LiveView",
+                "Capture", "Runtime", "JSON", "Camera", "Frames", "Media", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig", "LiveView",
                 "LibcameraCamera",
                 "OutputDevices",
                 .product(name: "Logging", package: "swift-log"),
@@ -161,7 +169,7 @@ let package = Package(
         .executableTarget(
             name: "evcapture",
             dependencies: [
-                "EvcaptureDaemon", "Capture", "Camera", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO",
+                "EvcaptureDaemon", "Capture", "Camera", "Media", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO",
                 "ConcurrencyRuntime", "LibcameraCamera", "Movie",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -184,13 +192,13 @@ let package = Package(
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2"]),
         .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "Evdev", "V4L2", "EvcaptureTesting"]),
-        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Actions", "Movie", "Capture", "Evdev", "V4L2", "LinuxIO"]),
-        .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Evdev", "Actions", "Movie", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView"]),
+        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Frames", "Media", "Actions", "Movie", "Capture", "Evdev", "V4L2", "LinuxIO"]),
+        .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Evdev", "Media", "Actions", "Movie", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView"]),
         .testTarget(
             name: "LiveViewTests",
             dependencies: [
-                "LiveView", "Output", "Actions", "Capture", "EvcaptureTesting",
+                "LiveView", "Output", "Media", "Actions", "Capture", "Evdev", "EvcaptureTesting",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
@@ -200,7 +208,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "EvcaptureDaemon", "Camera", "Output", "ConfigFile", "Capture", "Evdev", "EvcaptureTesting", "LinuxIO", "MQTT", "Rig", "Actions",
+                "EvcaptureDaemon", "Camera", "Output", "ConfigFile", "Capture", "Evdev", "EvcaptureTesting", "LinuxIO", "MQTT", "Rig", "Media", "Actions",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),
@@ -210,7 +218,7 @@ let package = Package(
         .testTarget(
             name: "SystemTests",
             dependencies: [
-                "EvcaptureDaemon", "Camera", "Actions", "Output", "ConfigFile", "Capture", "Evdev", "Udev", "V4L2", "LinuxIO",
+                "EvcaptureDaemon", "Camera", "Frames", "Media", "Actions", "Output", "ConfigFile", "Capture", "Evdev", "Udev", "V4L2", "LinuxIO",
                 "EvcaptureTesting", "MQTT", "LiveView", "LibcameraCamera", "Booth", "OutputDevices",
             ]),
     ],

@@ -6,6 +6,7 @@ import Capture
 import Evdev
 import LinuxIO
 import Movie
+import Media
 
 /// Why an action failed; the daemon reports each as an `error` event (none of them stops it).
 public enum ActionError: Error, CustomStringConvertible, Sendable, Equatable {

@@ -1,9 +1,11 @@
 import Booth
 import Capture
+import Evdev
 import LinuxIO
 import Logging
 import Synchronization
 import V4L2
+import Frames
 
 /// The runner as its booth clock and outcome filter see it: weakly, so neither keeps it alive.
 struct WeakRunner {
@@ -17,14 +19,14 @@ extension ActionRunner {
     func boothTakes(_ trigger: ActionTrigger, _ booth: BoothBinding) -> Bool {
         if countdownCancellers.withLock({ $0.contains(trigger.press) }) { return true }
         guard let clock = self.booth else { return false }
-        let now = trigger.eventTime ?? monotonicMicroseconds()
+        let now = trigger.eventTime ?? monotonicNow()
         if let interval = booth.timelapse {
             let (started, press, schedule) = clock.toggleTimelapse(trigger, interval: interval, now: now)
             onOutcome(
                 .timelapse(
                     TimelapseReport(
                         state: started ? .started : .stopped, press: press,
-                        count: schedule.taken, missed: schedule.missed, next: started ? schedule.nextTime : nil)))
+                        count: schedule.taken, missed: schedule.missed, next: started ? Timestamp(microseconds: schedule.nextTime) : nil)))
             return true
         }
         if booth.countdown > 0 {
@@ -38,23 +40,16 @@ extension ActionRunner {
     func boothStep(_ step: BoothClock.Step) {
         switch step {
         case .countdown(.tick(let remaining, _, let shot), let trigger):
-            onOutcome(.countdown(remaining: remaining, shot: shot, press: trigger.press))
+            onOutcome(.countdown(remaining: remaining, shot: Timestamp(microseconds: shot), press: trigger.press))
             var t = trigger
             t.kind = .countdown
             t.remaining = remaining
             t.time = wallClockNow()
             runHooks(for: t)
-        case .countdown(.shot(let time), let trigger), .timelapseShot(_, let time, let trigger):
-            // The shot is reported here, at its moment on the clock's thread, so an output
-            // following it (a flash) never waits behind the photo worker's previous photo.
-            onOutcome(.shot(time: time, press: trigger.press))
-            // The photo is the frame nearest the shot's time, whatever the photo moment.
-            var t = trigger
-            t.kind = .click
-            t.pressTime = time
-            t.eventTime = time
-            t.pressWallTime = nil
-            queuePhoto(t, shotReported: true)
+        case .countdown(.shot(let time), let trigger):
+            shoot(trigger, at: Timestamp(microseconds: time))
+        case .timelapseShot(_, let time, let trigger):
+            shoot(trigger, at: time)
         case .countdown(.cancelled(let remaining, _), let trigger):
             onOutcome(.countdownCancelled(remaining: remaining, press: trigger.press))
             var t = trigger
@@ -64,6 +59,20 @@ extension ActionRunner {
             t.time = wallClockNow()
             runHooks(for: t)
         }
+    }
+
+    /// A countdown's or a timelapse's shot at `time`.
+    private func shoot(_ trigger: ActionTrigger, at time: Timestamp) {
+        // The shot is reported here, at its moment on the clock's thread, so an output
+        // following it (a flash) never waits behind the photo worker's previous photo.
+        onOutcome(.shot(time: time, press: trigger.press))
+        // The photo is the frame nearest the shot's time, whatever the photo moment.
+        var t = trigger
+        t.kind = .click
+        t.pressTime = time
+        t.eventTime = time
+        t.pressWallTime = nil
+        queuePhoto(t, shotReported: true)
     }
 
     /// A running timelapse's `shot` or `missed` line for a photo's outcome of its press.
@@ -80,23 +89,23 @@ extension ActionRunner {
         return .timelapse(
             TimelapseReport(
                 state: photo == nil ? .missed : .shot, press: press, count: schedule.taken, missed: schedule.missed,
-                next: schedule.nextTime, photo: photo))
+                next: Timestamp(microseconds: schedule.nextTime), photo: photo))
     }
 
     /// A burst (on the photo worker's thread): `burst` frames around `moment`, each saved
     /// as a photo with its own frame time, reported in one `burst` outcome.
-    func takeBurst(_ trigger: ActionTrigger, _ booth: BoothBinding, moment: Int64, request: CaptureRequest, prepared: PreparedPhotos?) {
+    func takeBurst(_ trigger: ActionTrigger, _ booth: BoothBinding, moment: Timestamp, request: CaptureRequest, prepared: PreparedPhotos?) {
         prepared?.discard(press: trigger.press)
         guard let settings = configuration.capture, let frames else {
             onOutcome(.failed(.noCamera, press: trigger.press))
             return
         }
-        var selection = BurstSelection<RingFrame>(moment: moment, count: booth.burst, before: booth.burstBefore)
+        var selection = BurstSelection<RingFrame>(moment: moment.microseconds, count: booth.burst, before: booth.burstBefore)
         // From as far back as the ring reaches: the frames before the moment are in it.
-        let lookback = Int64(settings.ring.seconds * 1_000_000)
+        let lookback = moment - .seconds(settings.ring.seconds)
         do {
-            _ = try frames.frames(from: moment - lookback, timeout: settings.frameTimeout) { ring in
-                selection.offer(ring, time: ring.time)
+            _ = try frames.frames(from: lookback, timeout: settings.frameTimeout) { ring in
+                selection.offer(ring, time: ring.time.microseconds)
             }
         } catch let error as StreamingError {
             onOutcome(.failed(.camera(error), press: trigger.press))

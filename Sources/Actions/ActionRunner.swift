@@ -10,6 +10,7 @@ import Evdev
 import V4L2
 import LinuxIO
 import Booth
+import Frames
 
 /// Runs photo, video, hook and sound actions for capture triggers, off the input path.
 ///
@@ -63,8 +64,8 @@ public final class ActionRunner: ActionTriggerSink {
     private let pendingVideoStarts = Atomic<Int>(0)
     /// The capture stream and its ring, when there is a capture device.
     public let frames: FrameSource?
-    /// The `began` time (monotonic µs) of each press in flight, for its photo and video.
-    private let pressTimes = Mutex<[PressID: Int64]>([:])
+    /// The `began` time of each press in flight, for its photo and video.
+    private let pressTimes = Mutex<[PressID: Timestamp]>([:])
     /// Presses whose video start was queued and whose stop was not: only they get a stop, so
     /// the video queue holds at most `queueLimit` starts, their stops and `stopAll`.
     private let videoPresses = Mutex<Set<PressID>>([])
@@ -112,7 +113,7 @@ public final class ActionRunner: ActionTriggerSink {
             ? previous?.booth ?? BoothClock(logger: logger) : nil
         let frames = configuration.capture.map { settings in
             FrameSource(
-                settings: settings, mode: settings.streamMode, limits: settings.ring, idleStop: settings.streamIdleStop,
+                settings: settings.stream, mode: settings.streamMode, limits: settings.ring, idleStop: settings.streamIdleStop,
                 opener: frameStream, logger: logger,
                 onError: { error in
                     let what = error.code == .frameRateNotAvailable ? "capture stream runs at another rate" : "capture stream failed"
@@ -184,7 +185,7 @@ public final class ActionRunner: ActionTriggerSink {
         case .began:
             if let t = trigger.eventTime { pressTimes.withLock { $0[trigger.press] = t } }
             // A press during a countdown cancels it (docs/booth.md#countdown).
-            if let booth, booth.cancelCountdowns(at: trigger.eventTime ?? monotonicMicroseconds()) {
+            if let booth, booth.cancelCountdowns(at: trigger.eventTime ?? monotonicNow()) {
                 countdownCancellers.withLock { _ = $0.insert(trigger.press) }
             }
             // `began` prepares the camera (docs/behaviour.md#the-moment-of-the-press): a cold
@@ -357,7 +358,7 @@ public final class ActionRunner: ActionTriggerSink {
         // with no time at all, now.
         let moment =
             (settings.photoMoment == .press ? trigger.pressTime : nil)
-            ?? trigger.pressWallTime.map(Photo.monotonicTime(ofWall:)) ?? trigger.eventTime ?? monotonicNow().microseconds
+            ?? trigger.pressWallTime.map(Timestamp.init(wallSeconds:)) ?? trigger.eventTime ?? monotonicNow()
         if !shotReported { onOutcome(.shot(time: moment, press: trigger.press)) }
         if let booth = trigger.action.flatMap({ configuration.bindings[$0] })?.booth, booth.burst > 1 {
             return takeBurst(trigger, booth, moment: moment, request: request, prepared: prepared)
@@ -380,7 +381,7 @@ public final class ActionRunner: ActionTriggerSink {
             }
         switch result {
         case .success(var photo):
-            photo.pressOffset = trigger.pressWallTime == nil ? nil : photo.frameTime.map { $0 - moment }
+            photo.pressOffset = trigger.pressWallTime == nil ? nil : photo.frameTime.map { $0.microseconds - moment.microseconds }
             logger.info("photo saved", metadata: ["file.path": "\(photo.path)", "press": "\(trigger.press)"])
             onOutcome(.photoSaved(photo, press: trigger.press))
             fileWritten(.photo, photo.path, frameTime: photo.frameTime, for: trigger)
@@ -391,7 +392,7 @@ public final class ActionRunner: ActionTriggerSink {
     }
 
     /// Hooks that want the file (`on = ["photo"]` / `["video"]`) run once it is written.
-    func fileWritten(_ kind: ActionTrigger.Kind, _ path: String, frameTime: Int64?, for trigger: ActionTrigger) {
+    func fileWritten(_ kind: ActionTrigger.Kind, _ path: String, frameTime: Timestamp?, for trigger: ActionTrigger) {
         var done = trigger
         done.kind = kind
         done.file = path
@@ -402,7 +403,7 @@ public final class ActionRunner: ActionTriggerSink {
 
     private func runVideo(_ commands: AsyncStream<VideoCommand>) async {
         var active: (trigger: ActionTrigger, recording: VideoRecording)?
-        func finish(at release: Int64? = nil) async {
+        func finish(at release: Timestamp? = nil) async {
             guard let (trigger, recording) = active else { return }
             active = nil
             let result = await recording.stop(at: release)
@@ -434,8 +435,8 @@ public final class ActionRunner: ActionTriggerSink {
                     pressWallTime: trigger.pressWallTime, zoom: digitalZoom.withLock { $0 })
                 // From the press (not the hold threshold), minus the pre-roll.
                 let from =
-                    (trigger.pressTime ?? trigger.pressWallTime.map(Photo.monotonicTime(ofWall:)) ?? trigger.eventTime
-                        ?? monotonicNow().microseconds) - Int64(settings.preRoll / .microseconds(1))
+                    (trigger.pressTime ?? trigger.pressWallTime.map(Timestamp.init(wallSeconds:)) ?? trigger.eventTime
+                        ?? monotonicNow()) - settings.preRoll
                 do {
                     let recording = try await VideoRecording.start(from: frames, time: from, settings, request, logger: logger)
                     active = (trigger, recording)

@@ -8,6 +8,7 @@ import Synchronization
 import Evdev
 import V4L2
 import LinuxIO
+import Media
 
 /// What a button does beyond reporting its events.
 public struct ActionBinding: Sendable, Hashable {
@@ -90,12 +91,12 @@ public enum ActionOutcome: Sendable {
     case failed(ActionError, press: PressID?)
     /// Not run, and why (a replay runs no actions).
     case skipped(String, press: PressID, reason: String)
-    /// A countdown second (`remaining` seconds to the shot at `shot`, monotonic µs).
-    case countdown(remaining: Int, shot: Int64, press: PressID)
+    /// A countdown second (`remaining` seconds to the shot at `shot`).
+    case countdown(remaining: Int, shot: Timestamp, press: PressID)
     /// A countdown was cancelled (by a press) with `remaining` seconds to go.
     case countdownCancelled(remaining: Int, press: PressID)
-    /// The shutter's moment (monotonic µs): the photo is the frame nearest it.
-    case shot(time: Int64, press: PressID)
+    /// The shutter's moment: the photo is the frame nearest it.
+    case shot(time: Timestamp, press: PressID)
     /// A burst's photos, in time order.
     case burstSaved([PhotoResult], press: PressID)
     /// A timelapse started, took or missed a shot, or stopped.

@@ -1,5 +1,6 @@
 import Booth
 import Capture
+import Evdev
 import LinuxIO
 import Logging
 import Synchronization
@@ -37,8 +38,8 @@ public struct TimelapseReport: Sendable, Hashable {
     /// Shots taken and missed so far.
     public var count: Int
     public var missed: Int
-    /// The next shot's time (monotonic µs); nil once stopped.
-    public var next: Int64?
+    /// The next shot's time; nil once stopped.
+    public var next: Timestamp?
     /// For `shot`: the photo.
     public var photo: PhotoResult?
 }
@@ -46,7 +47,8 @@ public struct TimelapseReport: Sendable, Hashable {
 /// The booth's clock work: countdowns and timelapses on a thread of their own (an
 /// ``IOLoop`` with one timerfd), so a tick never waits for the input thread, a photo or a
 /// hook. The decisions are the pure ``Countdown`` and ``TimelapseSchedule``; this only
-/// sleeps until their next deadline and hands what is due to its runner.
+/// sleeps until their next deadline and hands what is due to its runner. Booth's types count
+/// CLOCK_MONOTONIC µs as plain numbers (it depends on nothing); times cross here as ``Timestamp``.
 ///
 /// The clock outlives a runner: when a camera appears the daemon makes a new runner for it,
 /// which takes the clock over (``ActionRunner/init(configuration:logger:continuing:onOutcome:)``)
@@ -55,7 +57,7 @@ public struct TimelapseReport: Sendable, Hashable {
 final class BoothClock: Sendable {
     enum Step: Sendable {
         case countdown(Countdown.Step, ActionTrigger)
-        case timelapseShot(number: Int, time: Int64, ActionTrigger)
+        case timelapseShot(number: Int, time: Timestamp, ActionTrigger)
     }
     private struct Lapse {
         var schedule: TimelapseSchedule
@@ -101,10 +103,10 @@ final class BoothClock: Sendable {
     }
 
     /// Starts a countdown for `trigger`'s press at `now`.
-    func startCountdown(_ trigger: ActionTrigger, seconds: Int, now: Int64) {
+    func startCountdown(_ trigger: ActionTrigger, seconds: Int, now: Timestamp) {
         let steps = state.withLock { s -> [Step] in
-            var c = Countdown(seconds: seconds, start: now)
-            let due = c.advance(to: now).map { Step.countdown($0, trigger) }
+            var c = Countdown(seconds: seconds, start: now.microseconds)
+            let due = c.advance(to: now.microseconds).map { Step.countdown($0, trigger) }
             if !c.isFinished { s.countdowns[trigger.press] = (c, trigger) }
             return due
         }
@@ -112,12 +114,12 @@ final class BoothClock: Sendable {
     }
 
     /// A press at `now` cancels every countdown running; returns whether there was one.
-    func cancelCountdowns(at now: Int64) -> Bool {
+    func cancelCountdowns(at now: Timestamp) -> Bool {
         let steps = state.withLock { s -> [Step] in
             var out: [Step] = []
             for (press, (c, trigger)) in s.countdowns.sorted(by: { $0.key < $1.key }) {
                 var c = c
-                out += c.cancel(at: now).map { .countdown($0, trigger) }
+                out += c.cancel(at: now.microseconds).map { .countdown($0, trigger) }
                 s.countdowns[press] = nil
             }
             return out
@@ -128,7 +130,7 @@ final class BoothClock: Sendable {
 
     /// Starts a timelapse for `trigger` (its first shot at `now`), or stops the one its
     /// action runs; returns which, the press that started it and its schedule.
-    func toggleTimelapse(_ trigger: ActionTrigger, interval: Int64, now: Int64) -> (
+    func toggleTimelapse(_ trigger: ActionTrigger, interval: Int64, now: Timestamp) -> (
         started: Bool, press: PressID, schedule: TimelapseSchedule
     ) {
         let result = state.withLock { s -> (Bool, PressID, TimelapseSchedule) in
@@ -136,7 +138,7 @@ final class BoothClock: Sendable {
                 s.lapses[press] = nil
                 return (false, press, lapse.schedule)
             }
-            let schedule = TimelapseSchedule(start: now, interval: interval)
+            let schedule = TimelapseSchedule(start: now.microseconds, interval: interval)
             s.lapses[trigger.press] = Lapse(schedule: schedule, trigger: trigger)
             return (true, trigger.press, schedule)
         }
@@ -157,10 +159,10 @@ final class BoothClock: Sendable {
     /// Whether a frame at `frameTime` is the photo of a shot due at `moment` of `press`: for
     /// a timelapse, only a frame nearer its own slot than any other (a shot taken late, after
     /// the camera came back, would otherwise get a frame of another moment).
-    func accepts(press: PressID, frameTime: Int64, moment: Int64) -> Bool {
+    func accepts(press: PressID, frameTime: Timestamp, moment: Timestamp) -> Bool {
         state.withLock { s in
             guard let lapse = s.lapses[press] else { return true }
-            return abs(frameTime - moment) * 2 <= lapse.schedule.interval
+            return abs(frameTime.microseconds - moment.microseconds) * 2 <= lapse.schedule.interval
         }
     }
 
@@ -172,7 +174,7 @@ final class BoothClock: Sendable {
 
     /// On the clock's thread: everything due now, then the timer for the next deadline.
     private func fire() {
-        let now = monotonicMicroseconds()
+        let now = monotonicNow().microseconds
         let steps = state.withLock { s -> [Step] in
             var out: [Step] = []
             for press in s.countdowns.keys.sorted() {
@@ -182,7 +184,9 @@ final class BoothClock: Sendable {
             }
             for press in s.lapses.keys.sorted() {
                 let trigger = s.lapses[press]!.trigger
-                out += s.lapses[press]!.schedule.due(at: now).map { .timelapseShot(number: $0.number, time: $0.time, trigger) }
+                out += s.lapses[press]!.schedule.due(at: now).map {
+                    .timelapseShot(number: $0.number, time: Timestamp(microseconds: $0.time), trigger)
+                }
             }
             return out
         }

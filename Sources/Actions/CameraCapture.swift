@@ -9,22 +9,38 @@ import Capture
 import Evdev
 import LinuxIO
 import Movie
+import Frames
+import Media
 
 /// Where and how photos and videos are taken.
 public struct CaptureSettings: Sendable, Hashable {
+    /// The camera and how the capture stream opens it.
+    public var stream: StreamSettings
     /// The V4L2 capture node (`/dev/video0`, `/dev/v4l/by-id/...`).
-    public var devicePath: String
+    public var devicePath: String {
+        get { stream.devicePath }
+        set { stream.devicePath = newValue }
+    }
     /// The directory files are written to (must exist and be writable).
     public var outputDirectory: String
     public var photoPattern: FileNamePattern
     public var videoPattern: FileNamePattern
     /// Requested frame size; nil keeps the camera's current size.
-    public var width: Int?
-    public var height: Int?
+    public var width: Int? {
+        get { stream.width }
+        set { stream.width = newValue }
+    }
+    public var height: Int? {
+        get { stream.height }
+        set { stream.height = newValue }
+    }
     /// JPEG quality for uncompressed frames (MJPEG frames are stored as the camera sent them).
     public var jpegQuality: Int
     /// The longest wait for one frame before giving up with a `camera-timeout` error.
-    public var frameTimeout: Duration
+    public var frameTimeout: Duration {
+        get { stream.frameTimeout }
+        set { stream.frameTimeout = newValue }
+    }
     /// Size limit of one video file.
     public var maximumVideoBytes: Int
     /// MP4 (H.264) or AVI (MJPEG).
@@ -42,9 +58,15 @@ public struct CaptureSettings: Sendable, Hashable {
     /// `on-press` mode: the stream stops after this long without a press.
     public var streamIdleStop: Duration
     /// The frame rate to ask the camera for; nil keeps the driver's.
-    public var framesPerSecond: Double?
+    public var framesPerSecond: Double? {
+        get { stream.framesPerSecond }
+        set { stream.framesPerSecond = newValue }
+    }
     /// The pixel formats to ask the camera for, in order (the first it offers is taken).
-    public var pixelFormats: [PixelFormat] = PixelFormat.captureOrder
+    public var pixelFormats: [PixelFormat] {
+        get { stream.pixelFormats }
+        set { stream.pixelFormats = newValue }
+    }
 
     /// Which moment a click's photo shows.
     public enum PhotoMoment: String, Sendable, Hashable, CaseIterable {
@@ -63,22 +85,19 @@ public struct CaptureSettings: Sendable, Hashable {
         streamIdleStop: Duration = .seconds(10), framesPerSecond: Double? = nil,
         videoFormat: VideoFormat = .mp4, h264: H264Settings = H264Settings()
     ) {
+        self.stream = StreamSettings(
+            devicePath: devicePath, width: width, height: height, framesPerSecond: framesPerSecond, frameTimeout: frameTimeout)
         self.videoFormat = videoFormat
         self.h264 = h264
-        self.framesPerSecond = framesPerSecond
         self.streamMode = streamMode
         self.photoMoment = photoMoment
         self.preRoll = preRoll
         self.ring = ring
         self.streamIdleStop = streamIdleStop
-        self.devicePath = devicePath
         self.outputDirectory = outputDirectory
         self.photoPattern = photoPattern
         self.videoPattern = videoPattern ?? videoFormat.defaultPattern
-        self.width = width
-        self.height = height
         self.jpegQuality = jpegQuality
-        self.frameTimeout = frameTimeout
         self.maximumVideoBytes = maximumVideoBytes
     }
 }
@@ -116,8 +135,8 @@ public struct PhotoResult: Sendable, Hashable {
     public var width: Int
     public var height: Int
     public var bytes: Int
-    /// The frame's kernel timestamp (CLOCK_MONOTONIC µs, the clock of capture events).
-    public var frameTime: Int64?
+    /// The frame's kernel timestamp (CLOCK_MONOTONIC, the clock of capture events).
+    public var frameTime: Timestamp?
     /// The driver's frame counter.
     public var sequence: UInt32?
     /// The request's trigger id.
@@ -136,8 +155,8 @@ public struct VideoResult: Sendable, Equatable {
     public var height: Int
     /// The recording stopped early at the size limit or after a camera error.
     public var truncated: Bool
-    /// The first frame's kernel timestamp (CLOCK_MONOTONIC µs).
-    public var frameTime: Int64?
+    /// The first frame's kernel timestamp (CLOCK_MONOTONIC).
+    public var frameTime: Timestamp?
     /// Frames the recording could not keep up with (the ring overwrote them).
     public var skipped: Int = 0
     /// Damaged camera frames left out (MP4: a JPEG that does not decode).
@@ -167,16 +186,6 @@ public enum Photo {
             sequence: ring.frame.sequence, trigger: request.trigger)
     }
 
-    /// The CLOCK_MONOTONIC time in µs of a wall-clock time (seconds since 1970).
-    public static func monotonicTime(ofWall seconds: Double) -> Int64 {
-        monotonicNow().microseconds - Int64(((wallClockNow() - seconds) * 1_000_000).rounded())
-    }
-
-    /// The wall-clock time (seconds since 1970) of a CLOCK_MONOTONIC time in µs.
-    public static func wallTime(ofMonotonic micros: Int64) -> Double {
-        wallClockNow() - Double(monotonicNow().microseconds - micros) / 1_000_000
-    }
-
     /// Writes JPEG bytes under the photo pattern's name.
     static func write(_ jpeg: [UInt8], _ settings: CaptureSettings, _ request: CaptureRequest) throws(ActionError) -> String {
         let name = settings.photoPattern.name(
@@ -203,18 +212,18 @@ public enum Photo {
 public final class VideoRecording: Sendable {
     public let request: CaptureRequest
     private let stopRequested = Atomic<Bool>(false)
-    /// The release's time (monotonic µs): the recording ends with the frame nearest it, so
-    /// it lasts as long as the button was held. `Int64.min`: stop at once.
+    /// The release's time (CLOCK_MONOTONIC µs, as an atomic holds it): the recording ends with
+    /// the frame nearest it, so it lasts as long as the button was held. `Int64.min`: stop at once.
     private let stopTime = Atomic<Int64>(.min)
     private let started = OneShot<Result<StreamFormat, ActionError>>()
     private let finished = OneShot<Result<VideoResult, ActionError>>()
 
     private init(request: CaptureRequest) { self.request = request }
 
-    /// Starts recording from `time` (monotonic µs); returns once the first frame is written
+    /// Starts recording from `time`; returns once the first frame is written
     /// (or throws when the camera cannot stream).
     public static func start(
-        from source: FrameSource, time: Int64, _ settings: CaptureSettings, _ request: CaptureRequest, logger: Logger
+        from source: FrameSource, time: Timestamp, _ settings: CaptureSettings, _ request: CaptureRequest, logger: Logger
     ) async throws(ActionError) -> VideoRecording {
         let recording = VideoRecording(request: request)
         startThread(name: "evc-video-\(request.press)") {
@@ -230,10 +239,10 @@ public final class VideoRecording: Sendable {
     }
 
     /// Asks the recording thread to stop, waits for the file to be complete and named.
-    /// `at`: the release's time (monotonic µs): frames until then are still recorded (the
+    /// `at`: the release's time: frames until then are still recorded (the
     /// recording may lag behind the camera); nil: stop with the frame being written.
-    public func stop(at time: Int64? = nil) async -> Result<VideoResult, ActionError> {
-        stopTime.store(time ?? .min, ordering: .relaxed)
+    public func stop(at time: Timestamp? = nil) async -> Result<VideoResult, ActionError> {
+        stopTime.store(time?.microseconds ?? .min, ordering: .relaxed)
         stopRequested.store(true, ordering: .releasing)
         return await finished.value()
     }
@@ -241,13 +250,13 @@ public final class VideoRecording: Sendable {
     /// Whether the thread has ended by itself (size limit, camera error).
     public var hasEnded: Bool { finished.current != nil }
 
-    private func run(_ source: FrameSource, _ time: Int64, _ settings: CaptureSettings, logger: Logger) {
+    private func run(_ source: FrameSource, _ time: Timestamp, _ settings: CaptureSettings, logger: Logger) {
         let name = settings.videoPattern.name(
             time: request.time, press: request.press, action: request.action, kind: "video", trigger: request.trigger)
         var file: VideoFile?
         var format: StreamFormat?
-        var firstTimestamp: Int64?
-        var lastTimestamp: Int64 = 0
+        var firstTimestamp: Timestamp?
+        var lastTimestamp = Timestamp(microseconds: 0)
         var truncated = false
         var failure: ActionError?
         var skipped = 0
@@ -258,7 +267,9 @@ public final class VideoRecording: Sendable {
                 let stopAt = stopRequested.load(ordering: .acquiring) ? stopTime.load(ordering: .relaxed) : nil
                 // The last frame is the one nearest the release: not this one when the
                 // previous frame was nearer.
-                if let stopAt, stopAt != .min, firstTimestamp != nil, ring.time >= stopAt, stopAt - lastTimestamp <= ring.time - stopAt {
+                if let stopAt, stopAt != .min, firstTimestamp != nil, ring.time.microseconds >= stopAt,
+                    stopAt - lastTimestamp.microseconds <= ring.time.microseconds - stopAt
+                {
                     return false
                 }
                 if file == nil {
@@ -278,7 +289,7 @@ public final class VideoRecording: Sendable {
                 }
                 lastTimestamp = ring.time
                 guard let stopAt else { return true }
-                if ring.time >= stopAt { return false }  // `.min`: at once
+                if ring.time.microseconds >= stopAt { return false }  // `.min`: at once
                 // A camera whose clock is not the events' never reaches the release's
                 // time: it stops once the ring could no longer hold that moment.
                 let limit = Int64(settings.ring.seconds * 1_000_000) + Int64(settings.frameTimeout / .microseconds(1))
@@ -307,10 +318,11 @@ public final class VideoRecording: Sendable {
         if skipped > 0 { logger.info("video fell behind the camera", metadata: ["video.skipped": "\(skipped)"]) }
         if file.undecodable > 0 { logger.info("damaged camera frames left out", metadata: ["video.undecodable": "\(file.undecodable)"]) }
         let fps = Self.frameRate(
-            frames: file.frameCount + skipped, first: firstTimestamp ?? 0, last: lastTimestamp, nominal: format.framesPerSecond)
+            frames: file.frameCount + skipped, first: firstTimestamp ?? Timestamp(microseconds: 0), last: lastTimestamp,
+            nominal: format.framesPerSecond)
         do {
             let (path, frames, cut) = try file.finish(framesPerSecond: fps)
-            let first = firstTimestamp ?? 0
+            let first = firstTimestamp ?? Timestamp(microseconds: 0)
             finished.fulfil(
                 .success(
                     VideoResult(
@@ -318,7 +330,8 @@ public final class VideoRecording: Sendable {
                         width: format.width, height: format.height, truncated: truncated || cut != nil, frameTime: firstTimestamp,
                         skipped: skipped,
                         undecodable: file.undecodable, format: settings.videoFormat, encoder: file.encoder?.name,
-                        duration: Double(lastTimestamp - first) / 1_000_000 + 1 / fps, stoppedBy: failure ?? cut, trigger: request.trigger))
+                        duration: Double(lastTimestamp.microseconds - first.microseconds) / 1_000_000 + 1 / fps, stoppedBy: failure ?? cut,
+                        trigger: request.trigger))
             )
         } catch {
             file.abandon()
@@ -327,8 +340,8 @@ public final class VideoRecording: Sendable {
     }
 
     /// The measured rate from driver timestamps, snapped to the nominal one when close.
-    static func frameRate(frames: Int, first: Int64, last: Int64, nominal: Double?) -> Double {
-        let span = Double(last - first) / 1_000_000
+    static func frameRate(frames: Int, first: Timestamp, last: Timestamp, nominal: Double?) -> Double {
+        let span = Double(last.microseconds - first.microseconds) / 1_000_000
         guard frames >= 2, span > 0 else { return nominal ?? 30 }
         let measured = Double(frames - 1) / span
         if let nominal, abs(measured - nominal) / nominal < 0.05 { return nominal }

@@ -43,12 +43,12 @@ public struct ActionTrigger: Sendable, Hashable {
     public var file: String?
     /// A Bluetooth headset press: the shutter sound is played for it.
     public var shouldPlaySound: Bool
-    /// The capture event's kernel time (CLOCK_MONOTONIC µs).
-    public var eventTime: Int64?
-    /// The press's `began` kernel time (CLOCK_MONOTONIC µs), once known.
-    public var pressTime: Int64?
-    /// For `photo` and `video`: the (first) frame's kernel time (CLOCK_MONOTONIC µs).
-    public var frameTime: Int64?
+    /// The capture event's kernel time (CLOCK_MONOTONIC).
+    public var eventTime: Timestamp?
+    /// The press's `began` kernel time (CLOCK_MONOTONIC), once known.
+    public var pressTime: Timestamp?
+    /// For `photo` and `video`: the (first) frame's kernel time (CLOCK_MONOTONIC).
+    public var frameTime: Timestamp?
     /// The trigger id shared by every station's file of one moment (MQTT fan-out or a
     /// trigger message); nil for a plain local press.
     public var triggerID: String?
@@ -59,7 +59,7 @@ public struct ActionTrigger: Sendable, Hashable {
 
     public init(
         kind: Kind, action: CaptureAction?, button: String, deviceName: String, deviceNode: String, press: PressID,
-        time: Double, reason: String? = nil, file: String? = nil, shouldPlaySound: Bool = false, eventTime: Int64? = nil,
+        time: Double, reason: String? = nil, file: String? = nil, shouldPlaySound: Bool = false, eventTime: Timestamp? = nil,
         triggerID: String? = nil, pressWallTime: Double? = nil
     ) {
         self.eventTime = eventTime
@@ -78,7 +78,7 @@ public struct ActionTrigger: Sendable, Hashable {
     }
 
     /// How `action` is written where a name is needed: the button's action, or `remote`.
-    public static func actionName(_ action: CaptureAction?) -> String { action?.rawValue ?? "remote" }
+    public static func actionName(_ action: CaptureAction?) -> String { CaptureAction.name(action) }
 
     /// The capture phase this trigger belongs to (gestures: click ends a press, a long press
     /// is reported while held).
@@ -111,7 +111,7 @@ public struct ActionTrigger: Sendable, Hashable {
         if let reason { env["EVCAPTURE_REASON"] = reason }
         if let file { env["EVCAPTURE_FILE"] = file }
         // The frame's kernel time, the clock of EVCAPTURE_* capture events' `time` in JSON.
-        if let frameTime { env["EVCAPTURE_FRAME_TIME"] = Timestamp(microseconds: frameTime).description }
+        if let frameTime { env["EVCAPTURE_FRAME_TIME"] = frameTime.description }
         if let triggerID { env["EVCAPTURE_TRIGGER"] = triggerID }
         if let remaining { env["EVCAPTURE_REMAINING"] = String(remaining) }
         return env

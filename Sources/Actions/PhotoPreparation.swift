@@ -1,10 +1,13 @@
 import Capture
+import Evdev
 #if canImport(Glibc)
 import Glibc
 #endif
 import Synchronization
 import V4L2
 import LinuxIO
+import Frames
+import Media
 
 // A click's photo prepared at `began` (docs/behaviour.md#the-moment-of-the-press: `began` is
 // the moment to prepare, `ended` the moment a click is decided). The photo is the ring frame
@@ -16,8 +19,8 @@ import LinuxIO
 /// Where a photo's frame comes from: the capture stream's ring (``FrameSource``), or a fake
 /// in tests.
 public protocol NearestFrameSource: Sendable {
-    /// The frame nearest `time` (monotonic µs), waiting at most `timeout`.
-    func frame(nearest time: Int64, timeout: Duration) throws(StreamingError) -> RingFrame
+    /// The frame nearest `time`, waiting at most `timeout`.
+    func frame(nearest time: Timestamp, timeout: Duration) throws(StreamingError) -> RingFrame
 }
 
 extension FrameSource: NearestFrameSource {}
@@ -25,8 +28,8 @@ extension FrameSource: NearestFrameSource {}
 /// What the photo worker is asked to do, in the order the presses happened.
 enum PhotoCommand: Sendable {
     /// A press began on a button whose click takes a photo: prepare the photo of the frame
-    /// nearest `moment` (the press's kernel time, monotonic µs).
-    case prepare(press: PressID, moment: Int64)
+    /// nearest `moment` (the press's kernel time).
+    case prepare(press: PressID, moment: Timestamp)
     /// A photo was decided (a click, a trigger message); `prepared`: its press was being
     /// prepared and the prepared file is to be committed; `shotReported`: the booth clock
     /// reported the shot at its moment already.
@@ -98,7 +101,7 @@ final class PhotoPreparations: Sendable {
 /// belongs to one thread).
 final class PreparedPhotos {
     private struct Prepared {
-        var moment: Int64
+        var moment: Timestamp
         var zoom: Double
         var outcome: Result<(file: AtomicFile, photo: PhotoResult), ActionError>
     }
@@ -117,7 +120,7 @@ final class PreparedPhotos {
     /// as sent) and cropped to `zoom` exactly as ``Photo/save(_:_:_:)`` does, with EXIF,
     /// written to a hidden `.part` file. A failure is kept for the click to report. Work for
     /// a press that has become something else meanwhile is skipped.
-    func prepare(press: PressID, moment: Int64, zoom: Double) {
+    func prepare(press: PressID, moment: Timestamp, zoom: Double) {
         guard ledger.isWanted(press) else { return }
         let ring: RingFrame
         do throws(StreamingError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch {
@@ -153,7 +156,7 @@ final class PreparedPhotos {
     /// that matches what the click asks for (another moment or zoom), or the preparation
     /// failed for the disk: the caller then takes the photo the usual way (space may have
     /// been freed since the press).
-    func commit(press: PressID, moment: Int64, request: CaptureRequest) -> Result<PhotoResult, ActionError>? {
+    func commit(press: PressID, moment: Timestamp, request: CaptureRequest) -> Result<PhotoResult, ActionError>? {
         defer { ledger.done(press) }
         guard let p = prepared.removeValue(forKey: press) else { return nil }
         guard p.moment == moment, p.zoom == request.zoom else {
@@ -209,7 +212,7 @@ extension Photo {
                 image = try JPEGCrop.centre(image, factor: zoom)
                 if let size = JPEGCrop.size(of: image) { (width, height) = size }
             }
-            let jpeg = try JPEG.withCaptureTime(image, wallSeconds: wallTime(ofMonotonic: ring.time))
+            let jpeg = try JPEG.withCaptureTime(image, wallSeconds: ring.time.wallSeconds)
             return Encoded(jpeg: jpeg, width: width, height: height)
         } catch { throw .jpeg(error) }
     }

@@ -8,6 +8,7 @@ import Capture
 import Evdev
 import V4L2
 import LinuxIO
+import Media
 
 /// The built-in shutter click: 80 ms of a decaying noise burst with a low thump,
 /// 16-bit PCM mono at 22050 Hz, generated (no bundled resource).

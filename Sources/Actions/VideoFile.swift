@@ -3,38 +3,8 @@ import Glibc
 #endif
 import Movie
 import V4L2
-
-/// The container and codec of videos.
-public enum VideoFormat: String, Sendable, Hashable, CaseIterable {
-    /// H.264 in fragmented MP4 (the default): small files any player takes, at most a
-    /// fragment (1 s) lost to a crash.
-    case mp4
-    /// MJPEG in AVI: every frame a whole JPEG as the camera sent it (frame-exact work),
-    /// several times the size.
-    case avi
-
-    /// `.mp4`, `.avi`
-    public var fileExtension: String { "." + rawValue }
-
-    /// The default name pattern of videos in this format.
-    public var defaultPattern: FileNamePattern {
-        switch self {
-        case .mp4: .defaultVideo
-        case .avi: .defaultAVIVideo
-        }
-    }
-
-    /// The format a file name's extension says (`clip.MP4` is mp4), nil for another.
-    public init?(fileName: String) {
-        guard let dot = fileName.lastIndex(of: ".") else { return nil }
-        self.init(rawValue: fileName[fileName.index(after: dot)...].lowercased())
-    }
-}
-
-extension FileNamePattern {
-    /// The default name of MJPEG AVI videos.
-    public static let defaultAVIVideo = try! FileNamePattern("evcapture-{date}-{time}-press{press}.avi")
-}
+import Frames
+import Media
 
 /// One recording's file: MJPEG frames in AVI, or H.264 in fragmented MP4. Made from the
 /// recording's first frame (its size and format), written under a recoverable temporary
@@ -79,7 +49,7 @@ final class VideoFile {
             do {
                 let mp4 = try FragmentedMP4Writer(
                     fd: file.fd, path: file.temporaryPath, format: format, crop: crop, settings: settings.h264, encoder: choice,
-                    creationTime: Photo.wallTime(ofMonotonic: first.time))
+                    creationTime: first.time.wallSeconds)
                 (width, height, encoder) = (mp4.width, mp4.height, mp4.encoder)
                 writer = .mp4(mp4, file)
             } catch { throw Self.actionError(error) }
@@ -108,7 +78,7 @@ final class VideoFile {
             do { return try w.append(jpeg: jpeg) } catch { throw .file(error) }
         case .mp4(let w, _):
             guard w.bytesOnDisk < Int64(settings.maximumVideoBytes) else { return false }
-            do { try w.append(ring.frame.bytes, at: ring.time) } catch { throw Self.actionError(error) }
+            do { try w.append(ring.frame.bytes, at: ring.time.microseconds) } catch { throw Self.actionError(error) }
             return true
         }
     }

@@ -10,6 +10,8 @@ import Camera
 import MQTT
 import Rig
 import Movie
+import Frames
+import Media
 
 extension ConfigReader {
     func int(_ t: TOMLTable, _ key: String, path: [String], in range: ClosedRange<Int>) throws(ConfigError) -> Int? {

@@ -16,6 +16,7 @@ import ConfigFile
 import V4L2
 import OutputDevices
 import LibcameraCamera
+import Frames
 
 /// A camera libcamera drives (docs/libcamera.md): the capture stream's frames from it, its
 /// controls (zoom, exposure bias) on the running stream, autofocus at a press.

@@ -19,6 +19,7 @@ import V4L2
 import LiveView
 import LibcameraCamera
 import OutputDevices
+import Media
 
 /// Where the daemon's JSON lines and readable lines go.
 public struct DaemonOutputOptions: Sendable {

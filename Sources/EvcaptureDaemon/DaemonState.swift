@@ -15,6 +15,7 @@ import Output
 import ConfigFile
 import Rig
 import V4L2
+import Frames
 
 /// The daemon's state. Its executor is the ``IOLoop``: device reads enter it synchronously
 /// on the I/O thread (`assumeIsolated`), so the input path has no thread hop; hotplug and
@@ -114,8 +115,7 @@ actor DaemonState {
             if capture.phase == .began { cameras.libcamera?.live.startAutofocus() }
             let now = wallClockNow()
             // The press's kernel time on the wall clock, for the rig's stations.
-            let age = Double(monotonicNow().microseconds - capture.time.microseconds) / 1_000_000
-            let decision = presses.handle(capture, wallTime: now - age)
+            let decision = presses.handle(capture, wallTime: capture.time.wallSeconds)
             rig?.fanOut(decision.messages)  // the other stations first: they have the broker's hop to make
             for var trigger in ActionTrigger.triggers(for: capture, time: now) {
                 trigger.triggerID = decision.trigger

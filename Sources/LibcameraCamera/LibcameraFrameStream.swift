@@ -1,6 +1,7 @@
 import Actions
 import CLibcameraLoader
 import V4L2
+import Frames
 
 /// A libcamera camera as the capture stream's ``FrameStream``: one stream configured once
 /// (MJPEG, else YUYV, else 24-bit RGB: formats the ring's readers take, docs/video.md#camera-formats),

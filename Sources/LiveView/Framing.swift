@@ -8,7 +8,7 @@ public enum Framing {
 
     /// What precedes one JPEG part: the boundary, its type, its length and the frame's kernel
     /// time (CLOCK_MONOTONIC seconds, as the JSON lines' `time`). After the JPEG: ``partTrailer``.
-    public static func partHeader(length: Int, time: Int64, sequence: UInt32) -> String {
+    public static func partHeader(length: Int, time: Timestamp, sequence: UInt32) -> String {
         "--\(boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(length)\r\n"
             + "X-Timestamp: \(timestamp(time))\r\nX-Sequence: \(sequence)\r\n\r\n"
     }
@@ -24,5 +24,5 @@ public enum Framing {
 
 extension Framing {
     /// A kernel time in µs as the JSON lines write it (seconds with six decimals).
-    public static func timestamp(_ microseconds: Int64) -> String { Timestamp(microseconds: microseconds).description }
+    public static func timestamp(_ time: Timestamp) -> String { time.description }
 }

@@ -4,6 +4,8 @@ import LinuxIO
 import Logging
 import NIOCore
 import Synchronization
+import Frames
+import Media
 
 /// The server's shared state: who watches the stream, who listens to events, the preview
 /// feed, the snapshots in flight.
@@ -109,7 +111,7 @@ final class Hub: @unchecked Sendable {
             defer { frames.removeViewer() }
             var result: PreviewFrame?
             do {
-                let ring = try frames.frame(nearest: monotonicNow().microseconds, timeout: .seconds(3))
+                let ring = try frames.frame(nearest: monotonicNow(), timeout: .seconds(3))
                 let jpeg = try JPEG.data(from: ring.frame, quality: quality)
                 result = PreviewFrame(jpeg: ByteBuffer(bytes: jpeg), time: ring.time, sequence: ring.frame.sequence)
             } catch {

@@ -6,6 +6,7 @@ import NIOPosix
 import NIOSSL
 import Output
 import Synchronization
+import Frames
 
 /// What the live view needs from the daemon.
 public struct LiveViewHooks: Sendable {

@@ -8,13 +8,15 @@ import Logging
 import NIOCore
 import Synchronization
 import V4L2
+import Frames
+import Media
 
 /// One frame of the live view, as every client gets it: one buffer shared by all (writing
 /// it to N sockets copies nothing but into each socket).
 public struct PreviewFrame: Sendable {
     public var jpeg: ByteBuffer
-    /// The frame's kernel timestamp (CLOCK_MONOTONIC µs).
-    public var time: Int64
+    /// The frame's kernel timestamp (CLOCK_MONOTONIC).
+    public var time: Timestamp
     public var sequence: UInt32
 }
 
@@ -85,11 +87,11 @@ final class PreviewFeed: Sendable {
 
     /// Frames until nobody watches, or the camera changed or failed (then the caller looks again).
     private func feed(from frames: FrameSource) {
-        var last: Int64 = 0
+        var last = Timestamp(microseconds: 0)
         while wanted {
             do {
                 // The next frame from now: always the newest, never a backlog.
-                let ring = try frames.frame(nearest: max(monotonicNow().microseconds, last + 1), timeout: .seconds(2))
+                let ring = try frames.frame(nearest: max(monotonicNow(), last + .microseconds(1)), timeout: .seconds(2))
                 guard ring.time > last else { continue }
                 last = ring.time
                 let jpeg = try Self.jpeg(ring.frame, previewWidth: previewWidth, quality: quality)

@@ -11,7 +11,7 @@ extension JSONLines {
         case .countdown(let remaining, let shot, let press):
             // Its own second's time (`shot_time` minus `remaining`), not when it was written.
             return object(
-                event: "countdown", time: Timestamp(microseconds: shot - Int64(remaining) * 1_000_000),
+                event: "countdown", time: shot - .seconds(remaining),
                 [("press", .int(Int64(press.rawValue))), ("remaining", .int(Int64(remaining)))] + seconds("shot_time", shot))
         case .countdownCancelled(let remaining, let press):
             return object(
@@ -41,8 +41,8 @@ extension JSONLines {
         }
     }
 
-    static func seconds(_ key: String, _ micros: Int64) -> [(String, JSONValue)] {
-        [(key, .double(Double(micros) / 1_000_000))]
+    static func seconds(_ key: String, _ time: Timestamp) -> [(String, JSONValue)] {
+        [(key, .double(Double(time.microseconds) / 1_000_000))]
     }
 }
 
@@ -51,7 +51,7 @@ extension ReadableLines {
         switch outcome {
         case .countdown(let remaining, _, let press): "countdown \(remaining) (press \(press))"
         case .countdownCancelled(let remaining, let press): "countdown cancelled with \(remaining) s to go (press \(press))"
-        case .shot(let moment, let press): "shot      \(Timestamp(microseconds: moment)) (press \(press))"
+        case .shot(let moment, let press): "shot      \(moment) (press \(press))"
         case .burstSaved(let photos, let press):
             "burst     \(photos.count) photos: \(photos.map(\.path).joined(separator: ", ")) (press \(press))"
         case .timelapse(let r):

@@ -291,9 +291,9 @@ extension JSONLines {
 
 extension JSONLines {
     /// `frame_time`: a frame's kernel timestamp in seconds, the clock of capture events' `time`.
-    static func frameTime(_ micros: Int64?) -> [(String, JSONValue)] {
-        guard let micros else { return [] }
-        return [("frame_time", .double(Double(micros) / 1_000_000))]
+    static func frameTime(_ time: Timestamp?) -> [(String, JSONValue)] {
+        guard let time else { return [] }
+        return [("frame_time", .double(Double(time.microseconds) / 1_000_000))]
     }
 }
 
@@ -304,7 +304,7 @@ extension ReadableLines {
         let line: String =
             switch outcome {
             case .photoSaved(let r, let press):
-                "\(t) photo     \(r.path) (press \(press)" + (r.frameTime.map { ", frame \(Timestamp(microseconds: $0))" } ?? "") + ")"
+                "\(t) photo     \(r.path) (press \(press)" + (r.frameTime.map { ", frame \($0)" } ?? "") + ")"
                     + (r.trigger.map { " trigger \($0)" } ?? "")
             case .videoStarted(let press, let trigger):
                 "\(t) video     recording (press \(press))" + (trigger.map { " trigger \($0)" } ?? "")

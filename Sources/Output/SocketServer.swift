@@ -63,9 +63,9 @@ public final class SocketServer: Sendable {
         /// An open /dev/null given up to accept (and close) a connection when the process is
         /// out of descriptors; -1 while used.
         var reserveFD: Int32 = -1
-        /// Connections refused since the last log line, and when that was (monotonic µs).
+        /// Connections refused since the last log line, and when that was.
         var refused = 0
-        var refusedLoggedAt: Int64?
+        var refusedLoggedAt: Timestamp?
     }
 
     private let loop: IOLoop
@@ -247,10 +247,10 @@ public final class SocketServer: Sendable {
     /// Logs refused connections: the first at once, then at most one line a second with
     /// the count since.
     private func refused(because reason: String) {
-        let now = monotonicNow().microseconds
+        let now = monotonicNow()
         let count = state.withLock { s -> Int? in
             s.refused += 1
-            if let last = s.refusedLoggedAt, now - last < 1_000_000 { return nil }
+            if let last = s.refusedLoggedAt, now - last < .seconds(1) { return nil }
             defer { s.refused = 0; s.refusedLoggedAt = now }
             return s.refused
         }

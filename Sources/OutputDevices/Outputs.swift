@@ -1,6 +1,7 @@
 import Actions
 import Booth
 import Capture
+import Evdev
 import LinuxIO
 import Logging
 import Synchronization
@@ -133,8 +134,9 @@ extension Outputs: EventSink {
     /// Follows an action's outcome: shots, countdowns, recordings.
     public func follow(_ outcome: ActionOutcome) {
         switch outcome {
-        case .shot(let time, _): follow(.shot(time: time))
-        case .countdown(let remaining, let shot, _): follow(.countdownStarted(start: shot - Int64(remaining) * 1_000_000, shot: shot))
+        case .shot(let time, _): follow(.shot(time: time.microseconds))
+        case .countdown(let remaining, let shot, _):
+            follow(.countdownStarted(start: (shot - .seconds(remaining)).microseconds, shot: shot.microseconds))
         case .countdownCancelled: follow(.countdownEnded)
         case .videoStarted: follow(.recording(true))
         case .videoSaved: follow(.recording(false))

@@ -10,6 +10,7 @@ import Output
 import ConfigFile
 import LibcameraCamera
 import Movie
+import Media
 #endif
 
 /// `evcapture controls [--camera DEV] [--json]`

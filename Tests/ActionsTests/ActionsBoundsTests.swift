@@ -5,6 +5,7 @@ import Testing
 import Capture
 @testable import Actions
 import LinuxIO
+@testable import Media
 
 /// Bounded everything (docs/behaviour.md#reliability): child output without newlines, sound players,
 /// video commands.

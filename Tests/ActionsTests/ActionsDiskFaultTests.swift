@@ -4,6 +4,7 @@ import Testing
 import Capture
 @testable import Actions
 import LinuxIO
+@testable import Media
 
 /// A full disk and a power loss (docs/behaviour.md#reliability), with ``AtomicFile/spaceLeft`` standing in
 /// for the file system: a write past it writes what fits and fails with ENOSPC, as a full

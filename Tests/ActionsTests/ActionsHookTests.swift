@@ -7,6 +7,7 @@ import Capture
 import Evdev
 import V4L2
 import LinuxIO
+@testable import Media
 
 func trigger(_ kind: ActionTrigger.Kind = .click, device: String = "AB Shutter3", press: PressID = 7) -> ActionTrigger {
     ActionTrigger(

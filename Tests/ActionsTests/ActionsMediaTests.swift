@@ -6,6 +6,8 @@ import V4L2
 import Capture
 import Evdev
 import LinuxIO
+@testable import Frames
+@testable import Media
 
 /// A YUYV test image: a horizontal luma ramp, chroma varying by row; rows padded to `stride`.
 func yuyvImage(width: Int, height: Int, stride rowBytes: Int, shade: Int = 0) -> [UInt8] {
@@ -174,9 +176,13 @@ func fourCC(_ b: [UInt8], _ o: Int) -> String { String(decoding: b[o..<o + 4], a
         #expect(AVIWriter.rational(30) == (1, 30))
         #expect(AVIWriter.rational(29.97) == (1001, 30000))
         #expect(AVIWriter.rational(12.345) == (1000, 12345))
-        #expect(VideoRecording.frameRate(frames: 31, first: 0, last: 1_000_000, nominal: 30) == 30, "near nominal snaps")
-        #expect(VideoRecording.frameRate(frames: 11, first: 0, last: 2_000_000, nominal: 30) == 5, "slow camera: measured")
-        #expect(VideoRecording.frameRate(frames: 1, first: 0, last: 0, nominal: 25) == 25)
+        #expect(
+            VideoRecording.frameRate(frames: 31, first: Timestamp(microseconds: 0), last: Timestamp(microseconds: 1_000_000), nominal: 30)
+                == 30, "near nominal snaps")
+        #expect(
+            VideoRecording.frameRate(frames: 11, first: Timestamp(microseconds: 0), last: Timestamp(microseconds: 2_000_000), nominal: 30)
+                == 5, "slow camera: measured")
+        #expect(VideoRecording.frameRate(frames: 1, first: Timestamp(microseconds: 0), last: Timestamp(microseconds: 0), nominal: 25) == 25)
     }
 
     @Test func sizeLimitStopsAppending() throws {
@@ -245,10 +251,10 @@ struct FFprobe {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // The ring's stream fails the photo waiting for it with the camera's error, at once.
         let source = FrameSource(
-            settings: CaptureSettings(devicePath: "/dev/evcapture-no-such-video", outputDirectory: dir), logger: testLogger)
+            settings: StreamSettings(devicePath: "/dev/evcapture-no-such-video"), logger: testLogger)
         let started = ContinuousClock.now
         do {
-            _ = try source.frame(nearest: 0, timeout: .seconds(10))
+            _ = try source.frame(nearest: Timestamp(microseconds: 0), timeout: .seconds(10))
             Issue.record("a photo without a camera succeeded")
         } catch {
             #expect(ActionError.camera(error).code == "camera-removed")

@@ -2,10 +2,12 @@ import EvcaptureTesting
 import Foundation
 import LinuxIO
 import Synchronization
+import Evdev
 import Testing
 import Capture
 @testable import Actions
 import V4L2
+@testable import Frames
 
 /// The runner's booth paths with a ring stand-in (docs/booth.md): a countdown a press
 /// cancels, and a timelapse through a camera unplug and replug.
@@ -15,8 +17,8 @@ import V4L2
         let unplugged = Atomic<Bool>(false)
         /// µs between the time asked for and the frame given (a ring that lost the moment).
         let offset = Atomic<Int64>(0)
-        func frame(nearest time: Int64, timeout: Duration) throws(StreamingError) -> RingFrame {
-            let time = time + offset.load(ordering: .relaxed)
+        func frame(nearest time: Timestamp, timeout: Duration) throws(StreamingError) -> RingFrame {
+            let time = time.microseconds + offset.load(ordering: .relaxed)
             if unplugged.load(ordering: .relaxed) { throw StreamingError(code: .deviceRemoved, context: "unplugged") }
             return RingFrame(
                 frame: VideoFrame(
@@ -44,7 +46,7 @@ import V4L2
         var t = trigger(kind, press: press)
         t.action = .primary
         t.shouldPlaySound = false
-        t.eventTime = time
+        t.eventTime = Timestamp(microseconds: time)
         runner.handle(t)
     }
 
@@ -90,7 +92,7 @@ import V4L2
         let (runner, _) = try runner(BoothBinding(timelapse: 100_000), ring: ring, log: log)
         func reports() -> [TimelapseReport] { log.all.compactMap { if case .timelapse(let r) = $0 { r } else { nil } } }
         click(runner, press: 1)
-        let start = try #require(reports().first { $0.state == .started }?.next)
+        let start = try #require(reports().first { $0.state == .started }?.next?.microseconds)
         #expect(await eventually(seconds: 3) { reports().filter { $0.state == .shot }.count >= 3 })
         ring.unplugged.store(true, ordering: .relaxed)
         #expect(await eventually(seconds: 3) { reports().filter { $0.state == .missed }.count >= 3 })
@@ -103,7 +105,7 @@ import V4L2
         #expect(stopped.missed >= 3 && stopped.count >= 6, "\(stopped)")
         // Every photo is the frame of its own slot on the schedule: start + n × 100 ms.
         for r in reports() where r.state == .shot {
-            let t = try #require(r.photo?.frameTime)
+            let t = try #require(r.photo?.frameTime?.microseconds)
             #expect((t - start) % 100_000 == 0, "frame \(t) off the schedule from \(start)")
         }
         let taken = reports().filter { $0.state == .shot }.count
@@ -120,7 +122,7 @@ import V4L2
         func reports() -> [TimelapseReport] { log.all.compactMap { if case .timelapse(let r) = $0 { r } else { nil } } }
         let (before, _) = try runner(BoothBinding(timelapse: 100_000), ring: nil, log: log)
         click(before, press: 1)
-        let start = try #require(reports().first { $0.state == .started }?.next)
+        let start = try #require(reports().first { $0.state == .started }?.next?.microseconds)
         #expect(await eventually(seconds: 3) { reports().filter { $0.state == .missed }.count >= 2 })
         #expect(reports().filter { $0.state == .shot }.isEmpty)
         // The camera appears: a runner with it replaces the one without.
@@ -134,7 +136,7 @@ import V4L2
         let progress = reports().filter { $0.state == .shot || $0.state == .missed }
         for (n, r) in progress.enumerated() {
             #expect(r.count + r.missed == n + 1, "line \(n): \(r)")
-            if let t = r.photo?.frameTime { #expect(t == start + Int64(n) * 100_000, "shot \(n): frame \(t)") }
+            if let t = r.photo?.frameTime?.microseconds { #expect(t == start + Int64(n) * 100_000, "shot \(n): frame \(t)") }
         }
         #expect(stopped.count + stopped.missed >= progress.count, "\(stopped)")
         await after.shutdown()

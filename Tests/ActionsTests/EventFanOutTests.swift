@@ -37,7 +37,7 @@ import Evdev
         }
         let fanOut = EventFanOut([Recorder("outputs", log), observer, Recorder("lines", log)])
         fanOut.emit(.error(ErrorReport("no camera", time: Timestamp(microseconds: 1))))
-        fanOut.emit(.shot(time: 5_000, press: 7), at: Timestamp(microseconds: 6_000))
+        fanOut.emit(.shot(time: Timestamp(microseconds: 5_000), press: 7), at: Timestamp(microseconds: 6_000))
         #expect(
             log.lines.withLock { $0 } == [
                 "outputs: error no camera", "lines: error no camera", "outputs: shot 7 at 6000", "lines: shot 7 at 6000",
@@ -47,7 +47,7 @@ import Evdev
     }
 
     @Test func noSinksIsNothing() {
-        EventFanOut([]).emit(.shot(time: 0, press: .remote), at: Timestamp(microseconds: 0))
+        EventFanOut([]).emit(.shot(time: Timestamp(microseconds: 0), press: .remote), at: Timestamp(microseconds: 0))
         #expect(EventFanOut([]).sinks.isEmpty)
     }
 }

@@ -2,6 +2,8 @@ import Actions
 import Foundation
 import Testing
 import V4L2
+import Frames
+import Media
 
 /// The ring's size and the photos' EXIF, without a camera (the VM's system tests stream).
 @Suite struct FrameRingTests {

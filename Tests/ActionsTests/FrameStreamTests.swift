@@ -7,6 +7,7 @@ import Testing
 import V4L2
 
 @testable import Actions
+@testable import Frames
 
 /// A camera behind the capture stream's seam (``FrameStream``): frames 10 ms apart from the
 /// time it opened, each with its own timestamp, then gone after `frames` of them.
@@ -68,16 +69,16 @@ final class FakeFrameStream: FrameStream {
     @Test func aPhotoIsTheFrameNearestThePressByTheCamerasOwnTime() throws {
         let opened = Opened()
         let source = FrameSource(
-            settings: CaptureSettings(devicePath: "fake-camera", outputDirectory: "/tmp"), opener: opened.opener(frames: 1000),
+            settings: StreamSettings(devicePath: "fake-camera"), opener: opened.opener(frames: 1000),
             logger: logger)
         source.start()
         defer { source.stopAndWait() }
         // Wait until frames flow, then ask for the moment of frame 20 plus 3 ms: frame 20 is nearest.
-        _ = try source.frame(nearest: 0, timeout: .seconds(5))
+        _ = try source.frame(nearest: Timestamp(microseconds: 0), timeout: .seconds(5))
         let openedAt = try #require(opened.openedAt.withLock { $0 })
         let press = FakeFrameStream.time(20, openedAt: openedAt) + 3_000
-        let photo = try source.frame(nearest: press, timeout: .seconds(5))
-        #expect(photo.time == FakeFrameStream.time(20, openedAt: openedAt))
+        let photo = try source.frame(nearest: Timestamp(microseconds: press), timeout: .seconds(5))
+        #expect(photo.time.microseconds == FakeFrameStream.time(20, openedAt: openedAt))
         #expect(photo.frame.sequence == 20 && photo.frame.bytes == [20, 0, 0, 0])
         #expect(photo.frame.format == FakeFrameStream.streamFormat)
         #expect(photo.timestampKind.isMonotonic)
@@ -88,13 +89,13 @@ final class FakeFrameStream: FrameStream {
         let opened = Opened()
         let errors = Mutex<[StreamingError]>([])
         let source = FrameSource(
-            settings: CaptureSettings(devicePath: "fake-camera", outputDirectory: "/tmp"), opener: opened.opener(frames: 5),
+            settings: StreamSettings(devicePath: "fake-camera"), opener: opened.opener(frames: 5),
             logger: logger, onError: { error in errors.withLock { $0.append(error) } })
         // A video's reader follows the ring until the camera is gone.
         var seen: [Int64] = []
         #expect {
-            _ = try source.frames(from: 0, timeout: .seconds(5)) { frame in
-                seen.append(frame.time)
+            _ = try source.frames(from: Timestamp(microseconds: 0), timeout: .seconds(5)) { frame in
+                seen.append(frame.time.microseconds)
                 return true
             }
         } throws: { ($0 as? StreamingError)?.code == .deviceRemoved }
@@ -109,7 +110,7 @@ final class FakeFrameStream: FrameStream {
         while errors.withLock({ $0.isEmpty }) && ContinuousClock.now < said { usleep(10_000) }
         #expect(errors.withLock { $0.map(\.code) } == [.deviceRemoved])
         // A later reader starts the camera again (a camera that came back).
-        _ = try? source.frame(nearest: 0, timeout: .seconds(2))
+        _ = try? source.frame(nearest: Timestamp(microseconds: 0), timeout: .seconds(2))
         #expect(opened.opens.load(ordering: .relaxed) == 2)
     }
 }

@@ -1,11 +1,14 @@
 import EvcaptureTesting
 import Foundation
 import Synchronization
+import Evdev
 import Testing
 import Capture
 @testable import Actions
 import V4L2
 import LinuxIO
+@testable import Frames
+@testable import Media
 
 /// A ring stand-in: frames at fixed kernel times; `frame(nearest:)` returns the nearest,
 /// optionally held until the test opens `gate` (a frame not yet delivered), or fails.
@@ -31,11 +34,11 @@ final class FakeRing: NearestFrameSource {
 
     func open() { gate?.signal() }
 
-    func frame(nearest time: Int64, timeout: Duration) throws(StreamingError) -> RingFrame {
-        asked.withLock { $0.append(time) }
+    func frame(nearest time: Timestamp, timeout: Duration) throws(StreamingError) -> RingFrame {
+        asked.withLock { $0.append(time.microseconds) }
         gate?.wait()
         if let failure { throw failure }
-        return frames.min { abs($0.time - time) < abs($1.time - time) }!
+        return frames.min { abs($0.time.microseconds - time.microseconds) < abs($1.time.microseconds - time.microseconds) }!
     }
 
     var askedTimes: [Int64] { asked.withLock { $0 } }
@@ -73,7 +76,7 @@ final class FakeRing: NearestFrameSource {
         func send(_ kind: ActionTrigger.Kind, press: PressID, at time: Int64) {
             var t = trigger(kind, press: press)
             t.shouldPlaySound = false
-            t.eventTime = time
+            t.eventTime = Timestamp(microseconds: time)
             runner.handle(t)
         }
 
@@ -110,7 +113,7 @@ final class FakeRing: NearestFrameSource {
         let photo = try #require(rig.saved.first)
         #expect(rig.photos == [URL(fileURLWithPath: photo.path).lastPathComponent])
         #expect(photo.path.hasPrefix(rig.dir + "/evcapture-") && photo.path.hasSuffix("-press1.jpg"))
-        #expect(photo.frameTime == 5_050_000 && photo.sequence == 2 && photo.width == 64 && photo.height == 48)
+        #expect(photo.frameTime == Timestamp(microseconds: 5_050_000) && photo.sequence == 2 && photo.width == 64 && photo.height == 48)
         #expect(rig.ring.askedTimes == [Self.began], "the click did not take it again")
         #expect(rig.runner.preparations.inFlight == 0)
         let prepared = [UInt8](try Data(contentsOf: URL(fileURLWithPath: photo.path)))
@@ -122,7 +125,7 @@ final class FakeRing: NearestFrameSource {
         defer { usual.remove() }
         var click = trigger(.click, press: 1)
         click.shouldPlaySound = false
-        click.eventTime = Self.began
+        click.eventTime = Timestamp(microseconds: Self.began)
         usual.runner.handle(click)
         #expect(await eventually { usual.saved.count == 1 })
         let other = try #require(usual.saved.first)
@@ -186,7 +189,7 @@ final class FakeRing: NearestFrameSource {
         #expect(await eventually { held.saved.count == 1 })
         await held.runner.shutdown()
         #expect(held.photos.count == 1 && held.parts.isEmpty && held.log.failures.isEmpty)
-        #expect(held.saved.first?.frameTime == 5_250_000 && held.ring.askedTimes.count == 2)
+        #expect(held.saved.first?.frameTime == Timestamp(microseconds: 5_250_000) && held.ring.askedTimes.count == 2)
     }
 
     /// A camera error while preparing is the click's error, reported once and not waited for

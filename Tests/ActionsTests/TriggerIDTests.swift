@@ -1,6 +1,7 @@
 @testable import Actions
 import Testing
 import Capture
+@testable import Media
 
 /// Trigger ids: the `{trigger}` token, the hook variable, which stop ends which recording.
 @Suite struct TriggerIDTests {

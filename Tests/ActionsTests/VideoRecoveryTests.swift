@@ -7,6 +7,7 @@ import Movie
 import Testing
 import Capture
 import V4L2
+@testable import Media
 
 /// What a crash leaves of a recording is kept at the next start, under its name.
 @Suite struct VideoRecoveryTests {

@@ -6,6 +6,7 @@ import Testing
 import ConfigFile
 import Actions
 import Camera
+import Frames
 
 @Suite struct ConfigTests {
     @Test func anEmptyConfigIsTheDefaults() throws {

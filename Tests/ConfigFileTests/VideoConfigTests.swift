@@ -2,6 +2,7 @@ import Actions
 import ConfigFile
 import Movie
 import Testing
+import Media
 
 @Suite struct VideoConfigTests {
     @Test func mp4WithAutomaticEncoderIsTheDefault() throws {

@@ -6,6 +6,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Synchronization
+import Evdev
 import Testing
 
 @testable import LiveView
@@ -190,7 +191,7 @@ import Testing
         let head = try h.send("GET /stream.mjpg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n") && head.contains("multipart/x-mixed-replace; boundary=evcaptureframe"), "\(head)")
         func frame(_ t: Int64) -> PreviewFrame {
-            PreviewFrame(jpeg: ByteBuffer(string: "JPEG\(t)"), time: t * 1_000_000, sequence: UInt32(t))
+            PreviewFrame(jpeg: ByteBuffer(string: "JPEG\(t)"), time: Timestamp(microseconds: t * 1_000_000), sequence: UInt32(t))
         }
 
         h.hub.publish(frame(1))
@@ -215,7 +216,7 @@ import Testing
         let h = try Harness()
         let head = try h.send("GET /stream.mjpg HTTP/1.0\r\n\r\n")
         #expect(head.hasPrefix("HTTP/1.0 200 OK\r\n") && !head.lowercased().contains("chunked"), "\(head)")
-        h.hub.publish(PreviewFrame(jpeg: ByteBuffer(string: "JPEG"), time: 1, sequence: 1))
+        h.hub.publish(PreviewFrame(jpeg: ByteBuffer(string: "JPEG"), time: Timestamp(microseconds: 1), sequence: 1))
         h.loop.run()
         let part = try h.received()
         #expect(part.hasPrefix("--evcaptureframe\r\n") && part.hasSuffix("\r\n\r\nJPEG\r\n"), "\(part)")

@@ -1,15 +1,16 @@
 @testable import LiveView
+import Evdev
 import Testing
 
 @Suite struct FramingTests {
     @Test func aPartCarriesItsLengthAndKernelTime() {
-        let header = Framing.partHeader(length: 1234, time: 12_345_678, sequence: 7)
+        let header = Framing.partHeader(length: 1234, time: Timestamp(microseconds: 12_345_678), sequence: 7)
         #expect(
             header
                 == "--evcaptureframe\r\nContent-Type: image/jpeg\r\nContent-Length: 1234\r\nX-Timestamp: 12.345678\r\nX-Sequence: 7\r\n\r\n"
         )
         #expect(Framing.streamContentType == "multipart/x-mixed-replace; boundary=evcaptureframe")
-        #expect(Framing.timestamp(5_000_001) == "5.000001")
+        #expect(Framing.timestamp(Timestamp(microseconds: 5_000_001)) == "5.000001")
     }
 
     @Test func anEventIsOneDataLinePerLine() {

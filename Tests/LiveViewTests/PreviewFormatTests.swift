@@ -4,6 +4,7 @@ import Testing
 import V4L2
 
 @testable import LiveView
+import Media
 
 /// The live view's preview of uncompressed frames: scaled down by a whole factor, then
 /// encoded, keeping the picture.

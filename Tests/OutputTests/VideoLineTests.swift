@@ -7,13 +7,15 @@ import Evdev
 import Movie
 import Output
 import Testing
+@testable import Media
 
 @Suite struct VideoLineTests {
     /// The video line says the format, encoder, length and frames the recording fell behind
     /// on; one that ended early says why.
     @Test func aVideoLineSaysFormatEncoderDurationSkippedAndWhyItStopped() {
         var video = VideoResult(
-            path: "/o/v.mp4", frames: 61, framesPerSecond: 30, width: 640, height: 480, truncated: false, frameTime: 1_234_567_000,
+            path: "/o/v.mp4", frames: 61, framesPerSecond: 30, width: 640, height: 480, truncated: false,
+            frameTime: Timestamp(microseconds: 1_234_567_000),
             skipped: 2, format: .mp4, encoder: "libx264", duration: 2.0334)
         #expect(
             JSONLines.outcome(.videoSaved(video, press: 3), time: Timestamp(microseconds: 2_000_000))

@@ -12,6 +12,8 @@ import Capture
 import Actions
 import Output
 import ConfigFile
+import Frames
+import Media
 
 /// Photos, recordings and the action runner on vivid's capture node (real V4L2 streaming,
 /// real MJPEG encoding); the files are checked with ffprobe, an independent decoder.
@@ -33,7 +35,7 @@ struct ActionsCameraTests {
             frameTimeout: frameTimeout, preRoll: preRoll, videoFormat: videoFormat)
     }
 
-    func source(_ s: CaptureSettings) -> FrameSource { FrameSource(settings: s, logger: Self.logger) }
+    func source(_ s: CaptureSettings) -> FrameSource { FrameSource(settings: s.stream, logger: Self.logger) }
 
     static func now() -> Int64 { monotonicNow().microseconds }
 
@@ -68,7 +70,7 @@ struct ActionsCameraTests {
         let scratch = try ScratchDirectory(prefix: "photo")
         let frames = source(settings(scratch))
         defer { frames.stopAndWait() }
-        let ring = try frames.frame(nearest: Self.now(), timeout: .seconds(10))
+        let ring = try frames.frame(nearest: monotonicNow(), timeout: .seconds(10))
         #expect(ring.timestampKind.isMonotonic, "\(ring.timestampKind)")
         let photo = try Photo.save(ring, settings(scratch), CaptureRequest(press: 7, action: .primary, time: 1_763_769_599.5))
         #expect(photo.frameTime == ring.time && photo.sequence == ring.frame.sequence)
@@ -79,7 +81,7 @@ struct ActionsCameraTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.url.path).count == 1, "no temporary file left")
         // EXIF: the frame's moment in local time, with its microseconds.
         let exif = try #require(JPEG.captureTime(of: bytes), "no DateTimeOriginal")
-        let (date, sub) = JPEG.exifTime(Photo.wallTime(ofMonotonic: ring.time))
+        let (date, sub) = JPEG.exifTime(ring.time.wallSeconds)
         #expect(exif.subsec.count == 6 && exif.dateTime.count == 19, "\(exif)")
         // Computed again now: the same moment, give or take the two clocks' reads (or across a second).
         let diff = abs((Int(exif.subsec) ?? -10_000_000) - (Int(sub) ?? 0))
@@ -93,24 +95,28 @@ struct ActionsCameraTests {
         let frames = source(settings(scratch))
         frames.start()
         defer { frames.stopAndWait() }
-        _ = try frames.frame(nearest: Self.now(), timeout: .seconds(10))  // the ring runs
+        _ = try frames.frame(nearest: monotonicNow(), timeout: .seconds(10))  // the ring runs
         Thread.sleep(forTimeInterval: 1.0)
         for back in [700_000, 450_000, 200_000] as [Int64] {
             let press = Self.now() - back
-            let chosen = try frames.frame(nearest: press, timeout: .seconds(5))
+            let chosen = try frames.frame(nearest: Timestamp(microseconds: press), timeout: .seconds(5))
             // Every frame from 300 ms before the press to 300 ms after it, from the ring.
             var around: [RingFrame] = []
-            _ = try frames.frames(from: press - 300_000, timeout: .seconds(5)) { f in
+            _ = try frames.frames(from: Timestamp(microseconds: press - 300_000), timeout: .seconds(5)) { f in
                 around.append(f)
-                return f.time < press + 300_000
+                return f.time.microseconds < press + 300_000
             }
-            let nearest = try #require(around.min { abs($0.time - press) < abs($1.time - press) })
-            #expect(chosen.frame.sequence == nearest.frame.sequence, "chose \(chosen.time), nearest \(nearest.time) to \(press)")
-            let before = around.last { $0.time <= press }, after = around.first { $0.time >= press }
+            let nearest = try #require(around.min { abs($0.time.microseconds - press) < abs($1.time.microseconds - press) })
+            #expect(
+                chosen.frame.sequence == nearest.frame.sequence,
+                "chose \(chosen.time.microseconds), nearest \(nearest.time.microseconds) to \(press)")
+            let before = around.last { $0.time.microseconds <= press }, after = around.first { $0.time.microseconds >= press }
             if let before, let after {
-                #expect(abs(chosen.time - press) * 2 <= after.time - before.time, "more than half a frame interval off")
+                #expect(
+                    abs(chosen.time.microseconds - press) * 2 <= after.time.microseconds - before.time.microseconds,
+                    "more than half a frame interval off")
             }
-            #expect(around.first!.time <= press, "the ring does not reach back \(back) µs")
+            #expect(around.first!.time.microseconds <= press, "the ring does not reach back \(back) µs")
         }
     }
 
@@ -118,9 +124,9 @@ struct ActionsCameraTests {
     /// idle time: the camera is not left streaming.
     @Test func onPressLetsTheCameraGo() throws {
         let scratch = try ScratchDirectory(prefix: "modes")
-        let prepared = FrameSource(settings: settings(scratch), mode: .onPress, idleStop: .seconds(1), logger: Self.logger)
+        let prepared = FrameSource(settings: settings(scratch).stream, mode: .onPress, idleStop: .seconds(1), logger: Self.logger)
         defer { prepared.stopAndWait() }
-        let asked = Self.now()
+        let asked = monotonicNow()
         let photo = try prepared.frame(nearest: asked, timeout: .seconds(10))
         #expect(photo.time > asked, "a cold stream's frame is from after the request")
         #expect(prepared.isRunning)
@@ -134,15 +140,16 @@ struct ActionsCameraTests {
         let frames = source(settings(scratch))
         frames.start()
         defer { frames.stopAndWait() }
-        _ = try frames.frame(nearest: Self.now(), timeout: .seconds(10))
+        _ = try frames.frame(nearest: monotonicNow(), timeout: .seconds(10))
         try await Task.sleep(for: .seconds(1))
         let asked = Self.now()
         let from = asked - 600_000
         let recording = try await VideoRecording.start(
-            from: frames, time: from, settings(scratch), CaptureRequest(press: 4, action: .primary, time: 0), logger: Self.logger)
+            from: frames, time: Timestamp(microseconds: from), settings(scratch), CaptureRequest(press: 4, action: .primary, time: 0),
+            logger: Self.logger)
         try await Task.sleep(for: .milliseconds(500))
         let video = try await recording.stop().get()
-        let first = try #require(video.frameTime)
+        let first = try #require(video.frameTime).microseconds
         // The frame nearest `from` (as a photo of that moment): at most half a frame
         // interval away (vivid under emulation: 5 fps or more).
         #expect(
@@ -159,7 +166,7 @@ struct ActionsCameraTests {
         let start = ContinuousClock.now
         let error = try #require(throws: ActionError.self) {
             do throws(StreamingError) {
-                _ = try source(settings(scratch, frameTimeout: .seconds(30))).frame(nearest: Self.now(), timeout: .seconds(30))
+                _ = try source(settings(scratch, frameTimeout: .seconds(30))).frame(nearest: monotonicNow(), timeout: .seconds(30))
             } catch { throw ActionError.camera(error) }
         }
         let took = ContinuousClock.now - start
@@ -174,7 +181,7 @@ struct ActionsCameraTests {
         let frames = source(settings(scratch, videoFormat: .avi))
         defer { frames.stopAndWait() }
         let recording = try await VideoRecording.start(
-            from: frames, time: Self.now(), settings(scratch, videoFormat: .avi), CaptureRequest(press: 3, action: .primary, time: 0),
+            from: frames, time: monotonicNow(), settings(scratch, videoFormat: .avi), CaptureRequest(press: 3, action: .primary, time: 0),
             logger: Self.logger)
         try await Task.sleep(for: .seconds(2))
         let video = try await recording.stop().get()

@@ -6,6 +6,7 @@ import Actions
 import Evdev
 import Foundation
 import Testing
+import Media
 
 /// Digital zoom (docs/behaviour.md#controls) on vivid, which has no zoom control: the knob
 /// still zooms, digitally; control lines say so, and a photo at 2× is the centre half of the

@@ -9,6 +9,7 @@ import Logging
 import Synchronization
 import Testing
 import V4L2
+import Frames
 
 /// `[camera] fps` on vivid (docs/behaviour.md#the-moment-of-the-press): the ring's frames
 /// come at the rate asked for, measured from their kernel timestamps; a rate vivid cannot
@@ -28,13 +29,13 @@ struct FrameRateSystemTests {
         let scratch = try ScratchDirectory(prefix: "fps")
         let errors = Mutex<[StreamingError]>([])
         let source = FrameSource(
-            settings: CaptureSettings(devicePath: node, outputDirectory: scratch.url.path, width: 320, height: 240, framesPerSecond: fps),
+            settings: StreamSettings(devicePath: node, width: 320, height: 240, framesPerSecond: fps),
             mode: .always, logger: Self.logger, onError: { e in errors.withLock { $0.append(e) } })
         defer { source.stopAndWait() }
         source.start()
         var times: [Int64] = []
-        _ = try source.frames(from: monotonicNow().microseconds, timeout: .seconds(10)) { frame in
-            times.append(frame.time)
+        _ = try source.frames(from: monotonicNow(), timeout: .seconds(10)) { frame in
+            times.append(frame.time.microseconds)
             return times.count < 16
         }
         let intervals = zip(times.dropFirst(), times).map { Double($0 - $1) / 1000 }.sorted()

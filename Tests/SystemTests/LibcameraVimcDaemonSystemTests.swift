@@ -4,6 +4,7 @@ import Actions
 
 #if canImport(Glibc)
 import Glibc
+import Media
 #endif
 
 /// The daemon with `[camera] backend = "libcamera"` on vimc, libcamera's one streaming camera

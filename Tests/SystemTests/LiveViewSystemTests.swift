@@ -6,6 +6,7 @@ import EvcaptureTesting
 import Evdev
 import Foundation
 import Testing
+import Media
 
 /// The live view (`[http]`, docs/live-view.md) on the real kernel: the daemon with vivid,
 /// curl as the client, uinput for the buttons.

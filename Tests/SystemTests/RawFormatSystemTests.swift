@@ -7,6 +7,7 @@ import V4L2
 
 import Actions
 import Capture
+import Media
 
 /// Cameras that send only uncompressed RGB or 4:2:0 frames: vivid, asked for one format at a
 /// time, through the action runner's click (photo) and long press (MP4). The photo must show

@@ -9,6 +9,8 @@ import Testing
 import V4L2
 
 import Actions
+import Frames
+import Media
 
 /// A real full disk (docs/behaviour.md#reliability): small tmpfs mounts in the guest, vivid as the camera,
 /// files checked with ffprobe. And what a kill leaves: removed at the next start.
@@ -59,10 +61,10 @@ struct ReliabilityDiskTests {
         let size = format == .mp4 ? "128k" : "256k"
         let disk = try SmallDisk(size: size)
         defer { disk.unmount() }
-        let frames = FrameSource(settings: settings(disk.path, videoFormat: format), logger: Self.logger)
+        let frames = FrameSource(settings: settings(disk.path, videoFormat: format).stream, logger: Self.logger)
         defer { frames.stopAndWait() }
         let recording = try await VideoRecording.start(
-            from: frames, time: monotonicNow().microseconds, settings(disk.path, videoFormat: format),
+            from: frames, time: monotonicNow(), settings(disk.path, videoFormat: format),
             CaptureRequest(press: 1, action: .primary, time: 0), logger: Self.logger)
         let ended = try await {
             for _ in 0..<1200 where !recording.hasEnded { try await Task.sleep(for: .milliseconds(50)) }
@@ -92,11 +94,11 @@ struct ReliabilityDiskTests {
         disk.fill()
         #expect(disk.files == ["filler"])
         var failure: ActionError?
-        let frames = FrameSource(settings: settings(disk.path), logger: Self.logger)
+        let frames = FrameSource(settings: settings(disk.path).stream, logger: Self.logger)
         defer { frames.stopAndWait() }
         do throws(ActionError) {
             let ring: RingFrame
-            do throws(StreamingError) { ring = try frames.frame(nearest: monotonicNow().microseconds, timeout: .seconds(10)) } catch {
+            do throws(StreamingError) { ring = try frames.frame(nearest: monotonicNow(), timeout: .seconds(10)) } catch {
                 throw .camera(error)
             }
             _ = try Photo.save(ring, settings(disk.path), CaptureRequest(press: 2, action: .primary, time: 0))

@@ -13,6 +13,7 @@ import Glibc
 import Actions
 import Movie
 import V4L2
+import Media
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let seconds = arguments.count > 0 ? Int(arguments[0]) ?? 10 : 10

@@ -27,7 +27,8 @@ public final class AtomicFile {
     public private(set) var finalName: String
     /// The temporary file's path while writing.
     public let temporaryPath: String
-    private(set) var fd: Int32
+    /// The temporary file's descriptor (for a writer that writes it itself, as the MP4 muxer does).
+    public private(set) var fd: Int32
     private var finished = false
     /// Bytes written so far (the end of the file).
     public private(set) var size = 0

@@ -175,16 +175,17 @@ public final class AVIWriter {
     }
 }
 
+/// RIFF's little-endian fields (AVI here, the shutter sound's WAV).
 extension [UInt8] {
-    mutating func fourCC(_ s: StaticString) {
+    public mutating func fourCC(_ s: StaticString) {
         precondition(s.utf8CodeUnitCount == 4)
         s.withUTF8Buffer { append(contentsOf: $0) }
     }
-    mutating func le32(_ v: Int) {
+    public mutating func le32(_ v: Int) {
         let u = UInt32(truncatingIfNeeded: v)
         append(contentsOf: [UInt8(u & 0xFF), UInt8((u >> 8) & 0xFF), UInt8((u >> 16) & 0xFF), UInt8(u >> 24)])
     }
-    mutating func le16(_ v: Int) {
+    public mutating func le16(_ v: Int) {
         let u = UInt16(truncatingIfNeeded: v)
         append(contentsOf: [UInt8(u & 0xFF), UInt8(u >> 8)])
     }

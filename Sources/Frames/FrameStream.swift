@@ -17,12 +17,12 @@ public protocol FrameStream: AnyObject {
 extension VideoCaptureStream: FrameStream {}
 
 /// Opens the camera behind the capture stream, streaming, at each start of the stream.
-/// `CaptureSettings.devicePath` names the camera in messages: the V4L2 node, or the
+/// `StreamSettings.devicePath` names the camera in messages: the V4L2 node, or the
 /// libcamera camera's id.
 public struct FrameStreamOpener: Sendable {
-    public var open: @Sendable (CaptureSettings) throws(StreamingError) -> any FrameStream
+    public var open: @Sendable (StreamSettings) throws(StreamingError) -> any FrameStream
 
-    public init(open: @escaping @Sendable (CaptureSettings) throws(StreamingError) -> any FrameStream) {
+    public init(open: @escaping @Sendable (StreamSettings) throws(StreamingError) -> any FrameStream) {
         self.open = open
     }
 

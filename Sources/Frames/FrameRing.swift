@@ -44,8 +44,8 @@ public struct RingLimits: Sendable, Hashable {
 public struct RingFrame: Sendable {
     public var frame: VideoFrame
     public var timestampKind: FrameTimestampKind
-    /// The kernel timestamp in microseconds (CLOCK_MONOTONIC when `timestampKind` says so).
-    public var time: Int64 { frame.timestampMicroseconds }
+    /// The kernel timestamp (CLOCK_MONOTONIC when `timestampKind` says so).
+    public var time: Timestamp { Timestamp(microseconds: frame.timestampMicroseconds) }
 }
 
 /// The capture stream and its ring of recent frames (docs/behaviour.md#the-moment-of-the-press).
@@ -56,7 +56,7 @@ public struct RingFrame: Sendable {
 /// time onwards (pre-roll) and then follow it. A camera that cannot stream fails the
 /// requests waiting for it with its error; the rest of the daemon goes on.
 public final class FrameSource: Sendable {
-    public let settings: CaptureSettings
+    public let settings: StreamSettings
     public let limits: RingLimits
     private let logger: Logger
     /// Called once per failure of the stream (cannot open, unplugged, no frames).
@@ -66,7 +66,7 @@ public final class FrameSource: Sendable {
         var bytes: [UInt8] = []
         var count = 0
         var sequence: UInt32 = 0
-        var time: Int64 = 0
+        var time = Timestamp(microseconds: 0)
     }
 
     private struct State {
@@ -85,8 +85,8 @@ public final class FrameSource: Sendable {
         /// Bumped at every start: readers notice a restart.
         var generation: UInt64 = 0
         var waiters: [DispatchSemaphore] = []
-        /// Monotonic µs of the last request (on-press mode stops after `idleStop` without one).
-        var lastUse: Int64 = 0
+        /// The last request (on-press mode stops after `idleStop` without one).
+        var lastUse = Timestamp(microseconds: 0)
         var readers = 0
         /// Signalled when the stream's thread has closed the camera.
         var stopped: [DispatchSemaphore] = []
@@ -105,7 +105,7 @@ public final class FrameSource: Sendable {
 
     /// `opener`: the camera the frames come from (a V4L2 capture node unless told otherwise).
     public init(
-        settings: CaptureSettings, mode: StreamMode = .always, limits: RingLimits = RingLimits(),
+        settings: StreamSettings, mode: StreamMode = .always, limits: RingLimits = RingLimits(),
         idleStop: Duration = .seconds(10), opener: FrameStreamOpener = .v4l2, logger: Logger,
         onError: @escaping @Sendable (StreamingError) -> Void = { _ in }
     ) {
@@ -135,7 +135,7 @@ public final class FrameSource: Sendable {
     /// Starts the stream if it is not running, for a reader or a viewer.
     private func resume() {
         let start = state.withLock { s -> UInt64? in
-            s.lastUse = monotonicNow().microseconds
+            s.lastUse = monotonicNow()
             guard !s.running else {
                 // A stop is pending: cancel it; should the thread have seen it already, it
                 // starts a new stream as it ends.
@@ -188,7 +188,7 @@ public final class FrameSource: Sendable {
         state.withLock { s in
             s.viewers -= 1
             s.readers -= 1
-            s.lastUse = monotonicNow().microseconds
+            s.lastUse = monotonicNow()
             if s.viewers == 0 && s.stopAfterViewers {
                 // `on-press` streams stop once idle, an `always` one when told.
                 if mode == .always || s.stopAsked {
@@ -213,10 +213,10 @@ public final class FrameSource: Sendable {
         if running { _ = done.wait(timeout: .now() + .milliseconds(Int(timeout / .milliseconds(1)))) }
     }
 
-    /// The frame nearest `time` (monotonic µs), waiting at most `timeout` for a frame taken
+    /// The frame nearest `time`, waiting at most `timeout` for a frame taken
     /// at or after it: zero shutter lag while the stream runs; when it was not running, the
     /// first frame the camera delivers.
-    public func frame(nearest time: Int64, timeout: Duration) throws(StreamingError) -> RingFrame {
+    public func frame(nearest time: Timestamp, timeout: Duration) throws(StreamingError) -> RingFrame {
         let wasRunning = isRunning
         // A reader before the start: the idle stop waits for it.
         state.withLock { $0.readers += 1 }
@@ -237,16 +237,17 @@ public final class FrameSource: Sendable {
             var best = (s.head - s.filled + s.slots.count) % s.slots.count
             for k in 0..<s.filled {
                 let i = (s.head - s.filled + k + s.slots.count) % s.slots.count
-                if abs(s.slots[i].time - target) < abs(s.slots[best].time - target) { best = i }
+                if Self.distance(s.slots[i].time, target) < Self.distance(s.slots[best].time, target) { best = i }
             }
             return copy(s, best)
         }
     }
 
-    /// Frames from the one nearest `time` (monotonic µs; the oldest kept when the ring does
+    /// Frames from the one nearest `time` (the oldest kept when the ring does
     /// not reach back that far) in order, then each new one, to `each` until it returns false. Frames the
     /// reader fell behind on (the ring overwrote them) are skipped and counted.
-    public func frames(from time: Int64, timeout: Duration, _ each: (RingFrame) throws -> Bool) throws -> (delivered: Int, skipped: Int) {
+    public func frames(from time: Timestamp, timeout: Duration, _ each: (RingFrame) throws -> Bool) throws -> (delivered: Int, skipped: Int)
+    {
         state.withLock { $0.readers += 1 }
         defer { state.withLock { $0.readers -= 1 } }
         resume()
@@ -266,7 +267,7 @@ public final class FrameSource: Sendable {
                     for k in 0..<s.filled {
                         let i = (s.head - s.filled + k + s.slots.count) % s.slots.count
                         let b = (s.head - s.filled + best + s.slots.count) % s.slots.count
-                        if abs(s.slots[i].time - time) < abs(s.slots[b].time - time) { best = k }
+                        if Self.distance(s.slots[i].time, time) < Self.distance(s.slots[b].time, time) { best = k }
                     }
                     return s.total - UInt64(s.filled - best)
                 }
@@ -286,10 +287,13 @@ public final class FrameSource: Sendable {
             }
             next = wanted + 1
             delivered += 1
-            state.withLock { $0.lastUse = monotonicNow().microseconds }
+            state.withLock { $0.lastUse = monotonicNow() }
             if try !each(frame) { return (delivered, skipped) }
         }
     }
+
+    /// How far apart two frame times are, in µs (which frame is nearest a moment).
+    private static func distance(_ a: Timestamp, _ b: Timestamp) -> Int64 { abs(a.microseconds - b.microseconds) }
 
     // MARK: - The stream's thread
 
@@ -356,7 +360,7 @@ public final class FrameSource: Sendable {
                 // Idle: in `onPress` mode nobody pressed for `idleStop` and no reader is left.
                 let idle =
                     s.readers == 0
-                    && mode == .onPress && monotonicNow().microseconds - s.lastUse > Int64(idleStop / .microseconds(1))
+                    && mode == .onPress && monotonicNow() - s.lastUse > idleStop
                 // Stopping for idleness is a stop request, so a start() from now on (a press
                 // while the camera closes) restarts the stream instead of failing its reader
                 // with "stopped".
@@ -401,7 +405,7 @@ public final class FrameSource: Sendable {
             }
             s.slots[i].count = b.bytes.count
             s.slots[i].sequence = b.sequence
-            s.slots[i].time = b.timestampMicroseconds
+            s.slots[i].time = Timestamp(microseconds: b.timestampMicroseconds)
             s.timestampKind = b.timestampKind
             s.head = (i + 1) % s.slots.count
             s.filled = min(s.filled + 1, s.slots.count)
@@ -425,7 +429,7 @@ public final class FrameSource: Sendable {
         return RingFrame(
             frame: VideoFrame(
                 bytes: Array(slot.bytes[0..<slot.count]), format: s.format!, sequence: slot.sequence,
-                timestampMicroseconds: slot.time),
+                timestampMicroseconds: slot.time.microseconds),
             timestampKind: s.timestampKind)
     }
 

@@ -68,10 +68,16 @@ public struct FileNamePattern: Sendable, Hashable, CustomStringConvertible {
             .replacing("{date}", with: date)
             .replacing("{time}", with: clock)
             .replacing("{press}", with: String(press.rawValue))
-            .replacing("{action}", with: ActionTrigger.actionName(action))
+            .replacing("{action}", with: CaptureAction.name(action))
             .replacing("{kind}", with: kind)
             .replacing("{trigger}", with: trigger ?? "press\(press)")
     }
 
     public var description: String { pattern }
+}
+
+extension CaptureAction {
+    /// How an action is written where a name is needed (file names, hooks, lines): the
+    /// button's action, or `remote` for a trigger message from another station.
+    public static func name(_ action: CaptureAction?) -> String { action?.rawValue ?? "remote" }
 }
