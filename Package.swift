@@ -190,7 +190,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Capture", "Evdev", "EvcaptureTesting"]),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2"]),
-        .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2"]),
+        .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2", "LinuxIO"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "Evdev", "V4L2", "EvcaptureTesting"]),
         .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Frames", "Media", "Actions", "Movie", "Capture", "Evdev", "V4L2", "LinuxIO"]),
         .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Evdev", "Media", "Actions", "Movie", "LinuxIO", .product(name: "Logging", package: "swift-log")]),

@@ -228,8 +228,11 @@ public final class VideoRecording: Sendable {
         let recording = VideoRecording(request: request)
         startThread(name: "evc-video-\(request.press)") {
             // Encoding takes whole cores (libx264 at 1280×720: a third of one); input must not
-            // wait behind it. A recording that falls behind skips frames and says so.
-            lowerCurrentThreadPriority(to: 10)
+            // wait behind it: SCHED_IDLE (docs/video.md, "Off the input path"). A recording
+            // that falls behind skips frames and says so.
+            if lowerCurrentThreadPriority() != .idle {
+                logger.info("SCHED_IDLE refused for the recording thread: it runs at nice 19")
+            }
             recording.run(source, time, settings, logger: logger)
         }
         switch await recording.started.value() {

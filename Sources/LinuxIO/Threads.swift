@@ -26,13 +26,31 @@ public func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
     pthread_detach(thread)
 }
 
-/// Lowers the calling thread's priority to `niceness` (1…19; on Linux the nice value is the
-/// thread's own, and threads it starts inherit it): bulk work that must leave the CPU to the
-/// input thread when both want it. Raising it back needs privileges, so this is one-way.
-public func lowerCurrentThreadPriority(to niceness: Int32) {
+/// Gives the calling thread only the CPU time no other thread wants: Linux's `SCHED_IDLE`
+/// policy (threads it starts inherit it, as libx264's do). A thread of the normal class that
+/// wakes (input, controls, photos) takes the CPU from it at once instead of sharing it by
+/// weight as a nice value would. For bulk work that may fall behind (a recording skips frames
+/// and counts them). One-way: leaving the policy needs privileges. Where the policy is refused
+/// (a seccomp filter that blocks `sched_setscheduler`), the thread gets nice 19 instead.
+/// Returns the policy the thread runs under.
+@discardableResult
+public func lowerCurrentThreadPriority() -> ThreadPolicy {
+    if evc_set_thread_idle_policy() == 0 { return .idle }
     // PRIO_PROCESS with 0: the calling thread only (Linux keeps a nice value per thread).
-    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness)
+    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
+    return .nice19
 }
+
+/// The scheduling a thread was given by ``lowerCurrentThreadPriority()``.
+public enum ThreadPolicy: Sendable, Hashable {
+    /// `SCHED_IDLE`.
+    case idle
+    /// The normal policy at nice 19 (`SCHED_IDLE` was refused).
+    case nice19
+}
+
+/// Whether the calling thread runs under `SCHED_IDLE`.
+public var currentThreadIsIdlePolicy: Bool { evc_thread_policy() == 5 }
 
 /// Runs blocking work (ioctls, poll, file writes, waitpid) on a thread of its own, outside
 /// Swift's cooperative pool, and awaits its result.

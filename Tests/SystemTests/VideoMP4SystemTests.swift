@@ -176,4 +176,51 @@ struct VideoMP4SystemTests {
         #expect(p.codec == "h264" && p.frames == frames && frames >= 5 && p.stderr.isEmpty, "\(p)")
         #expect(Self.files(output.url.path) == [(path as NSString).lastPathComponent], "nothing hidden left")
     }
+
+    /// Each thread of `pid`: its name and scheduling policy (/proc/PID/task/TID/stat, field
+    /// 41: SCHED_OTHER 0, SCHED_IDLE 5).
+    static func threadPolicies(_ pid: pid_t) -> [(tid: String, name: String, policy: Int)] {
+        let dir = "/proc/\(pid)/task"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).compactMap { tid in
+            guard let stat = try? String(contentsOfFile: "\(dir)/\(tid)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+            else { return nil }
+            // Fields after the name start with field 3 (the state).
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 38, let policy = Int(fields[38]) else { return nil }
+            return (tid, String(stat[stat.index(after: open)..<close]), policy)
+        }
+    }
+
+    /// While an MP4 records, the recording's thread and every thread it started (libx264's
+    /// inherit its name) run under SCHED_IDLE, so input preempts the encoder at once; no other
+    /// thread of the daemon does. The file still plays whole.
+    @Test(.timeLimit(.minutes(3))) func theEncoderRunsUnderSCHEDIDLEAndNothingElseDoes() throws {
+        let vivid = try #require(vividNode(), "needs vivid")
+        let output = try ScratchDirectory(prefix: "policy")
+        let daemon = try ReliabilityDaemon(config: Self.config(output: output.url.path, vivid: vivid))
+        let keys = try Self.keys("evcapture policy shutter")
+        defer { keys.destroy() }
+        #expect(daemon.waitFor { $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == keys.node } }, "\(daemon)")
+        let idle = Self.threadPolicies(daemon.pid)
+        #expect(!idle.isEmpty && idle.allSatisfy { $0.policy == 0 }, "before recording: \(idle)")
+        try ReliabilityInputTests.press(keys, .volumeDown, 1)
+        #expect(daemon.waitFor(timeout: .seconds(20)) { $0.contains { $0["action"] as? String == "video-started" } }, "\(daemon)")
+        usleep(500_000)
+        let recording = Self.threadPolicies(daemon.pid)
+        try ReliabilityInputTests.press(keys, .volumeDown, 0)
+        let encoder = recording.filter { $0.name.hasPrefix("evc-video-") }
+        let others = recording.filter { !$0.name.hasPrefix("evc-video-") }
+        print("threads while recording: \(recording.map { "\($0.name)=\($0.policy)" }.joined(separator: " "))")
+        #expect(!encoder.isEmpty && encoder.allSatisfy { $0.policy == 5 }, "the recording's threads: \(encoder)")
+        #expect(!others.isEmpty && others.allSatisfy { $0.policy == 0 }, "the daemon's other threads: \(others)")
+
+        #expect(daemon.waitFor(timeout: .seconds(60)) { $0.contains { $0["action"] as? String == "video" } }, "no video\n\(daemon)")
+        let video = try #require(daemon.objects(event: "action").first { $0["action"] as? String == "video" })
+        let path = try #require(video["file"] as? String)
+        let frames = try #require(video["frames"] as? Int)
+        let p = try Self.probe(path)
+        #expect(p.codec == "h264" && p.frames == frames && frames >= 5 && p.stderr.isEmpty, "\(p)")
+        #expect(daemon.stop() == 0, "\(daemon)")
+    }
 }

@@ -31,6 +31,16 @@ static inline int evc_accept_nonblock_cloexec(int fd) {
 /// prctl(PR_SET_NAME): names the calling thread (16 bytes with the NUL; longer is cut).
 /// prctl is variadic, which Swift cannot call.
 static inline int evc_set_thread_name(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }
+#include <sched.h>
+/// sched_setscheduler(0, SCHED_IDLE): the calling thread runs only when no other thread of
+/// the normal class wants the CPU, and one that wakes takes the CPU from it at once (threads
+/// it starts inherit it). SCHED_IDLE is declared only under _GNU_SOURCE; the value is Linux's.
+static inline int evc_set_thread_idle_policy(void) {
+    struct sched_param param = {0};
+    return (int)syscall(SYS_sched_setscheduler, 0, 5 /* SCHED_IDLE */, &param);
+}
+/// sched_getscheduler(0): the calling thread's policy (SCHED_IDLE is 5), -1 with errno.
+static inline int evc_thread_policy(void) { return (int)syscall(SYS_sched_getscheduler, 0); }
 /// prctl(PR_SET_THP_DISABLE): no transparent huge pages for this process and its children.
 static inline int evc_disable_transparent_huge_pages(void) { return prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0); }
 #endif

@@ -36,7 +36,7 @@ python3 "$EVC_BENCH_DIR_SRC/booth.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uin
 case "${EVC_BENCH_ONLY:-}" in ""|recording)
 echo "bench: === recording: press and knob latency, idle vs recording (one daemon, alternating blocks), dropped frames ==="
 python3 "$EVC_BENCH_DIR_SRC/recording.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" \
-    --rounds "${EVC_BENCH_RECORDING_ROUNDS:-6}" --block "${EVC_BENCH_RECORDING_BLOCK:-20}" || status=1
+    --rounds "${EVC_BENCH_RECORDING_ROUNDS:-10}" --block "${EVC_BENCH_RECORDING_BLOCK:-20}" || status=1
 ;; esac
 [ "${EVC_BENCH_ONLY:-}" = recording ] && exit $status
 # --- end of recording ---

@@ -17,7 +17,10 @@ and from each recording's `video` line the frames written and those skipped (ove
 the ring before the encoder took them).
 
 Usage: recording.py EVCAPTURE UINPUT_FLOOD [--rounds N] [--block S] [--width W] [--height H] [--fps F]
-Prints latency lines (`NAME: n=… p50=…us p90=…us p99=…us`) and "figure recording-…" lines;
+Prints latency lines (`NAME: n=… p50=…us p90=…us p99=…us`) and "figure recording-…" lines
+(with each p99 ratio, recording against idle, a 90 % bootstrap interval: with a few hundred
+presses per kind the p99 is the third to fifth slowest, and the interval says how much of a
+difference is noise);
 exits 1 if something could not be measured.
 """
 import argparse
@@ -97,6 +100,19 @@ def quantile(xs, q):
     return s[min(len(s) - 1, int(q * len(s)))]
 
 
+def p99_ratio(busy, idle, draws=2000):
+    """recording p99 / idle p99, and a 90 % bootstrap interval of it (both sample sets
+    redrawn with replacement): how far apart two runs of the same build may land."""
+    rnd = random.Random(1)
+    ratios = []
+    for _ in range(draws):
+        b = [busy[rnd.randrange(len(busy))] for _ in busy]
+        i = [idle[rnd.randrange(len(idle))] for _ in idle]
+        ratios.append(quantile(b, 0.99) / quantile(i, 0.99))
+    ratios.sort()
+    return quantile(busy, 0.99) / quantile(idle, 0.99), ratios[int(0.05 * draws)], ratios[int(0.95 * draws)]
+
+
 def report(name, xs):
     us = [x * 1e6 for x in xs]
     log(f"{name}: n={len(us)} p50={quantile(us, 0.5):.0f}us p90={quantile(us, 0.9):.0f}us p99={quantile(us, 0.99):.0f}us"
@@ -107,7 +123,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("evcapture")
     p.add_argument("flood")
-    p.add_argument("--rounds", type=int, default=6)
+    p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--block", type=float, default=20, help="seconds of measurement per block")
     p.add_argument("--width", type=int, default=640)
     p.add_argument("--height", type=int, default=480)
@@ -241,6 +257,11 @@ video-format = "mp4"
             report(f"{kind} press → began line", results[kind]["press"])
         if results[kind]["knob"]:
             report(f"{kind} knob step → SET_CUR at the camera", results[kind]["knob"])
+    for what in ("press", "knob"):
+        busy, idle = results["recording"][what], results["idle"][what]
+        if busy and idle:
+            r, lo, hi = p99_ratio(busy, idle)
+            log(f"figure recording-p99 {what}: ratio={r:.2f} interval={lo:.2f}-{hi:.2f} n={len(busy)}/{len(idle)}")
     frames = sum(v.get("frames", 0) for v in videos)
     skipped = sum(v.get("skipped", 0) for v in videos)
     seconds = sum(v.get("duration", 0) for v in videos)
