@@ -239,8 +239,8 @@ public final class FrameSource: Sendable {
                 let i = (s.head - s.filled + k + s.slots.count) % s.slots.count
                 if Self.distance(s.slots[i].time, target) < Self.distance(s.slots[best].time, target) { best = i }
             }
-            return copy(s, best)
-        }
+            return taken(s, best)
+        }.frame()
     }
 
     /// Frames from the one nearest `time` (the oldest kept when the ring does
@@ -274,13 +274,13 @@ public final class FrameSource: Sendable {
             }
             let wanted = next!
             try waitFor(deadline: deadline, timeout: timeout) { s in s.total > wanted }
-            let (frame, oldest) = state.withLock { s -> (RingFrame?, UInt64) in
+            let (taken, oldest) = state.withLock { s -> (TakenFrame?, UInt64) in
                 let oldest = s.total - UInt64(s.filled)
                 guard wanted >= oldest else { return (nil, oldest) }
                 let i = (s.head - Int(s.total - wanted) + s.slots.count) % s.slots.count
-                return (copy(s, i), oldest)
+                return (self.taken(s, i), oldest)
             }
-            guard let frame else {
+            guard let frame = taken?.frame() else {
                 skipped += Int(oldest - wanted)
                 next = oldest
                 continue
@@ -424,13 +424,37 @@ public final class FrameSource: Sendable {
         fps == fps.rounded() ? "\(Int(fps))" : "\((fps * 1000).rounded() / 1000)"
     }
 
-    private func copy(_ s: State, _ i: Int) -> RingFrame {
+    /// The frame in slot `i`, taken under the lock without copying its bytes: the slot's
+    /// storage is shared (one retain), so the lock is held for a few field reads whoever the
+    /// reader is — a recording under `SCHED_IDLE` that lost the CPU inside it would otherwise
+    /// hold up the stream's thread for a whole frame copy. Should the stream come round to
+    /// this slot while a reader still holds it, copy-on-write gives the slot new storage and
+    /// the reader keeps its frame.
+    private func taken(_ s: State, _ i: Int) -> TakenFrame {
         let slot = s.slots[i]
-        return RingFrame(
-            frame: VideoFrame(
-                bytes: Array(slot.bytes[0..<slot.count]), format: s.format!, sequence: slot.sequence,
-                timestampMicroseconds: slot.time.microseconds),
+        return TakenFrame(
+            storage: slot.bytes, count: slot.count, format: s.format!, sequence: slot.sequence, time: slot.time,
             timestampKind: s.timestampKind)
+    }
+
+    /// A frame as ``taken(_:_:)`` hands it out: the slot's storage and how much of it is the
+    /// frame (a slot keeps room for larger MJPEG frames).
+    private struct TakenFrame {
+        var storage: [UInt8]
+        var count: Int
+        var format: StreamFormat
+        var sequence: UInt32
+        var time: Timestamp
+        var timestampKind: FrameTimestampKind
+
+        /// The frame, outside the lock: its bytes are the slot's storage when they fill it
+        /// (raw frames), else a copy of the frame's part.
+        consuming func frame() -> RingFrame {
+            let bytes = count == storage.count ? storage : Array(storage[0..<count])
+            return RingFrame(
+                frame: VideoFrame(bytes: bytes, format: format, sequence: sequence, timestampMicroseconds: time.microseconds),
+                timestampKind: timestampKind)
+        }
     }
 
     /// Waits until `ready` holds, the stream fails, or `deadline` passes.

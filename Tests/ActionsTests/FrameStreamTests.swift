@@ -113,4 +113,27 @@ final class FakeFrameStream: FrameStream {
         _ = try? source.frame(nearest: Timestamp(microseconds: 0), timeout: .seconds(2))
         #expect(opened.opens.load(ordering: .relaxed) == 2)
     }
+
+    /// A reader is handed the slot's storage, not a copy made under the ring's lock
+    /// (docs/video.md, "Off the input path"): when the stream comes round to that slot while
+    /// the reader still holds the frame, the reader's bytes stay those of its frame.
+    @Test func aFrameHeldByAReaderKeepsItsBytesWhenTheRingComesRoundToItsSlot() throws {
+        let opened = Opened()
+        // Three slots (the fewest the limits give): the stream overwrites a slot every 30 ms.
+        let source = FrameSource(
+            settings: StreamSettings(devicePath: "fake-camera"), limits: RingLimits(seconds: 0, memoryBytes: 12),
+            opener: opened.opener(frames: 1000), logger: logger)
+        source.start()
+        defer { source.stopAndWait() }
+        _ = try source.frame(nearest: Timestamp(microseconds: 0), timeout: .seconds(5))
+        #expect(source.capacity == 3)
+        let openedAt = try #require(opened.openedAt.withLock { $0 })
+        let held = try source.frame(nearest: Timestamp(microseconds: FakeFrameStream.time(5, openedAt: openedAt)), timeout: .seconds(5))
+        #expect(held.frame.sequence == 5 && held.frame.bytes == [5, 0, 0, 0])
+        // Ten frames later every slot has been written again (frame 15's slot among them).
+        let later = try source.frame(nearest: Timestamp(microseconds: FakeFrameStream.time(15, openedAt: openedAt)), timeout: .seconds(5))
+        #expect(later.frame.sequence == 15 && later.frame.bytes == [15, 0, 0, 0])
+        #expect(held.frame.bytes == [5, 0, 0, 0])
+        #expect(held.frame.sequence == 5)
+    }
 }
