@@ -208,10 +208,3 @@ public struct FileLineError: Error, Hashable, Sendable, CustomStringConvertible 
         line > 0 ? "\(file):\(line): \(prefix)\(problem)" : "\(file): \(prefix)\(problem)"
     }
 }
-
-/// CLOCK_MONOTONIC in microseconds: the clock of evdev events, V4L2 buffers and `IOTimer`.
-public func monotonicMicroseconds() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
-}

@@ -94,10 +94,3 @@ public final class OneShot<T: Sendable>: Sendable {
         }
     }
 }
-
-/// Seconds since 1970, for file names and `EVCAPTURE_TIME`.
-public func wallClockNow() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
