@@ -6,7 +6,8 @@ import Synchronization
 /// Called from the input thread: a set only stores values behind a lock, never waits for the camera.
 public final class LibcameraLiveControls: LibcameraControlSink {
     private struct State {
-        var stream: LibcameraStream?
+        /// The running stream (a recorder in tests).
+        var stream: (any LibcameraControlSink & AnyObject)?
         var floats: [UInt32: Float] = [:]
         var rectangles: [UInt32: SensorRect] = [:]
         var integers: [UInt32: Int64] = [:]
@@ -85,7 +86,7 @@ public final class LibcameraLiveControls: LibcameraControlSink {
     }
 
     /// A stream configured and about to start: every value held goes on its first request.
-    func attach(_ stream: LibcameraStream) {
+    func attach(_ stream: some LibcameraControlSink & AnyObject) {
         state.withLock { s in
             for (id, value) in s.floats { try? stream.set(id, float: value) }
             for (id, value) in s.rectangles { try? stream.set(id, rectangle: value) }
@@ -95,7 +96,7 @@ public final class LibcameraLiveControls: LibcameraControlSink {
     }
 
     /// The stream is stopping: values wait for the next one.
-    func detach(_ stream: LibcameraStream) {
+    func detach(_ stream: some LibcameraControlSink & AnyObject) {
         state.withLock { s in
             if s.stream === stream { s.stream = nil }
         }
