@@ -140,6 +140,12 @@ public enum JPEG {
     /// The image decoded to packed R G B bytes, row after row: for checks of what an
     /// encoder kept.
     public static func rgb(_ jpeg: [UInt8]) throws(JPEGError) -> (width: Int, height: Int, pixels: [UInt8]) {
+        try pixels(jpeg, TJPF_RGB, bytesPerPixel: 3)
+    }
+
+    /// The image decoded by libturbojpeg to `format`, row after row.
+    static func pixels(_ jpeg: [UInt8], _ format: TJPF, bytesPerPixel: Int) throws(JPEGError) -> (width: Int, height: Int, pixels: [UInt8])
+    {
         guard let handle = tjInitDecompress() else { throw JPEGError("tjInitDecompress failed") }
         defer { tjDestroy(handle) }
         var width: Int32 = 0, height: Int32 = 0, subsamp: Int32 = 0, colorspace: Int32 = 0
@@ -147,11 +153,10 @@ public enum JPEG {
             tjDecompressHeader3(handle, $0.baseAddress, UInt(jpeg.count), &width, &height, &subsamp, &colorspace)
         }
         guard header == 0 else { throw JPEGError("reading the JPEG header: \(String(cString: tjGetErrorStr2(handle)))") }
-        var pixels = [UInt8](repeating: 0, count: Int(width) * Int(height) * 3)
+        var pixels = [UInt8](repeating: 0, count: Int(width) * Int(height) * bytesPerPixel)
         let status = jpeg.withUnsafeBufferPointer { src in
             pixels.withUnsafeMutableBufferPointer {
-                tjDecompress2(
-                    handle, src.baseAddress, UInt(jpeg.count), $0.baseAddress, width, 0, height, Int32(TJPF_RGB.rawValue), 0)
+                tjDecompress2(handle, src.baseAddress, UInt(jpeg.count), $0.baseAddress, width, 0, height, Int32(format.rawValue), 0)
             }
         }
         guard status == 0 else { throw JPEGError("decoding: \(String(cString: tjGetErrorStr2(handle)))") }

@@ -70,20 +70,6 @@ public enum JPEGCrop {
 
     /// The image's luma plane (decoded to 8-bit grey): for tests that look at what a crop kept.
     public static func grey(_ jpeg: [UInt8]) throws(JPEGError) -> (width: Int, height: Int, pixels: [UInt8]) {
-        guard let handle = tjInitDecompress() else { throw JPEGError("tjInitDecompress failed") }
-        defer { tjDestroy(handle) }
-        var width: Int32 = 0, height: Int32 = 0, subsamp: Int32 = 0, colorspace: Int32 = 0
-        let header = jpeg.withUnsafeBufferPointer {
-            tjDecompressHeader3(handle, $0.baseAddress, UInt(jpeg.count), &width, &height, &subsamp, &colorspace)
-        }
-        guard header == 0 else { throw JPEGError("reading the JPEG header: \(String(cString: tjGetErrorStr2(handle)))") }
-        var pixels = [UInt8](repeating: 0, count: Int(width) * Int(height))
-        let status = jpeg.withUnsafeBufferPointer { src in
-            pixels.withUnsafeMutableBufferPointer {
-                tjDecompress2(handle, src.baseAddress, UInt(jpeg.count), $0.baseAddress, width, 0, height, Int32(TJPF_GRAY.rawValue), 0)
-            }
-        }
-        guard status == 0 else { throw JPEGError("decoding: \(String(cString: tjGetErrorStr2(handle)))") }
-        return (Int(width), Int(height), pixels)
+        try JPEG.pixels(jpeg, TJPF_GRAY, bytesPerPixel: 1)
     }
 }
