@@ -36,7 +36,11 @@ public final class FrameSource: Sendable {
         var filled = 0
         /// Frames taken since the stream started (the ring's own counter, for readers).
         var total: UInt64 = 0
+        /// The running stream's format (nil once it ended).
         var format: StreamFormat?
+        /// The format of the frames the slots hold; kept after the stream ended, while a
+        /// recording still takes the frames the ring holds.
+        var heldFormat: StreamFormat?
         var timestampKind = FrameTimestampKind(isMonotonic: true, isStartOfExposure: false)
         var running = false
         var stopRequested = false
@@ -115,8 +119,9 @@ public final class FrameSource: Sendable {
         startThread(name: "evc-stream") { [self] in run(generation: generation) }
     }
 
-    /// Stops the stream (returns at once; the thread lets the camera go within 250 ms and
-    /// empties the ring). A ``start()`` before then keeps it running.
+    /// Stops the stream (returns at once; the thread lets the camera go within 250 ms). A
+    /// reader already taking frames gets those the ring still holds; a ``start()`` before
+    /// the camera is let go keeps it running.
     public func stop() {
         state.withLock { s in
             // Someone watches the live view: the stream stops when the last viewer leaves.
@@ -233,7 +238,8 @@ public final class FrameSource: Sendable {
                 }
             }
             let wanted = next!
-            try waitFor(deadline: deadline, timeout: timeout) { s in s.total > wanted }
+            // Once the stream ended, the frames it left are still delivered, then its failure.
+            try waitFor(deadline: deadline, timeout: timeout, heldFrames: true) { s in s.total > wanted }
             let (taken, oldest) = state.withLock { s -> (TakenFrame?, UInt64) in
                 let oldest = s.total - UInt64(s.filled)
                 guard wanted >= oldest else { return (nil, oldest) }
@@ -276,7 +282,8 @@ public final class FrameSource: Sendable {
             let waiters = state.withLock { s -> [DispatchSemaphore] in
                 s.running = false
                 s.failure = failure ?? StreamingError(code: .failed, context: "capture stream of \(settings.devicePath) stopped")
-                s.filled = 0
+                // The frames stay for readers already reading (a recording whose release
+                // came before the stream ended records up to it); the next start empties them.
                 s.format = nil
                 defer { s.waiters.removeAll(); s.stopped.removeAll() }
                 return s.waiters + s.stopped
@@ -309,6 +316,7 @@ public final class FrameSource: Sendable {
         let slots = limits.slots(frameBytes: max(format.bytesPerLine * format.height, 1), fps: format.framesPerSecond)
         state.withLock { s in
             s.format = format
+            s.heldFormat = format
             s.slots = Array(repeating: Slot(), count: slots)
         }
         logger.info(
@@ -393,7 +401,7 @@ public final class FrameSource: Sendable {
     private func taken(_ s: State, _ i: Int) -> TakenFrame {
         let slot = s.slots[i]
         return TakenFrame(
-            storage: slot.bytes, count: slot.count, format: s.format!, sequence: slot.sequence, time: slot.time,
+            storage: slot.bytes, count: slot.count, format: s.heldFormat!, sequence: slot.sequence, time: slot.time,
             timestampKind: s.timestampKind)
     }
 
@@ -418,11 +426,15 @@ public final class FrameSource: Sendable {
     }
 
     /// Waits until `ready` holds, the stream fails, or `deadline` passes.
-    private func waitFor(deadline: ContinuousClock.Instant, timeout: Duration, _ ready: (State) -> Bool) throws(StreamingError) {
+    /// Waits until `ready`, while the stream runs; with `heldFrames`, also when it has ended
+    /// but `ready` holds for the frames it left.
+    private func waitFor(
+        deadline: ContinuousClock.Instant, timeout: Duration, heldFrames: Bool = false, _ ready: (State) -> Bool
+    ) throws(StreamingError) {
         while true {
             let semaphore = DispatchSemaphore(value: 0)
             let outcome = state.withLock { s -> Result<Bool, StreamingError> in
-                if s.running, !s.slots.isEmpty, ready(s) { return .success(true) }
+                if s.running || heldFrames, !s.slots.isEmpty, ready(s) { return .success(true) }
                 if !s.running, let f = s.failure { return .failure(f) }
                 s.waiters.append(semaphore)
                 return .success(false)

@@ -91,18 +91,21 @@ final class FakeFrameStream: FrameStream {
         let source = FrameSource(
             settings: StreamSettings(devicePath: "fake-camera"), opener: opened.opener(frames: 5),
             logger: logger, onError: { error in errors.withLock { $0.append(error) } })
-        // A video's reader follows the ring until the camera is gone.
+        // A video's reader follows the ring until the camera is gone. This one is slower
+        // than the camera (50 ms a frame, the camera 10 ms): the camera is gone before it
+        // took the second frame.
         var seen: [Int64] = []
         #expect {
             _ = try source.frames(from: Timestamp(microseconds: 0), timeout: .seconds(5)) { frame in
                 seen.append(frame.time.microseconds)
+                usleep(50_000)
                 return true
             }
         } throws: { ($0 as? StreamingError)?.code == .deviceRemoved }
         let openedAt = try #require(opened.openedAt.withLock { $0 })
-        // In order, each with the camera's own time; the ring ends with the camera, so a
-        // reader may not see the very last frames.
-        #expect(!seen.isEmpty && seen == Array((0..<5).map { FakeFrameStream.time($0, openedAt: openedAt) }.prefix(seen.count)), "\(seen)")
+        // Every frame the ring held when the camera went, in order, each with the camera's
+        // own time; then the camera's error.
+        #expect(seen == (0..<5).map { FakeFrameStream.time($0, openedAt: openedAt) }, "\(seen)")
         #expect(!source.isRunning)
         #expect(opened.closed.withLock { $0 })
         // Said once, by the stream's thread as it ends (after it woke the reader).

@@ -67,18 +67,34 @@ struct LibcameraVimcDaemonSystemTests {
         let longBegan = try #require(
             daemon.waitFor(from: beforeLong, DaemonLines.capture("began", node: keys.node)), "\(daemon.transcript)")
         let longPress = try #require(longBegan.object.int("press"))
-        let video = try #require(
-            daemon.waitFor(timeout: .seconds(90), DaemonLines.action("video", press: longPress)), "no video\n\(daemon.transcript)")
-        let videoPath = try #require(video.object.string("file"))
-        let frames = try #require(video.object.int("frames"))
-        #expect(frames >= 2, "\(frames) frames")
+        // vimc renders its frames in a kernel thread that can take the guest's whole CPU (on
+        // 0.3.2 it renders 1920×1080), and the recording runs under SCHED_IDLE (docs/video.md,
+        // "Off the input path"): it gets the CPU only when nothing else wants it, and may not
+        // get it while the stream runs. Then stopping the daemon stops the stream and the
+        // recording is finished before the daemon exits.
+        var finishedAtExit = false
+        var video = daemon.waitFor(timeout: .seconds(45), DaemonLines.action("video", press: longPress))
+        if video == nil {
+            finishedAtExit = true
+            #expect(daemon.terminate(timeout: .seconds(120)) == 0, "\(daemon.transcript)")
+            video = daemon.waitFor(timeout: .seconds(1), DaemonLines.action("video", press: longPress))
+        }
+        let videoLine = try #require(video, "no video\n\(daemon.transcript)").object
+        let videoPath = try #require(videoLine.string("file"))
+        let frames = try #require(videoLine.int("frames"))
+        let skipped = try #require(videoLine.int("skipped"))
+        print("long press's video (finished at exit: \(finishedAtExit)): \(videoLine)")
+        // The recording may also get the CPU for its first frame only and skip the rest:
+        // every frame of the hold is either in the file or counted as skipped.
+        #expect(
+            frames >= 1 && frames + skipped >= 2,
+            "\(frames) frames, \(skipped) skipped (finished at exit: \(finishedAtExit)): \(videoLine)\n\(daemon.transcript)")
         // The frame of the press, for the photo and the video's first frame: the frame nearest
         // the press is at most half a frame gap away; allowed: 0.5 s or one mean gap of this
-        // camera (the video's duration over its frames), whichever is longer.
-        let duration = try #require(video.object.double("duration"))
-        let gap = max(0.5, duration / Double(frames))
+        // camera during the hold, whichever is longer.
+        let gap = max(0.5, 5 / Double(max(1, frames + skipped)))
         #expect(abs(frameTime - pressTime) < gap, "photo frame \(frameTime), press \(pressTime), gap \(gap)")
-        let firstFrame = try #require(video.object.double("frame_time"))
+        let firstFrame = try #require(videoLine.double("frame_time"))
         let longPressTime = try #require(longBegan.object.double("time"))
         #expect(abs(firstFrame - longPressTime) < gap, "first frame \(firstFrame), press \(longPressTime), gap \(gap)")
         let ffprobe = try #require(daemonFFprobe, "no ffprobe in the guest")
@@ -89,7 +105,9 @@ struct LibcameraVimcDaemonSystemTests {
         #expect(result.stdout.contains("codec_name=h264") && result.stdout.contains("nb_read_frames=\(frames)"), "\(result.stdout)")
         // libcamera's camera gives the controls: no V4L2 camera is missed
         #expect(!daemon.objects.contains { $0.event == "error" && $0.string("code") == "camera-missing" }, "\(daemon.transcript)")
-        #expect(daemon.isRunning, "\(daemon.transcript)")
-        #expect(daemon.terminate() == 0, "\(daemon.transcript)")
+        if !finishedAtExit {
+            #expect(daemon.isRunning, "\(daemon.transcript)")
+            #expect(daemon.terminate() == 0, "\(daemon.transcript)")
+        }
     }
 }
