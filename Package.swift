@@ -198,7 +198,7 @@ let package = Package(
         .testTarget(
             name: "LiveViewTests",
             dependencies: [
-                "LiveView", "Output", "Media", "Actions", "Capture", "Evdev", "EvcaptureTesting",
+                "LiveView", "Output", "Media", "Actions", "Capture", "Evdev", "Frames", "V4L2", "EvcaptureTesting",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
