@@ -47,10 +47,16 @@ public final class LibcameraFrameStream: FrameStream {
             )
         }
         let plan = LibcameraStreamPlan(main: chosen, liveViewWidth: viewfinder == nil ? nil : liveViewWidth)
-        liveView = libcamera.liveViewStream(of: id, plan: plan)
+        var liveView = libcamera.liveViewStream(of: id, plan: plan)
         do {
             if case .own(let second) = liveView {
-                try stream.configure([plan.main, LibcameraStreamRequest(role: .viewfinder, format: second)])
+                do {
+                    try stream.configure([plan.main, LibcameraStreamRequest(role: .viewfinder, format: second)])
+                } catch {
+                    // Validated but not configured (buffers for two streams, say): one stream.
+                    liveView = .fromMainStream(reason: "configuring two streams: \(error.message)")
+                    try stream.configure([plan.main])
+                }
             } else {
                 try stream.configure([plan.main])
             }
@@ -66,6 +72,7 @@ public final class LibcameraFrameStream: FrameStream {
                 bytesPerLine: Int(c.stride))
         }
         format = configured[0]
+        self.liveView = liveView
         self.viewfinder = configured.count > 1 ? viewfinder : nil
         self.viewfinder?.begin(configured[1])
     }
