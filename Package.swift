@@ -77,7 +77,7 @@ let package = Package(
         // libcamera cameras for Swift: enumeration and controls, a frame stream, the backend choice.
         .target(
             name: "LibcameraCamera",
-            dependencies: ["CLibcameraLoader", "Frames", "Actions", "Camera", "Capture", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CLibcameraLoader", "Frames", "Actions", "Camera", "Capture", "V4L2", "LinuxIO", "Evdev", .product(name: "Logging", package: "swift-log")]),
 
         // Every job without an executor of its own on the main thread: no libdispatch pool,
         // so no 1 Hz pool-monitor wakeup while idle.
@@ -198,7 +198,7 @@ let package = Package(
         .testTarget(
             name: "LiveViewTests",
             dependencies: [
-                "LiveView", "Output", "Media", "Actions", "Capture", "Evdev", "EvcaptureTesting",
+                "LiveView", "Output", "Media", "Actions", "Capture", "Evdev", "Frames", "V4L2", "EvcaptureTesting",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
@@ -212,7 +212,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),
-        .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Actions", "Camera", "V4L2"], exclude: ["Fixtures"]),
+        .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Actions", "Camera", "V4L2", "Frames", "Evdev"], exclude: ["Fixtures"]),
         .testTarget(name: "BoothTests", dependencies: ["Booth", "OutputDevices", "Actions", "ConfigFile", "Capture", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
         .testTarget(

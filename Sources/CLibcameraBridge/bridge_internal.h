@@ -9,12 +9,14 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -134,7 +136,8 @@ struct evc_lc_camera {
     std::shared_ptr<Camera> camera;
     std::unique_ptr<CameraConfiguration> configuration;
     std::unique_ptr<FrameBufferAllocator> allocator;
-    Stream *stream = nullptr;
+    /// The configured streams, in the order asked (the capture stream first).
+    std::vector<Stream *> streams;
     std::vector<std::unique_ptr<Request>> requests;
     /// Each mapped dmabuf (by fd) with its length.
     std::map<int, std::pair<uint8_t *, size_t>> maps;
@@ -150,6 +153,8 @@ struct evc_lc_camera {
     /// guarded by `lock`, `ready` signalled at each change.
     std::deque<Request *> completedRequests;
     Request *borrowed = nullptr;
+    /// The second stream's frame of `borrowed`.
+    evc_lc_frame borrowedSecond{};
     bool disconnected = false;
     std::condition_variable ready;
 
@@ -161,9 +166,20 @@ struct evc_lc_camera {
         ready.notify_all();
     }
 
-    void fill(Request *request, evc_lc_frame &frame) {
+    /// The frame of `request`'s buffer of `streams[0]`; with a second stream, `second` gets
+    /// that stream's buffer (same request: the same SensorTimestamp) and `frame.second` points
+    /// at it.
+    void fill(Request *request, evc_lc_frame &frame, evc_lc_frame *second) {
+        fillStream(request, 0, frame);
+        if (second && streams.size() > 1) {
+            fillStream(request, 1, *second);
+            frame.second = second;
+        }
+    }
+
+    void fillStream(Request *request, size_t index, evc_lc_frame &frame) {
         frame = evc_lc_frame{};
-        FrameBuffer *buffer = request->findBuffer(stream);
+        FrameBuffer *buffer = index < streams.size() ? request->findBuffer(streams[index]) : nullptr;
         if (!buffer) return;
         const FrameMetadata &metadata = buffer->metadata();
         frame.status = metadata.status == FrameMetadata::FrameSuccess ? 0 : static_cast<int>(metadata.status);
@@ -213,8 +229,8 @@ struct evc_lc_camera {
             ready.notify_all();
             return;
         }
-        evc_lc_frame frame;
-        fill(request, frame);
+        evc_lc_frame frame, second;
+        fill(request, frame, &second);
         callback(context, &frame);
         if (!running.load()) return;
         requeue(request);

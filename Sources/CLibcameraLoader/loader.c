@@ -21,7 +21,8 @@
     X(int, evc_lc_camera_properties, (evc_lc_manager *manager, const char *id, char *buffer, size_t length, evc_lc_error *error), (manager, id, buffer, length, error)) \
     X(int, evc_lc_camera_formats, (evc_lc_manager *manager, const char *id, evc_lc_format *out, size_t capacity, size_t *count, evc_lc_error *error), (manager, id, out, capacity, count, error)) \
     X(evc_lc_camera *, evc_lc_camera_open, (evc_lc_manager *manager, const char *id, evc_lc_error *error), (manager, id, error)) \
-    X(int, evc_lc_camera_configure, (evc_lc_camera *camera, uint32_t fourcc, uint32_t width, uint32_t height, uint32_t buffer_count, evc_lc_stream_config *out, evc_lc_error *error), (camera, fourcc, width, height, buffer_count, out, error)) \
+    X(int, evc_lc_camera_validate, (evc_lc_manager *manager, const char *id, const evc_lc_stream_request *streams, size_t count, int *status, evc_lc_stream_config *proposed, size_t *proposed_count, evc_lc_error *error), (manager, id, streams, count, status, proposed, proposed_count, error)) \
+    X(int, evc_lc_camera_configure, (evc_lc_camera *camera, const evc_lc_stream_request *streams, size_t count, uint32_t buffer_count, evc_lc_stream_config *out, evc_lc_error *error), (camera, streams, count, buffer_count, out, error)) \
     X(int, evc_lc_camera_start, (evc_lc_camera *camera, evc_lc_frame_callback callback, void *context, evc_lc_error *error), (camera, callback, context, error)) \
     X(int, evc_lc_camera_stop, (evc_lc_camera *camera, evc_lc_error *error), (camera, error)) \
     X(int, evc_lc_camera_next_frame, (evc_lc_camera *camera, int timeout_ms, evc_lc_frame *frame, evc_lc_error *error), (camera, timeout_ms, frame, error)) \

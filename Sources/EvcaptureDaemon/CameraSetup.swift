@@ -26,16 +26,29 @@ struct LibcameraSource: Sendable {
     let live: LibcameraLiveControls
     /// The controls core's backend: `zoom_absolute` → `ScalerCrop`, `auto_exposure_bias` → `ExposureValue`.
     let controls: LibcameraControls
+    /// The live view's `preview-width` (nil without a live view): a second stream that wide
+    /// is asked for it, whose frames go to `viewfinder` (docs/libcamera.md#two-streams).
+    let liveViewWidth: Int?
+    let viewfinder = ViewfinderFrames()
 
-    init(_ choice: LibcameraChoice) {
+    init(_ choice: LibcameraChoice, liveViewWidth: Int?) {
         self.choice = choice
+        self.liveViewWidth = liveViewWidth
         let list = (try? choice.libcamera.controls(of: choice.camera.id)) ?? []
         live = LibcameraLiveControls(controls: list)
         controls = LibcameraControls(
             identity: choice.camera.id, controls: list, cropMaximum: choice.camera.scalerCropMaximum, sink: live)
     }
 
-    var frameStream: FrameStreamOpener { .libcamera(choice.libcamera, id: choice.camera.id, controls: live) }
+    var frameStream: FrameStreamOpener {
+        .libcamera(choice.libcamera, id: choice.camera.id, controls: live, liveViewWidth: liveViewWidth, viewfinder: viewfinder)
+    }
+
+    /// Where the live view's frames will come from, for the start-up line: what the stream
+    /// will ask (``LibcameraStreamPlan``) and what the camera says to it, at `width`×`height`.
+    func liveViewStream(width: Int?, height: Int?) -> LiveViewStream {
+        choice.libcamera.liveViewStream(of: choice.camera.id, width: width, height: height, liveViewWidth: liveViewWidth)
+    }
 }
 
 /// How the daemon gets its camera: at start, or when one is plugged in later; the

@@ -124,8 +124,16 @@ public final class Daemon: Service, Sendable {
             backend: config.daemon.cameraBackend, cameraID: config.daemon.libcameraCamera,
             v4l2CameraFound: config.daemon.v4l2GivesTheCamera(openAtStart: cameraSession != nil),
             libcamera: { Libcamera.start { id, added in libcameraChanges.withLock { $0 }?(id, added) } })
-        if let libcameraLine { logger.warning("\(libcameraLine)") }
-        cameras.libcamera = libcameraChoice.map(LibcameraSource.init)
+        cameras.libcamera = libcameraChoice.map { LibcameraSource($0, liveViewWidth: config.daemon.http?.previewWidth) }
+        if let libcameraLine {
+            // With its camera and a live view: where its frames come from (docs/libcamera.md#two-streams).
+            let liveView = cameras.libcamera.flatMap { source in
+                source.liveViewWidth.map { _ in
+                    "; \(source.liveViewStream(width: config.daemon.capture.width, height: config.daemon.capture.height))"
+                }
+            }
+            logger.warning("\(libcameraLine)\(liveView ?? "")")
+        }
         // Recordings a kill or a power loss cut short are kept (finished and named, each
         // said in an `action` line); unfinished photos (hidden `.evcapture-*.part`) go.
         let outputDirectory = config.daemon.outputDirectory ?? DaemonSettings.defaultOutputDirectory()
@@ -164,7 +172,7 @@ public final class Daemon: Service, Sendable {
         var liveView: LiveViewServer?
         if let http = config.daemon.http {
             let hooks = LiveViewHooks(
-                frames: { [weak state] in state?.liveFrames.withLock { $0 } },
+                frames: { [weak state] in state?.liveFrames.withLock { $0 } }, viewfinder: cameras.libcamera?.viewfinder,
                 input: { [weak state] input in Task { await state?.accept(input) } })
             let server = try LiveViewServer(
                 settings: http, outputDirectory: outputDirectory, snapshotQuality: config.daemon.capture.jpegQuality, hooks: hooks,

@@ -1,9 +1,10 @@
 import Actions
 import CLibcameraLoader
 import V4L2
+import Evdev
 import Frames
 
-/// A libcamera camera as the capture stream's ``FrameStream``: one stream configured once
+/// A libcamera camera as the capture stream's ``FrameStream``: one capture stream configured once
 /// (MJPEG, else YUYV, else 24-bit RGB: formats the ring's readers take, docs/video.md#camera-formats),
 /// its buffers and requests allocated once by the bridge and recycled; each frame lent to the
 /// ring in libcamera's own buffer, its time the `SensorTimestamp` (CLOCK_MONOTONIC, the clock
@@ -14,12 +15,19 @@ public final class LibcameraFrameStream: FrameStream {
     public let stream: LibcameraStream
     private let id: String
     private let controls: LibcameraLiveControls?
+    /// The live view's stream, when the camera gives one beside the capture stream.
+    private let viewfinder: ViewfinderFrames?
+    /// Where the live view's frames come from while this stream runs.
+    public let liveView: LiveViewStream
 
     /// Acquires camera `id`, configures and starts it at `width`×`height` when given (else
     /// the largest size up to 1920×1080 the camera offers in the chosen format). `controls`
-    /// put their values on this stream's requests while it runs.
+    /// put their values on this stream's requests while it runs. With `liveViewWidth` (the
+    /// live view's `preview-width`) and `viewfinder`, a second stream that wide is asked for
+    /// the live view (``LibcameraStreamPlan``); its frames go to `viewfinder`.
     public init(
-        _ libcamera: Libcamera, id: String, width: Int?, height: Int?, controls: LibcameraLiveControls? = nil
+        _ libcamera: Libcamera, id: String, width: Int?, height: Int?, controls: LibcameraLiveControls? = nil,
+        liveViewWidth: Int? = nil, viewfinder: ViewfinderFrames? = nil
     ) throws(StreamingError) {
         self.id = id
         self.controls = controls
@@ -38,18 +46,35 @@ public final class LibcameraFrameStream: FrameStream {
                     "libcamera camera \(id) offers neither MJPEG, YUYV nor 24-bit RGB (it offers \(Set(offered).sorted().joined(separator: ", ")))"
             )
         }
+        let plan = LibcameraStreamPlan(main: chosen, liveViewWidth: viewfinder == nil ? nil : liveViewWidth)
+        var liveView = libcamera.liveViewStream(of: id, plan: plan)
         do {
-            try stream.configure(format: chosen.fourcc, width: chosen.width, height: chosen.height)
+            if case .own(let second) = liveView {
+                do {
+                    try stream.configure([plan.main, LibcameraStreamRequest(role: .viewfinder, format: second)])
+                } catch {
+                    // Validated but not configured (buffers for two streams, say): one stream.
+                    liveView = .fromMainStream(reason: "configuring two streams: \(error.message)")
+                    try stream.configure([plan.main])
+                }
+            } else {
+                try stream.configure([plan.main])
+            }
             controls?.attach(stream)
             try stream.startPulling()
         } catch {
             controls?.detach(stream)
             throw Self.streamingError(error, "starting libcamera camera \(id) (\(chosen.name) \(chosen.width)×\(chosen.height))")
         }
-        let done = stream.configuration!
-        format = StreamFormat(
-            width: Int(done.width), height: Int(done.height), pixelFormat: Self.pixelFormat(ofLibcamera: done.fourcc),
-            bytesPerLine: Int(done.stride))
+        let configured = stream.configurations.map { c in
+            StreamFormat(
+                width: Int(c.width), height: Int(c.height), pixelFormat: Self.pixelFormat(ofLibcamera: c.fourcc),
+                bytesPerLine: Int(c.stride))
+        }
+        format = configured[0]
+        self.liveView = liveView
+        self.viewfinder = configured.count > 1 ? viewfinder : nil
+        self.viewfinder?.begin(configured[1])
     }
 
     /// MJPEG, else YUYV, else 24-bit RGB; the asked size when offered, else the largest up to
@@ -85,6 +110,9 @@ public final class LibcameraFrameStream: FrameStream {
                     let raw = UnsafeRawBufferPointer(start: bytes, count: frame.plane_bytes.0)
                     body(BorrowedFrame(bytes: raw, sequence: frame.sequence, timestampMicroseconds: ns / 1000, timestampKind: kind))
                     delivered = true
+                    if let viewfinder, let second = frame.second?.pointee, second.status == 0 {
+                        Self.store(second, in: viewfinder, time: Timestamp(microseconds: ns / 1000), kind: kind)
+                    }
                 }
             } catch {
                 throw Self.streamingError(error, "libcamera camera \(id)")
@@ -94,8 +122,29 @@ public final class LibcameraFrameStream: FrameStream {
         }
     }
 
+    /// The live view's frame of a request (its time the capture stream's frame's: the same
+    /// `SensorTimestamp`), its planes laid out as ``StreamFormat/planes`` says.
+    static func store(_ frame: evc_lc_frame, in viewfinder: ViewfinderFrames, time: Timestamp, kind: FrameTimestampKind) {
+        guard let format = viewfinder.format, let layout = format.planes, let count = format.minimumFrameBytes else { return }
+        let planes = withUnsafeBytes(of: frame.planes) { Array($0.bindMemory(to: UnsafePointer<UInt8>?.self)) }
+        let sizes = withUnsafeBytes(of: frame.plane_bytes) { Array($0.bindMemory(to: Int.self)) }
+        let n = min(Int(frame.plane_count), 3)
+        let total = n == 1 || format.pixelFormat.isJPEG ? sizes[0] : count
+        viewfinder.store(count: total, sequence: frame.sequence, time: time, kind: kind) { slot in
+            // One plane holds the whole frame (MJPEG, YUYV, or planes one after another);
+            // else each plane goes where the layout puts it.
+            for i in 0..<n {
+                guard let p = planes[i] else { continue }
+                let offset = n == 1 ? 0 : (i < layout.count ? layout[i].offset : slot.count)
+                let bytes = min(sizes[i], slot.count - min(offset, slot.count))
+                if bytes > 0 { (slot.baseAddress! + offset).copyMemory(from: p, byteCount: bytes) }
+            }
+        }
+    }
+
     /// Stops and releases the camera: whoever reads "capture stream stopped" may acquire it.
     public func close() {
+        viewfinder?.begin(nil)
         controls?.detach(stream)
         stream.close()
     }
@@ -123,10 +172,16 @@ public final class LibcameraFrameStream: FrameStream {
 
 extension FrameStreamOpener {
     /// The capture stream's frames from libcamera camera `id` (`CaptureSettings.devicePath`
-    /// names it in messages), at the settings' size.
-    public static func libcamera(_ libcamera: Libcamera, id: String, controls: LibcameraLiveControls? = nil) -> FrameStreamOpener {
+    /// names it in messages), at the settings' size; the live view's from a second stream
+    /// into `viewfinder` when the camera gives one (`liveViewWidth` wide).
+    public static func libcamera(
+        _ libcamera: Libcamera, id: String, controls: LibcameraLiveControls? = nil, liveViewWidth: Int? = nil,
+        viewfinder: ViewfinderFrames? = nil
+    ) -> FrameStreamOpener {
         FrameStreamOpener { settings throws(StreamingError) in
-            try LibcameraFrameStream(libcamera, id: id, width: settings.width, height: settings.height, controls: controls)
+            try LibcameraFrameStream(
+                libcamera, id: id, width: settings.width, height: settings.height, controls: controls, liveViewWidth: liveViewWidth,
+                viewfinder: viewfinder)
         }
     }
 }

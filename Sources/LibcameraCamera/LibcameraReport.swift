@@ -32,6 +32,11 @@ public enum LibcameraReport {
             let formats = try lc.formats(of: camera.id)
             let names = formats.map { "\($0.name) \($0.width)x\($0.height)" }
             lines.append("    formats: " + (names.isEmpty ? "none" : names.joined(separator: ", ")))
+            if let main = LibcameraFrameStream.choose(formats, width: nil, height: nil) {
+                lines.append(
+                    "    \(liveViewLine(main: main, preview: lc.liveViewStream(of: camera.id, plan: LibcameraStreamPlan(main: main, liveViewWidth: 640))))"
+                )
+            }
         } catch {
             lines.append("    formats: \(error)")
         }
@@ -46,6 +51,12 @@ public enum LibcameraReport {
             lines.append("    controls: \(error)")
         }
         return lines
+    }
+
+    /// The two-stream line: with the default capture stream (`main`) and the live view's
+    /// default `preview-width` (640), where the live view's frames come from.
+    static func liveViewLine(main: LibcameraFormat, preview: LiveViewStream) -> String {
+        "at \(main.name) \(main.width)x\(main.height) and preview-width 640, \(preview)"
     }
 
     /// A control's range as text (`-8...8, default 0`, `{0, 1, 2}`).

@@ -11,7 +11,7 @@ public struct LibcameraFrame: Sendable {
     public var isComplete: Bool
 }
 
-/// One camera acquired from libcamera with one stream: configure, start (frames to a
+/// One camera acquired from libcamera with one stream, or two in the same requests: configure, start (frames to a
 /// handler on libcamera's thread), set controls on the next request, stop, close.
 public final class LibcameraStream: @unchecked Sendable {
     // @unchecked: `camera` is used only through the bridge, whose calls are safe from any
@@ -21,8 +21,10 @@ public final class LibcameraStream: @unchecked Sendable {
     private let camera: OpaquePointer
     private let owner: Libcamera
     private var handlerBox: Unmanaged<HandlerBox>?
-    /// The stream as libcamera configured it.
-    public private(set) var configuration: evc_lc_stream_config?
+    /// The streams as libcamera configured them, in the order asked (empty before ``configure(_:buffers:)``).
+    public private(set) var configurations: [evc_lc_stream_config] = []
+    /// The first (capture) stream as libcamera configured it.
+    public var configuration: evc_lc_stream_config? { configurations.first }
 
     final class HandlerBox {
         let handler: @Sendable (LibcameraFrame) -> Void
@@ -53,17 +55,31 @@ public final class LibcameraStream: @unchecked Sendable {
         handlerBox = nil
     }
 
-    /// Configures the stream: `format` (a fourcc such as `fourcc("MJPG")`) at a size; buffers
-    /// are allocated and mapped once here.
+    /// Configures one stream (`StreamRole::VideoRecording`): `format` (a fourcc such as
+    /// `fourcc("MJPG")`) at a size; buffers are allocated and mapped once here.
     public func configure(format: UInt32, width: Int, height: Int, buffers: Int = 4) throws(LibcameraError) {
-        guard width > 0, height > 0, width <= 16384, height <= 16384, (1...32).contains(buffers) else {
-            throw LibcameraError(code: -22, message: "no such stream: \(fourccName(format)) \(width)x\(height), \(buffers) buffers")
+        try configure(
+            [LibcameraStreamRequest(role: .videoRecording, format: LibcameraFormat(fourcc: format, width: width, height: height))],
+            buffers: buffers)
+    }
+
+    /// Configures `streams` (one or two: the capture stream, then the live view's) in one
+    /// configuration; each request carries a buffer of every stream. ``configurations`` then
+    /// holds them as libcamera configured them.
+    public func configure(_ streams: [LibcameraStreamRequest], buffers: Int = 4) throws(LibcameraError) {
+        guard (1...Int(EVC_LC_MAX_STREAMS)).contains(streams.count), (1...32).contains(buffers),
+            streams.allSatisfy({ (1...16384).contains($0.format.width) && (1...16384).contains($0.format.height) })
+        else {
+            let asked = streams.map { "\($0.format.name) \($0.format.width)x\($0.format.height)" }.joined(separator: " + ")
+            throw LibcameraError(code: -22, message: "no such stream: \(asked.isEmpty ? "none" : asked), \(buffers) buffers")
         }
         var error = evc_lc_error()
-        var out = evc_lc_stream_config()
-        guard evc_lc_camera_configure(camera, format, UInt32(width), UInt32(height), UInt32(buffers), &out, &error) == 0
-        else { throw LibcameraError(error) }
-        configuration = out
+        var out = [evc_lc_stream_config](repeating: evc_lc_stream_config(), count: streams.count)
+        let requests = streams.map(\.c)
+        guard evc_lc_camera_configure(camera, requests, requests.count, UInt32(buffers), &out, &error) == 0 else {
+            throw LibcameraError(error)
+        }
+        configurations = out
     }
 
     /// Starts streaming; `handler` gets every frame on libcamera's thread and must not block.

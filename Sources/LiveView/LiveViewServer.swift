@@ -14,8 +14,15 @@ public struct LiveViewHooks: Sendable {
     public var frames: @Sendable () -> FrameSource?
     /// A request from the page, to take the path a button or knob takes.
     public var input: @Sendable (LiveViewInput) -> Void
-    public init(frames: @escaping @Sendable () -> FrameSource?, input: @escaping @Sendable (LiveViewInput) -> Void) {
+    /// The camera's own small stream for the live view, while the capture stream has one
+    /// (a libcamera camera's, docs/libcamera.md#two-streams); else the stream's frames are used.
+    public var viewfinder: ViewfinderFrames?
+    public init(
+        frames: @escaping @Sendable () -> FrameSource?, viewfinder: ViewfinderFrames? = nil,
+        input: @escaping @Sendable (LiveViewInput) -> Void
+    ) {
         self.frames = frames
+        self.viewfinder = viewfinder
         self.input = input
     }
 }
@@ -80,9 +87,10 @@ public final class LiveViewServer: Sendable {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let hub = Hub(loop: group.next(), maxClients: settings.maxClients, frames: hooks.frames, logger: logger)
         hub.attach(
-            PreviewFeed(source: hooks.frames, previewWidth: settings.previewWidth, quality: settings.previewQuality, logger: logger) {
-                [hub] frame in hub.publish(frame)
-            })
+            PreviewFeed(
+                source: hooks.frames, viewfinder: hooks.viewfinder, previewWidth: settings.previewWidth, quality: settings.previewQuality,
+                logger: logger
+            ) { [hub] frame in hub.publish(frame) })
         core = ServerCore(
             settings: settings, hub: hub, media: MediaDirectory(path: outputDirectory), snapshotQuality: snapshotQuality, input: hooks.input
         )

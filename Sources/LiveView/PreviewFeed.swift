@@ -20,11 +20,13 @@ public struct PreviewFrame: Sendable {
     public var sequence: UInt32
 }
 
-/// Takes the newest frame from the capture stream's ring, on a thread of its own, only while
-/// someone watches: MJPEG frames as the camera sent them, uncompressed frames scaled down and encoded
-/// once. Watching keeps the stream running (``FrameSource/addViewer()``).
+/// Takes the newest frame from the capture stream's ring (or from the camera's own small
+/// stream for the live view, while it has one: ``ViewfinderFrames``), on a thread of its own,
+/// only while someone watches: MJPEG frames as the camera sent them, uncompressed frames scaled
+/// down and encoded once. Watching keeps the stream running (``FrameSource/addViewer()``).
 final class PreviewFeed: Sendable {
     private let source: @Sendable () -> FrameSource?
+    private let viewfinder: ViewfinderFrames?
     private let previewWidth: Int
     private let quality: Int
     private let publish: @Sendable (PreviewFrame) -> Void
@@ -36,10 +38,11 @@ final class PreviewFeed: Sendable {
     private let state = Mutex(State())
 
     init(
-        source: @escaping @Sendable () -> FrameSource?, previewWidth: Int, quality: Int, logger: Logger,
-        publish: @escaping @Sendable (PreviewFrame) -> Void
+        source: @escaping @Sendable () -> FrameSource?, viewfinder: ViewfinderFrames? = nil, previewWidth: Int, quality: Int,
+        logger: Logger, publish: @escaping @Sendable (PreviewFrame) -> Void
     ) {
         self.source = source
+        self.viewfinder = viewfinder
         self.previewWidth = previewWidth
         self.quality = quality
         self.logger = logger
@@ -90,8 +93,15 @@ final class PreviewFeed: Sendable {
         var last = Timestamp(microseconds: 0)
         while wanted {
             do {
-                // The next frame from now: always the newest, never a backlog.
-                let ring = try frames.frame(nearest: max(monotonicNow(), last + .microseconds(1)), timeout: .seconds(2))
+                let ring: RingFrame
+                if let viewfinder, viewfinder.format != nil {
+                    // The camera's own small stream (the same requests as the ring's frames).
+                    guard let newest = viewfinder.frame(after: last, timeout: .seconds(2)) else { continue }
+                    ring = newest
+                } else {
+                    // The next frame from now: always the newest, never a backlog.
+                    ring = try frames.frame(nearest: max(monotonicNow(), last + .microseconds(1)), timeout: .seconds(2))
+                }
                 guard ring.time > last else { continue }
                 last = ring.time
                 let jpeg = try Self.jpeg(ring.frame, previewWidth: previewWidth, quality: quality)

@@ -110,4 +110,49 @@ struct LibcameraVimcDaemonSystemTests {
             #expect(daemon.terminate() == 0, "\(daemon.transcript)")
         }
     }
+
+    /// Two streams (docs/libcamera.md#two-streams): with a live view of preview-width 160 the
+    /// daemon asks vimc for a 160x106 stream beside the 360x240 one; vimc gives one stream, so
+    /// the start-up line says the live view comes from the main stream, and it does: its
+    /// frames are the capture stream's scaled down by 3.
+    @Test func theLiveViewFallsBackToTheMainStreamOnVimcAndStillServesFrames() throws {
+        try #require(LiveViewClient.curl != nil, "no curl in the guest")
+        let scratch = try DaemonScratch("libcamera-vimc-liveview")
+        let port = 18093
+        let config = try scratch.write(
+            "evcapture.toml",
+            """
+            [camera]
+            backend = "libcamera"
+            libcamera-camera = "platform/vimc.0 \(Vimc.sensorName)"
+            width = 360
+            height = 240
+
+            [output]
+            directory = "\(scratch.output)"
+
+            [http]
+            listen = "127.0.0.1:\(port)"
+            preview-width = 160
+            """)
+        let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
+        defer { daemon.terminate() }
+        #expect(waitUntil(timeout: .seconds(30)) { daemon.stderr.contains("://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
+        #expect(
+            daemon.transcript.contains(
+                "from camera \"platform/vimc.0 \(Vimc.sensorName)\" (\(Vimc.sensorName)); live view: from the main stream (the camera gives one stream)"
+            ), "\(daemon.transcript)")
+        // vimc gives about one frame a second on libcamera 0.3.2 under TCG: 10 s of the stream.
+        let stream = scratch.path + "/stream.mjpg"
+        try LiveViewClient.request(["--max-time", "10", "http://127.0.0.1:\(port)/stream.mjpg"], output: stream, timeout: .seconds(40))
+        let parts = LiveViewClient.parts(Array(try Data(contentsOf: URL(fileURLWithPath: stream))))
+        #expect(parts.count >= 2, "\(parts.count) parts in 10 s\n\(daemon.transcript)")
+        for part in parts.prefix(3) {
+            let info = try JPEG.decode(part.body)
+            #expect(info.width == 120 && info.height == 80 && info.warnings == 0, "\(info)")
+        }
+        let times = parts.compactMap { $0.headers["x-timestamp"].flatMap(Double.init) }
+        #expect(times.count == parts.count && zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "\(times)")
+        #expect(daemon.terminate() == 0, "\(daemon.transcript)")
+    }
 }

@@ -1,5 +1,7 @@
 import Camera
+import Evdev
 import Foundation
+import Frames
 import LibcameraCamera
 import Synchronization
 import Testing
@@ -308,6 +310,50 @@ struct LibcameraVimcSystemTests {
         try stream.start { frames.add($0) }
         #expect(waitUntil(timeout: .seconds(30)) { frames.count >= 2 }, "no frame after the replug")
         try stream.stop()
+    }
+
+    /// Two streams (docs/libcamera.md#two-streams): vimc's pipeline handler keeps one stream of
+    /// a configuration, so the capture stream and a live view's 160x106 stream asked together
+    /// come back as one (validate() says Adjusted), the bridge refuses to configure the pair
+    /// as asked, and the daemon's stream falls back to one stream serving everything, its
+    /// frames flowing and no live-view stream given.
+    @Test func vimcRefusesASecondStreamAndTheCaptureStreamFallsBackToOne() throws {
+        let lc = try Libcamera.start().get()
+        let info = try #require(vimcCamera(in: lc))
+        let main = LibcameraFormat(fourcc: Self.format, width: Self.width, height: Self.height)
+        let plan = LibcameraStreamPlan(main: main, liveViewWidth: 160)
+        let asked = LibcameraFormat(fourcc: fourcc("YU12"), width: 160, height: 106)
+        #expect(plan.requests.map(\.role) == [.videoRecording, .viewfinder] && plan.requests.last?.format == asked)
+        let verdict = try lc.validate(plan.requests, of: info.id)
+        #expect(verdict.status == .adjusted && verdict.proposed == [main], "\(verdict)")
+        #expect(plan.decide(verdict) == .fromMainStream(reason: "the camera gives one stream"))
+        // One stream alone is valid as asked.
+        let alone = try lc.validate([plan.main], of: info.id)
+        #expect(alone.status == .valid && alone.proposed == [main], "\(alone)")
+        do {
+            let stream = try LibcameraStream(lc, id: info.id)
+            #expect {
+                try stream.configure(plan.requests)
+            } throws: { error in
+                "\(error)".contains("the camera gives 1 of the 2 streams asked")
+            }
+        }
+        // The capture stream the daemon opens: one stream, the live view's frames from it.
+        let viewfinder = ViewfinderFrames()
+        let frames = try LibcameraFrameStream(
+            lc, id: info.id, width: Self.width, height: Self.height, liveViewWidth: 160, viewfinder: viewfinder)
+        defer { frames.close() }
+        #expect(frames.liveView == .fromMainStream(reason: "the camera gives one stream"))
+        #expect("\(frames.liveView)" == "live view: from the main stream (the camera gives one stream)")
+        #expect(viewfinder.format == nil)
+        #expect(frames.format.width == Self.width && frames.format.height == Self.height)
+        var bytes = 0
+        try frames.withNextFrame(timeout: .seconds(10)) { bytes = $0.bytes.count }
+        #expect(bytes == Self.width * Self.height * 3)
+        #expect(viewfinder.frame(after: Timestamp(microseconds: 0), timeout: .zero) == nil)
+        // `evcapture controls` says it for the default capture stream and preview-width.
+        let text = LibcameraReport.text(.success(lc))
+        #expect(text.contains("live view: from the main stream (the camera gives one stream)"), "\(text)")
     }
 }
 

@@ -72,7 +72,23 @@ typedef struct evc_lc_format {
     uint32_t width, height;
 } evc_lc_format;
 
-/// The stream as configured (after libcamera adjusted it).
+/// libcamera's StreamRole, for the streams asked of a camera.
+enum { EVC_LC_ROLE_RAW = 0, EVC_LC_ROLE_STILL_CAPTURE = 1, EVC_LC_ROLE_VIDEO_RECORDING = 2, EVC_LC_ROLE_VIEWFINDER = 3 };
+
+/// libcamera's CameraConfiguration::Status.
+enum { EVC_LC_CONFIG_VALID = 0, EVC_LC_CONFIG_ADJUSTED = 1, EVC_LC_CONFIG_INVALID = 2 };
+
+/// The most streams asked of a camera at once: the capture stream and the live view's.
+#define EVC_LC_MAX_STREAMS 2
+
+/// One stream asked of a camera: its role, fourcc and size.
+typedef struct evc_lc_stream_request {
+    int role;
+    uint32_t fourcc;
+    uint32_t width, height;
+} evc_lc_stream_request;
+
+/// A stream as configured (after libcamera adjusted it), or as validate() proposes it.
 typedef struct evc_lc_stream_config {
     uint32_t fourcc;
     uint32_t width, height, stride, frame_size;
@@ -93,6 +109,9 @@ typedef struct evc_lc_frame {
     int64_t exposure_time_us;
     /// 0 when the frame is good (FrameMetadata::FrameSuccess), else an error or cancelled frame.
     int status;
+    /// With two streams configured: the second stream's buffer of the same request (same
+    /// sensor_timestamp_ns, sequence its own), valid as long as this frame; else NULL.
+    const struct evc_lc_frame *second;
 } evc_lc_frame;
 
 typedef struct evc_lc_manager evc_lc_manager;
@@ -105,7 +124,7 @@ typedef void (*evc_lc_frame_callback)(void *context, const evc_lc_frame *frame);
 
 /// The version of this interface: the loader refuses a bridge built with another one
 /// (raised at every change of a signature or a struct below).
-#define EVC_LC_BRIDGE_INTERFACE 3
+#define EVC_LC_BRIDGE_INTERFACE 4
 /// The bridge's EVC_LC_BRIDGE_INTERFACE.
 int evc_lc_bridge_interface(void);
 
@@ -131,11 +150,22 @@ int evc_lc_camera_properties(evc_lc_manager *manager, const char *id, char *buff
 int evc_lc_camera_formats(evc_lc_manager *manager, const char *id, evc_lc_format *out, size_t capacity,
                           size_t *count, evc_lc_error *error);
 
+/// What camera `id` makes of `count` streams (1..EVC_LC_MAX_STREAMS) asked together, without
+/// acquiring it: generateConfiguration with their roles, each stream set as asked (a stream it
+/// did not generate is added), validate(). *status is an EVC_LC_CONFIG_ value; `proposed`
+/// gets the streams as validate() left them, *proposed_count of them (fewer than asked when
+/// the camera dropped some).
+int evc_lc_camera_validate(evc_lc_manager *manager, const char *id, const evc_lc_stream_request *streams, size_t count,
+                           int *status, evc_lc_stream_config *proposed, size_t *proposed_count, evc_lc_error *error);
+
 /// Acquires camera `id` for this process. nil on failure.
 evc_lc_camera *evc_lc_camera_open(evc_lc_manager *manager, const char *id, evc_lc_error *error);
-/// Configures one stream (fourcc, size), allocates its buffers once, maps them and makes
-/// the requests that will be recycled. Only while stopped.
-int evc_lc_camera_configure(evc_lc_camera *camera, uint32_t fourcc, uint32_t width, uint32_t height,
+/// Configures `count` streams (1..EVC_LC_MAX_STREAMS) in one CameraConfiguration (a stream
+/// the camera would drop or give another fourcc is refused; sizes as libcamera adjusts them),
+/// allocates each stream's buffers once, maps them and makes the requests that will be
+/// recycled, each carrying one buffer of every stream. `out` gets `count` configurations.
+/// Only while stopped.
+int evc_lc_camera_configure(evc_lc_camera *camera, const evc_lc_stream_request *streams, size_t count,
                             uint32_t buffer_count, evc_lc_stream_config *out, evc_lc_error *error);
 /// Starts streaming: every completed frame goes to `callback`, then its request is queued
 /// again. With no callback, completed frames wait for evc_lc_camera_next_frame instead.
