@@ -384,7 +384,10 @@ public final class FrameSource: Sendable {
             }
             if stop { break }
             do {
-                try stream.withNextFrame(timeout: .milliseconds(250)) { b in store(b) }
+                // Looked at once, outside the ring's lock: the scan stops at the access unit's first slice.
+                try stream.withNextFrame(timeout: .milliseconds(250)) { b in
+                    store(b, keyframe: format.pixelFormat != .h264 || AnnexB.containsIDR(b.bytes))
+                }
                 lastFrame = ContinuousClock.now
             } catch  where error.code == .timedOut {
                 // Wakes to look at stop and idle; a camera silent for the frame timeout failed.
@@ -404,8 +407,8 @@ public final class FrameSource: Sendable {
     }
 
     /// Copies a frame from the driver's buffer into the next slot (its storage reused) and
-    /// wakes the readers.
-    private func store(_ b: BorrowedFrame) {
+    /// wakes the readers. `keyframe`: a stream can start at it (every picture; an IDR frame).
+    private func store(_ b: BorrowedFrame, keyframe: Bool) {
         let waiters = state.withLock { s -> [DispatchSemaphore] in
             let i = s.head
             if s.slots[i].bytes.count < b.bytes.count {
@@ -422,8 +425,7 @@ public final class FrameSource: Sendable {
             s.slots[i].count = b.bytes.count
             s.slots[i].sequence = b.sequence
             s.slots[i].time = Timestamp(microseconds: b.timestampMicroseconds)
-            // Looked at once, here: the scan stops at the access unit's first slice.
-            s.slots[i].keyframe = s.format?.pixelFormat != .h264 || AnnexB.containsIDR(b.bytes)
+            s.slots[i].keyframe = keyframe
             s.timestampKind = b.timestampKind
             s.head = (i + 1) % s.slots.count
             s.filled = min(s.filled + 1, s.slots.count)

@@ -4,6 +4,7 @@ import Glibc
 #endif
 import Evdev
 import Foundation
+import Media
 import Testing
 
 /// A camera's own H.264 in the MP4 without re-encoding ([camera] pixel-format = "h264",
@@ -11,6 +12,8 @@ import Testing
 /// ffmpeg CLI (``H264Camera``). Read back with ffprobe and ffmpeg's decoder.
 @Suite(.systemTest, .serialized)
 struct VideoH264CameraSystemTests {
+    static let port = 18097
+
     static func config(output: String, preRoll: Double) -> String {
         """
         [camera]
@@ -29,6 +32,8 @@ struct VideoH264CameraSystemTests {
         long-press = "video"
         [sound]
         play = "off"
+        [http]
+        listen = "127.0.0.1:\(port)"
         """
     }
 
@@ -135,6 +140,26 @@ struct VideoH264CameraSystemTests {
             probed.stdout.contains("codec_name=mjpeg") && probed.stdout.contains("width=640") && probed.stdout.contains("height=480"),
             "\(probed)")
         #expect(daemon.objects(event: "error").filter { $0["press"] as? Int == 2 }.isEmpty, "\(daemon)")
+        // The live view from the camera's H.264: the snapshot and the stream's frames are
+        // pictures (decoded the same way), JPEGs that decode.
+        if LiveViewClient.curl != nil {
+            let base = "http://127.0.0.1:\(Self.port)"
+            let downloads = try ScratchDirectory(prefix: "h264live")
+            let snapshot = downloads.url.appendingPathComponent("snapshot.jpg").path
+            let (status, r) = try LiveViewClient.request(["\(base)/snapshot.jpg"], output: snapshot)
+            #expect(status == 200, "\(r)\n\(daemon)")
+            let info = try JPEG.decode(Array(try Data(contentsOf: URL(fileURLWithPath: snapshot))))
+            #expect(info.width == 640 && info.height == 480 && info.warnings == 0, "\(info)")
+            let stream = downloads.url.appendingPathComponent("stream.mjpg").path
+            try LiveViewClient.request(["--max-time", "4", "\(base)/stream.mjpg"], output: stream)
+            let parts = LiveViewClient.parts(Array(try Data(contentsOf: URL(fileURLWithPath: stream))))
+            #expect(parts.count >= 2, "\(parts.count) parts in 4 s\n\(daemon)")
+            for part in parts.prefix(3) {
+                let i = try JPEG.decode(part.body)
+                #expect(i.width > 0 && i.warnings == 0, "\(i)")
+            }
+            print("h264 camera: live view \(parts.count) frames in 4 s")
+        }
         #expect(daemon.stop() == 0, "\(daemon)")
     }
 }
