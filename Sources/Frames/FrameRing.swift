@@ -29,6 +29,9 @@ public final class FrameSource: Sendable {
         var time = Timestamp(microseconds: 0)
         /// A stream can start at this frame: every frame of a picture format, an IDR frame of H.264.
         var keyframe = true
+        /// Frames the camera dropped just before this one (its sequence jumped): H.264 after
+        /// such a gap does not decode until the next keyframe.
+        var lost = 0
     }
 
     private struct State {
@@ -223,6 +226,12 @@ public final class FrameSource: Sendable {
                 try waitFor(deadline: deadline, timeout: timeout) { s in s.total > total }
                 continue
             }
+            if run.dropFirst().contains(where: { $0.lost > 0 }) {
+                throw StreamingError(
+                    code: .failed,
+                    context:
+                        "the camera dropped a frame between the keyframe and the frame at \(nearest.time): its picture cannot be decoded")
+            }
             let picture = try pictures.picture(run.map { $0.frame().frame })
             return RingFrame(frame: picture, timestampKind: nearest.timestampKind)
         }
@@ -234,8 +243,8 @@ public final class FrameSource: Sendable {
     ///
     /// H.264 frames can only be read from a keyframe (IDR) on: from the last one at or
     /// before `time` the ring holds, else the first after it (``startFrame(times:keyframes:at:)``);
-    /// after frames were skipped, from the next keyframe on (the frames before it are
-    /// counted as skipped too).
+    /// after frames were skipped, or dropped by the camera (its sequence jumped), from the
+    /// next keyframe on (the frames before it, and the dropped ones, are counted as skipped too).
     public func frames(from time: Timestamp, timeout: Duration, _ each: (RingFrame) throws -> Bool) throws -> (delivered: Int, skipped: Int)
     {
         state.withLock { $0.readers += 1 }
@@ -279,6 +288,11 @@ public final class FrameSource: Sendable {
                 continue
             }
             next = wanted + 1
+            // Frames the camera dropped are counted as skipped too.
+            if delivered > 0, taken.lost > 0 {
+                skipped += taken.lost
+                needsKeyframe = true
+            }
             // After a gap, H.264 goes on from its next keyframe: the frames between refer to lost ones.
             if needsKeyframe && !taken.keyframe {
                 skipped += 1
@@ -370,6 +384,7 @@ public final class FrameSource: Sendable {
             "capture stream started",
             metadata: ["v4l2.device": "\(settings.devicePath)", "ring.slots": "\(slots)", "v4l2.format": "\(format.pixelFormat)"])
         var lastFrame = ContinuousClock.now
+        var lastSequence: UInt32?
         while true {
             let stop = state.withLock { s in
                 // Idle: in `onPress` mode nobody pressed for `idleStop` and no reader is left.
@@ -386,7 +401,11 @@ public final class FrameSource: Sendable {
             do {
                 // Looked at once, outside the ring's lock: the scan stops at the access unit's first slice.
                 try stream.withNextFrame(timeout: .milliseconds(250)) { b in
-                    store(b, keyframe: format.pixelFormat != .h264 || AnnexB.containsIDR(b.bytes))
+                    let h264 = format.pixelFormat == .h264
+                    // A forward jump of the driver's counter: frames the camera dropped.
+                    let jump = lastSequence.map { b.sequence &- $0 } ?? 1
+                    store(b, keyframe: !h264 || AnnexB.containsIDR(b.bytes), lost: h264 && jump > 1 && jump < 1 << 31 ? Int(jump - 1) : 0)
+                    lastSequence = b.sequence
                 }
                 lastFrame = ContinuousClock.now
             } catch  where error.code == .timedOut {
@@ -408,7 +427,7 @@ public final class FrameSource: Sendable {
 
     /// Copies a frame from the driver's buffer into the next slot (its storage reused) and
     /// wakes the readers. `keyframe`: a stream can start at it (every picture; an IDR frame).
-    private func store(_ b: BorrowedFrame, keyframe: Bool) {
+    private func store(_ b: BorrowedFrame, keyframe: Bool, lost: Int) {
         let waiters = state.withLock { s -> [DispatchSemaphore] in
             let i = s.head
             if s.slots[i].bytes.count < b.bytes.count {
@@ -426,6 +445,7 @@ public final class FrameSource: Sendable {
             s.slots[i].sequence = b.sequence
             s.slots[i].time = Timestamp(microseconds: b.timestampMicroseconds)
             s.slots[i].keyframe = keyframe
+            s.slots[i].lost = lost
             s.timestampKind = b.timestampKind
             s.head = (i + 1) % s.slots.count
             s.filled = min(s.filled + 1, s.slots.count)
@@ -454,7 +474,7 @@ public final class FrameSource: Sendable {
         let slot = s.slots[i]
         return TakenFrame(
             storage: slot.bytes, count: slot.count, format: s.format!, sequence: slot.sequence, time: slot.time,
-            timestampKind: s.timestampKind, keyframe: slot.keyframe)
+            timestampKind: s.timestampKind, keyframe: slot.keyframe, lost: slot.lost)
     }
 
     /// A frame as ``taken(_:_:)`` hands it out: the slot's storage and how much of it is the
@@ -467,6 +487,7 @@ public final class FrameSource: Sendable {
         var time: Timestamp
         var timestampKind: FrameTimestampKind
         var keyframe: Bool
+        var lost: Int
 
         /// The frame, outside the lock: its bytes are the slot's storage when they fill it
         /// (raw frames), else a copy of the frame's part.

@@ -15,9 +15,14 @@ final class FakeH264Stream: FrameStream {
     let format = StreamFormat(width: 16, height: 16, pixelFormat: .h264, bytesPerLine: 0, framesPerSecond: 100)
     let opened = monotonicNow().microseconds
     let gop: Int
+    /// Frames the camera drops: never delivered, their sequence numbers skipped.
+    let drops: Set<Int>
     private var delivered = 0
 
-    init(gop: Int) { self.gop = gop }
+    init(gop: Int, drops: Set<Int> = []) {
+        self.gop = gop
+        self.drops = drops
+    }
 
     func time(_ k: Int) -> Int64 { Self.time(k, openedAt: opened) }
     static func time(_ k: Int, openedAt opened: Int64) -> Int64 { opened + Int64(k) * 10_000 }
@@ -29,6 +34,7 @@ final class FakeH264Stream: FrameStream {
     }
 
     func withNextFrame(timeout: Duration, _ body: (BorrowedFrame) -> Void) throws(StreamingError) {
+        while drops.contains(delivered) { delivered += 1 }
         let due = time(delivered) - monotonicNow().microseconds
         if due > 0 { usleep(UInt32(due)) }
         Self.accessUnit(delivered, idr: delivered % gop == 0).withUnsafeBytes { raw in
@@ -149,5 +155,37 @@ final class FakeH264Stream: FrameStream {
         defer { plain.stopAndWait() }
         let unit = try plain.frame(nearest: Timestamp(microseconds: 0), timeout: .seconds(5))
         #expect(unit.frame.format.pixelFormat == .h264)
+    }
+
+    /// Frames the camera dropped (its sequence jumped): the recording goes on from the next
+    /// keyframe, and counts the dropped frames and those it left out as skipped; a photo whose
+    /// run crosses the gap is an error, never a wrong picture.
+    @Test func framesTheCameraDroppedAreSkippedToTheNextKeyframe() throws {
+        let opened = Mutex<Int64?>(nil)
+        let source = FrameSource(
+            settings: StreamSettings(devicePath: "fake-h264", pixelFormats: [.h264]),
+            opener: FrameStreamOpener { _ throws(StreamingError) in
+                let fake = FakeH264Stream(gop: 8, drops: [19, 20])
+                opened.withLock { [at = fake.opened] in $0 = at }
+                return fake
+            }, pictures: PictureDecoder { run throws(StreamingError) in run.last! }, logger: testLogger)
+        source.start()
+        defer { source.stopAndWait() }
+        _ = try source.frame(nearest: Timestamp(microseconds: 0), timeout: .seconds(5))
+        let openedAt = try #require(opened.withLock { $0 })
+        var got: [UInt8] = []
+        let counts = try source.frames(from: Timestamp(microseconds: FakeH264Stream.time(17, openedAt: openedAt)), timeout: .seconds(5)) {
+            got.append($0.frame.bytes.last!)
+            return got.count < 5
+        }
+        // 16, 17, 18; 19 and 20 dropped; 21–23 need them; 24 is an IDR frame.
+        #expect(got == [16, 17, 18, 24, 25], "\(got)")
+        #expect(counts.skipped == 5)
+        #expect(throws: StreamingError.self) {
+            _ = try source.frame(nearest: Timestamp(microseconds: FakeH264Stream.time(22, openedAt: openedAt)), timeout: .seconds(5))
+        }
+        #expect(
+            try source.frame(nearest: Timestamp(microseconds: FakeH264Stream.time(18, openedAt: openedAt)), timeout: .seconds(5)).frame
+                .sequence == 18)
     }
 }

@@ -50,8 +50,12 @@ final class H264Camera {
             ], timeout: .seconds(120))
         guard encoded.succeeded else { throw Failure(description: "encoding the clip: \(encoded)") }
         _ = try? run("rmmod", "v4l2loopback")
-        let loaded = try run("insmod", module, "exclusive_caps=1", "video_nr=60", "card_label=evcapture-h264")
-        guard loaded.succeeded else { throw Failure(description: "insmod \(module): \(loaded)") }
+        // 32 buffers (its most) rather than its default 2.
+        let loaded = try run("insmod", module, "exclusive_caps=1", "max_buffers=32", "video_nr=60", "card_label=evcapture-h264")
+        guard loaded.succeeded else {
+            let holders = (try? run("fuser", "-v", Self.node))?.description ?? ""
+            throw Failure(description: "insmod \(module): \(loaded)\nwho holds \(Self.node): \(holders)")
+        }
         writer = Process()
         writer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         writer.arguments = [
@@ -75,13 +79,25 @@ final class H264Camera {
         }
     }
 
-    /// Ends the writer and unloads the module (once nothing holds the node).
-    func stop() {
+    /// Ends the writer and unloads the module (once nothing holds the node); says what was
+    /// in the way when it could not.
+    @discardableResult
+    func stop() -> String? {
         if writer.isRunning {
             writer.terminate()
-            _ = waitForExit(writer, timeout: .seconds(10))
+            if !waitForExit(writer, timeout: .seconds(5)) {
+                kill(writer.processIdentifier, SIGKILL)
+                _ = waitForExit(writer, timeout: .seconds(5))
+            }
         }
-        _ = waitUntil(timeout: .seconds(10)) { (try? run("rmmod", "v4l2loopback"))?.succeeded ?? true }
+        var last: ProcessResult?
+        let unloaded = waitUntil(timeout: .seconds(20)) {
+            last = try? run("rmmod", "v4l2loopback")
+            return last?.succeeded ?? false
+        }
+        guard !unloaded else { return nil }
+        let holders = (try? run("fuser", "-v", Self.node))?.description ?? ""
+        return "rmmod v4l2loopback: \(last?.description ?? "did not run")\nwho holds \(Self.node): \(holders)"
     }
 
     /// The MD5 of each decoded picture of a video file or stream, in order (ffmpeg's framemd5).
