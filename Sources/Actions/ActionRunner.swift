@@ -11,6 +11,7 @@ import V4L2
 import LinuxIO
 import Booth
 import Frames
+import Movie
 
 /// Runs photo, video, hook and sound actions for capture triggers, off the input path.
 ///
@@ -114,7 +115,8 @@ public final class ActionRunner: ActionTriggerSink {
         let frames = configuration.capture.map { settings in
             FrameSource(
                 settings: settings.stream, mode: settings.streamMode, limits: settings.ring, idleStop: settings.streamIdleStop,
-                opener: frameStream, logger: logger,
+                opener: frameStream, pictures: PictureDecoder { run throws(StreamingError) in try H264Picture.decode(run) },
+                logger: logger,
                 onError: { error in
                     let what = error.code == .frameRateNotAvailable ? "capture stream runs at another rate" : "capture stream failed"
                     logger.info("\(what)", metadata: ["error": "\(error)"])

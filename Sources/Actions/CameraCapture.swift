@@ -162,7 +162,7 @@ public struct VideoResult: Sendable, Equatable {
     /// Damaged camera frames left out (MP4: a JPEG that does not decode).
     public var undecodable: Int = 0
     public var format: VideoFormat = .avi
-    /// The H.264 encoder (MP4 only; nil when the camera's H.264 was kept as it is).
+    /// The H.264 encoder (MP4 only): `camera` when the camera's H.264 was muxed as it is.
     public var encoder: String? = nil
     /// From the first frame's time to the end of the last (seconds).
     public var duration: Double = 0
@@ -263,6 +263,9 @@ public final class VideoRecording: Sendable {
         var truncated = false
         var failure: ActionError?
         var skipped = 0
+        // Before the first frame is taken: loading them can take longer than the ring
+        // reaches back, and a camera's H.264 can only go on from its next keyframe after a gap.
+        if settings.videoFormat == .mp4 { try? FragmentedMP4Writer.loadLibraries() }
         do {
             // Encoding runs here, on the recording's own thread: the ring keeps the frames
             // it has not taken yet, and counts those it fell behind on (`skipped`).
@@ -332,7 +335,8 @@ public final class VideoRecording: Sendable {
                         path: path, frames: frames, framesPerSecond: fps,
                         width: format.width, height: format.height, truncated: truncated || cut != nil, frameTime: firstTimestamp,
                         skipped: skipped,
-                        undecodable: file.undecodable, format: settings.videoFormat, encoder: file.encoder?.name,
+                        undecodable: file.undecodable, format: settings.videoFormat,
+                        encoder: file.encoder?.name ?? (settings.videoFormat == .mp4 ? "camera" : nil),
                         duration: Double(lastTimestamp.microseconds - first.microseconds) / 1_000_000 + 1 / fps, stoppedBy: failure ?? cut,
                         trigger: request.trigger))
             )

@@ -40,10 +40,20 @@ final class VideoFile {
                         framesPerSecond: format.framesPerSecond ?? 30))
             } catch { throw .file(error) }
         case .mp4:
-            let choice: EncoderChoice
-            switch EncoderChoice.current(settings.h264) {
-            case .success(let c): choice = c
-            case .failure(let e): throw .video(e)
+            // The camera's own H.264 is muxed as it is: no encoder is needed, nor looked for.
+            var choice: EncoderChoice?
+            if format.pixelFormat != .h264 {
+                switch EncoderChoice.current(settings.h264) {
+                case .success(let c): choice = c
+                case .failure(let e): throw .video(e)
+                }
+            } else if zoom > 1 {
+                throw .video(
+                    MovieError(
+                        code: .unsupportedFormat,
+                        context:
+                            "a digital zoom cannot crop the camera's H.264 (it is muxed as it is, not decoded): zoom out, or set [camera] pixel-format to a picture format"
+                    ))
             }
             let crop = zoom > 1 ? CropRect(width: format.width, height: format.height, zoom: zoom) : nil
             do {
@@ -125,9 +135,12 @@ final class VideoFile {
 
 extension VideoFormat {
     /// What a recording in this format will be on this system: for MP4, which encoder and
-    /// why (`video: H.264 in fragmented MP4, encoder libx264 (software: no V4L2 hardware
+    /// why (none when `stream` asks the camera for H.264) (`video: H.264 in fragmented MP4, encoder libx264 (software: no V4L2 hardware
     /// H.264 encoder on this system)`).
-    public func report(_ h264: H264Settings) -> String {
+    public func report(_ h264: H264Settings, stream: StreamSettings? = nil) -> String {
+        if self == .mp4, stream?.wantsH264 == true {
+            return "video: H.264 in fragmented MP4, the camera's H.264 muxed as it is (no encoder: [camera] pixel-format = \"h264\")"
+        }
         switch self {
         case .avi:
             return "video: MJPEG in AVI (the camera's JPEG frames, or uncompressed frames encoded as JPEG)"

@@ -89,9 +89,17 @@ extension ConfigReader {
                 camera, path: p,
                 allowed: [
                     "device", "capture-device", "external-changes", "width", "height", "stream", "photo-frame", "pre-roll",
-                    "ring-seconds", "ring-memory", "idle-stop", "fps", "backend", "libcamera-camera",
+                    "ring-seconds", "ring-memory", "idle-stop", "fps", "backend", "libcamera-camera", "pixel-format",
                 ])
             try libcameraSettings(camera, path: p, into: &d)
+            if let f = try oneOf(camera, "pixel-format", path: p, StreamSettings.pixelFormatChoices.map(\.key)) {
+                d.capture.pixelFormats = StreamSettings.pixelFormatChoices.first { $0.key == f }!.value
+                // libcamera's streams are its own formats (docs/libcamera.md): this key is V4L2's.
+                guard f == "auto" || d.cameraBackend != .libcamera else {
+                    throw error(
+                        p + ["pixel-format"], "camera.pixel-format \"\(f)\" is for V4L2 cameras, but camera.backend is \"libcamera\"")
+                }
+            }
             if let m = try oneOf(camera, "stream", path: p, StreamMode.allCases.map(\.rawValue)) {
                 d.capture.streamMode = StreamMode(rawValue: m)!
             }
@@ -159,6 +167,12 @@ extension ConfigReader {
                     "output.video-name \"\(name.pattern)\" ends in \(named.fileExtension), but output.video-format is \"\(d.capture.videoFormat.rawValue)\": end it in \(d.capture.videoFormat.fileExtension) or set video-format = \"\(named.rawValue)\""
                 )
             }
+        }
+        if d.capture.stream.wantsH264 && d.capture.videoFormat == .avi {
+            throw error(
+                ["camera", "pixel-format"],
+                "camera.pixel-format \"h264\" cannot be recorded as output.video-format \"avi\" (AVI holds MJPEG): use video-format = \"mp4\", or another pixel-format"
+            )
         }
         if let handlers = try self.table(table, "handlers", path: []) {
             let p = ["handlers"]

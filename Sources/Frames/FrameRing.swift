@@ -27,6 +27,11 @@ public final class FrameSource: Sendable {
         var count = 0
         var sequence: UInt32 = 0
         var time = Timestamp(microseconds: 0)
+        /// A stream can start at this frame: every frame of a picture format, an IDR frame of H.264.
+        var keyframe = true
+        /// Frames the camera dropped just before this one (its sequence jumped): H.264 after
+        /// such a gap does not decode until the next keyframe.
+        var lost = 0
     }
 
     private struct State {
@@ -66,15 +71,19 @@ public final class FrameSource: Sendable {
     private let mode: StreamMode
     private let idleStop: Duration
     private let opener: FrameStreamOpener
+    private let pictures: PictureDecoder?
 
     /// `opener`: the camera the frames come from (a V4L2 capture node unless told otherwise).
+    /// `pictures`: makes photos' and the live view's frames from a camera's H.264 (without
+    /// it, they get the access unit itself).
     public init(
         settings: StreamSettings, mode: StreamMode = .always, limits: RingLimits = RingLimits(),
-        idleStop: Duration = .seconds(10), opener: FrameStreamOpener = .v4l2, logger: Logger,
+        idleStop: Duration = .seconds(10), opener: FrameStreamOpener = .v4l2, pictures: PictureDecoder? = nil, logger: Logger,
         onError: @escaping @Sendable (StreamingError) -> Void = { _ in }
     ) {
         self.settings = settings
         self.opener = opener
+        self.pictures = pictures
         self.mode = mode
         self.limits = limits
         self.idleStop = idleStop
@@ -180,7 +189,8 @@ public final class FrameSource: Sendable {
 
     /// The frame nearest `time`, waiting at most `timeout` for a frame taken
     /// at or after it: zero shutter lag while the stream runs; when it was not running, the
-    /// first frame the camera delivers.
+    /// first frame the camera delivers. From a camera's H.264, with a ``PictureDecoder``, the
+    /// picture of that frame, decoded from the keyframe before it (docs/video.md#the-cameras-own-h264).
     public func frame(nearest time: Timestamp, timeout: Duration) throws(StreamingError) -> RingFrame {
         let wasRunning = isRunning
         // A reader before the start: the idle stop waits for it.
@@ -198,19 +208,48 @@ public final class FrameSource: Sendable {
         try waitFor(deadline: deadline, timeout: timeout) { s in
             s.filled > 0 && s.slots[(s.head - 1 + s.slots.count) % s.slots.count].time >= target
         }
-        return state.withLock { s in
-            var best = (s.head - s.filled + s.slots.count) % s.slots.count
-            for k in 0..<s.filled {
-                let i = (s.head - s.filled + k + s.slots.count) % s.slots.count
-                if Self.distance(s.slots[i].time, target) < Self.distance(s.slots[best].time, target) { best = i }
+        while true {
+            let (nearest, run, total) = state.withLock { s -> (TakenFrame, [TakenFrame]?, UInt64) in
+                var best = (s.head - s.filled + s.slots.count) % s.slots.count
+                for k in 0..<s.filled {
+                    let i = (s.head - s.filled + k + s.slots.count) % s.slots.count
+                    if Self.distance(s.slots[i].time, target) < Self.distance(s.slots[best].time, target) { best = i }
+                }
+                guard s.format?.pixelFormat == .h264, pictures != nil else { return (taken(s, best), nil, s.total) }
+                // The camera's H.264: the run from the keyframe at or before that frame, else
+                // from the first keyframe after it (a picture a little later than asked).
+                let order = (0..<s.filled).map { (s.head - s.filled + $0 + s.slots.count) % s.slots.count }
+                let k = order.firstIndex(of: best)!
+                let keys = order.indices.filter { s.slots[order[$0]].keyframe }
+                if let start = keys.last(where: { $0 <= k }) { return (taken(s, best), order[start...k].map { taken(s, $0) }, s.total) }
+                if let after = keys.first(where: { $0 > k }) { return (taken(s, order[after]), [taken(s, order[after])], s.total) }
+                return (taken(s, best), [], s.total)
             }
-            return taken(s, best)
-        }.frame()
+            guard let run, let pictures else { return nearest.frame() }
+            guard !run.isEmpty else {
+                // No keyframe in the ring yet (a stream that just started): wait for one.
+                try waitFor(deadline: deadline, timeout: timeout) { s in s.total > total }
+                continue
+            }
+            if run.dropFirst().contains(where: { $0.lost > 0 }) {
+                throw StreamingError(
+                    code: .failed,
+                    context:
+                        "the camera dropped a frame between the keyframe and the frame at \(nearest.time): its picture cannot be decoded")
+            }
+            let picture = try pictures.picture(run.map { $0.frame().frame })
+            return RingFrame(frame: picture, timestampKind: nearest.timestampKind)
+        }
     }
 
     /// Frames from the one nearest `time` (the oldest kept when the ring does
     /// not reach back that far) in order, then each new one, to `each` until it returns false. Frames the
     /// reader fell behind on (the ring overwrote them) are skipped and counted.
+    ///
+    /// H.264 frames can only be read from a keyframe (IDR) on: from the last one at or
+    /// before `time` the ring holds, else the first after it (``startFrame(times:keyframes:at:)``);
+    /// after frames were skipped, or dropped by the camera (its sequence jumped), from the
+    /// next keyframe on (the frames before it, and the dropped ones, are counted as skipped too).
     public func frames(from time: Timestamp, timeout: Duration, _ each: (RingFrame) throws -> Bool) throws -> (delivered: Int, skipped: Int)
     {
         state.withLock { $0.readers += 1 }
@@ -218,6 +257,7 @@ public final class FrameSource: Sendable {
         resume()
         var next: UInt64?  // the ring counter of the next frame to deliver
         var delivered = 0, skipped = 0
+        var needsKeyframe = false
         while true {
             let deadline = ContinuousClock.now + timeout
             if next == nil {
@@ -227,14 +267,15 @@ public final class FrameSource: Sendable {
                 try? waitFor(deadline: min(deadline, ContinuousClock.now + .seconds(1)), timeout: timeout) { s in
                     s.slots[(s.head - 1 + s.slots.count) % s.slots.count].time >= time
                 }
-                next = state.withLock { s in
-                    var best = 0
-                    for k in 0..<s.filled {
-                        let i = (s.head - s.filled + k + s.slots.count) % s.slots.count
-                        let b = (s.head - s.filled + best + s.slots.count) % s.slots.count
-                        if Self.distance(s.slots[i].time, time) < Self.distance(s.slots[b].time, time) { best = k }
+                while next == nil {
+                    let (start, total) = state.withLock { s -> (UInt64?, UInt64) in
+                        let slots = (0..<s.filled).map { s.slots[(s.head - s.filled + $0 + s.slots.count) % s.slots.count] }
+                        let k = Self.startFrame(times: slots.map(\.time), keyframes: slots.map(\.keyframe), at: time)
+                        return (k.map { s.total - UInt64(s.filled - $0) }, s.total)
                     }
-                    return s.total - UInt64(s.filled - best)
+                    next = start
+                    // No keyframe in the ring yet (H.264): the next one the camera sends.
+                    if start == nil { try waitFor(deadline: ContinuousClock.now + timeout, timeout: timeout) { s in s.total > total } }
                 }
             }
             let wanted = next!
@@ -246,16 +287,44 @@ public final class FrameSource: Sendable {
                 let i = (s.head - Int(s.total - wanted) + s.slots.count) % s.slots.count
                 return (self.taken(s, i), oldest)
             }
-            guard let frame = taken?.frame() else {
+            guard let taken else {
                 skipped += Int(oldest - wanted)
                 next = oldest
+                needsKeyframe = true
                 continue
             }
             next = wanted + 1
+            // Frames the camera dropped are counted as skipped too.
+            if delivered > 0, taken.lost > 0 {
+                skipped += taken.lost
+                needsKeyframe = true
+            }
+            // After a gap, H.264 goes on from its next keyframe: the frames between refer to lost ones.
+            if needsKeyframe && !taken.keyframe {
+                skipped += 1
+                continue
+            }
+            needsKeyframe = false
+            let frame = taken.frame()
             delivered += 1
             state.withLock { $0.lastUse = monotonicNow() }
             if try !each(frame) { return (delivered, skipped) }
         }
+    }
+
+    /// Where a reader of frames from `time` starts among the ring's frames (`times`, oldest
+    /// first; `keyframes`: which of them a stream can start at): the frame nearest `time`
+    /// when every frame can start one; otherwise the last keyframe at or before `time`, or
+    /// the first after it when the ring holds none before; nil when it holds no keyframe.
+    static func startFrame(times: [Timestamp], keyframes: [Bool], at time: Timestamp) -> Int? {
+        precondition(times.count == keyframes.count)
+        guard keyframes.contains(false) else {
+            var best: Int?
+            for k in times.indices where best == nil || distance(times[k], time) < distance(times[best!], time) { best = k }
+            return best
+        }
+        let candidates = times.indices.filter { keyframes[$0] }
+        return candidates.last { times[$0] <= time } ?? candidates.first
     }
 
     /// How far apart two frame times are, in µs (which frame is nearest a moment).
@@ -323,6 +392,7 @@ public final class FrameSource: Sendable {
             "capture stream started",
             metadata: ["v4l2.device": "\(settings.devicePath)", "ring.slots": "\(slots)", "v4l2.format": "\(format.pixelFormat)"])
         var lastFrame = ContinuousClock.now
+        var lastSequence: UInt32?
         while true {
             let stop = state.withLock { s in
                 // Idle: in `onPress` mode nobody pressed for `idleStop` and no reader is left.
@@ -337,7 +407,14 @@ public final class FrameSource: Sendable {
             }
             if stop { break }
             do {
-                try stream.withNextFrame(timeout: .milliseconds(250)) { b in store(b) }
+                // Looked at once, outside the ring's lock: the scan stops at the access unit's first slice.
+                try stream.withNextFrame(timeout: .milliseconds(250)) { b in
+                    let h264 = format.pixelFormat == .h264
+                    // A forward jump of the driver's counter: frames the camera dropped.
+                    let jump = lastSequence.map { b.sequence &- $0 } ?? 1
+                    store(b, keyframe: !h264 || AnnexB.containsIDR(b.bytes), lost: h264 && jump > 1 && jump < 1 << 31 ? Int(jump - 1) : 0)
+                    lastSequence = b.sequence
+                }
                 lastFrame = ContinuousClock.now
             } catch  where error.code == .timedOut {
                 // Wakes to look at stop and idle; a camera silent for the frame timeout failed.
@@ -357,15 +434,16 @@ public final class FrameSource: Sendable {
     }
 
     /// Copies a frame from the driver's buffer into the next slot (its storage reused) and
-    /// wakes the readers.
-    private func store(_ b: BorrowedFrame) {
+    /// wakes the readers. `keyframe`: a stream can start at it (every picture; an IDR frame).
+    private func store(_ b: BorrowedFrame, keyframe: Bool, lost: Int) {
         let waiters = state.withLock { s -> [DispatchSemaphore] in
             let i = s.head
             if s.slots[i].bytes.count < b.bytes.count {
-                // Grows once per slot to the largest frame seen: with room for MJPEG, whose
+                // Grows once per slot to the largest frame seen: with room for MJPEG and H.264, whose
                 // sizes vary; raw frames are all one size (room would be a quarter more
                 // resident memory per slot: the zero fill touches it).
-                let room = s.format?.pixelFormat.isJPEG == true ? b.bytes.count / 4 : 0
+                let compressed = s.format.map { $0.pixelFormat.isJPEG || $0.pixelFormat == .h264 } ?? false
+                let room = compressed ? b.bytes.count / 4 : 0
                 s.slots[i].bytes = [UInt8](repeating: 0, count: b.bytes.count + room)
             }
             s.slots[i].bytes.withUnsafeMutableBytes { dst in
@@ -374,6 +452,8 @@ public final class FrameSource: Sendable {
             s.slots[i].count = b.bytes.count
             s.slots[i].sequence = b.sequence
             s.slots[i].time = Timestamp(microseconds: b.timestampMicroseconds)
+            s.slots[i].keyframe = keyframe
+            s.slots[i].lost = lost
             s.timestampKind = b.timestampKind
             s.head = (i + 1) % s.slots.count
             s.filled = min(s.filled + 1, s.slots.count)
@@ -402,7 +482,7 @@ public final class FrameSource: Sendable {
         let slot = s.slots[i]
         return TakenFrame(
             storage: slot.bytes, count: slot.count, format: s.heldFormat!, sequence: slot.sequence, time: slot.time,
-            timestampKind: s.timestampKind)
+            timestampKind: s.timestampKind, keyframe: slot.keyframe, lost: slot.lost)
     }
 
     /// A frame as ``taken(_:_:)`` hands it out: the slot's storage and how much of it is the
@@ -414,6 +494,8 @@ public final class FrameSource: Sendable {
         var sequence: UInt32
         var time: Timestamp
         var timestampKind: FrameTimestampKind
+        var keyframe: Bool
+        var lost: Int
 
         /// The frame, outside the lock: its bytes are the slot's storage when they fill it
         /// (raw frames), else a copy of the frame's part.
@@ -450,5 +532,16 @@ public final class FrameSource: Sendable {
                 throw StreamingError(code: .timedOut, context: "waiting for a frame from \(settings.devicePath) (\(timeout))")
             }
         }
+    }
+}
+
+/// Makes the picture of a camera's H.264 frame from the run of access units that ends with it
+/// (an IDR frame first): what ``FrameSource/frame(nearest:timeout:)`` gives photos and the live
+/// view when the ring holds H.264. Movie's `H264Picture` decodes with libavcodec.
+public struct PictureDecoder: Sendable {
+    public var picture: @Sendable ([VideoFrame]) throws(StreamingError) -> VideoFrame
+
+    public init(picture: @escaping @Sendable ([VideoFrame]) throws(StreamingError) -> VideoFrame) {
+        self.picture = picture
     }
 }

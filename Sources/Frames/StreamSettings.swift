@@ -13,6 +13,13 @@ public struct StreamSettings: Sendable, Hashable {
     public var framesPerSecond: Double?
     /// The pixel formats to ask the camera for, in order (the first it offers is taken).
     public var pixelFormats: [PixelFormat]
+    /// `[camera] pixel-format`'s values and the formats each asks for: `auto` is
+    /// ``PixelFormat/captureOrder``; H.264 only when named (docs/video.md#the-cameras-own-h264).
+    public static let pixelFormatChoices: KeyValuePairs<String, [PixelFormat]> = [
+        "auto": PixelFormat.captureOrder, "mjpeg": [.mjpeg, .jpeg], "yuyv": [.yuyv], "h264": [.h264],
+    ]
+    /// The camera's H.264 is asked for: the ring holds H.264 access units.
+    public var wantsH264: Bool { pixelFormats == [.h264] }
     /// The longest wait for one frame before giving up with a `camera-timeout` error.
     public var frameTimeout: Duration
 

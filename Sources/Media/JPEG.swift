@@ -56,6 +56,12 @@ public enum JPEG {
     /// than its geometry needs is an error.
     public static func encode(_ bytes: [UInt8], format: StreamFormat, quality: Int = 90) throws(JPEGError) -> [UInt8] {
         let (w, h) = (format.width, format.height)
+        guard format.pixelFormat != .h264 else {
+            // An access unit is no picture by itself (it refers to the frames before it).
+            throw JPEGError(
+                "cannot make a JPEG from an H.264 access unit: its picture is decoded from the keyframe before it first (docs/video.md#the-cameras-own-h264)"
+            )
+        }
         guard let planes = format.planes, let minimum = format.minimumFrameBytes else {
             throw JPEGError(
                 "cannot encode \(format.pixelFormat) frames of \(w)x\(h), \(format.bytesPerLine) bytes per line")

@@ -49,7 +49,7 @@ public final class FragmentedMP4Writer {
     /// wall-clock time (seconds since 1970), the file's `creation_time`.
     public init(
         fd: Int32, path: String, format: StreamFormat, crop: CropRect? = nil, settings: H264Settings,
-        encoder: EncoderChoice, creationTime: Double
+        encoder: EncoderChoice?, creationTime: Double
     ) throws(MovieError) {
         try FFmpegLibraries.load()
         av_log_set_level(AV_LOG_ERROR)
@@ -66,9 +66,17 @@ public final class FragmentedMP4Writer {
         sink = .allocate(capacity: 1)
         sink.initialize(to: evc_fd_sink(fd: fd, written: 0, error: 0))
         packet = av_packet_alloc()
-        if converter != nil { try openEncoder(encoder, settings, format.framesPerSecond) }
+        if converter != nil {
+            guard let encoder else { throw MovieError(code: .noEncoder, context: "no H.264 encoder for \(format.pixelFormat) frames") }
+            try openEncoder(encoder, settings, format.framesPerSecond)
+        }
         try openMuxer(creationTime: creationTime)
     }
+
+    /// Loads FFmpeg's libraries now (once per process; slow on a small board): a recording
+    /// that calls this before it takes its first frame does not fall behind the camera while
+    /// they load.
+    public static func loadLibraries() throws(MovieError) { try FFmpegLibraries.load() }
 
     deinit {
         avcodec_free_context(&codec)
@@ -184,15 +192,7 @@ public final class FragmentedMP4Writer {
     }
 
     /// Whether an H.264 access unit (Annex B) holds an IDR slice (NAL type 5).
-    public static func isKeyframe(annexB bytes: [UInt8]) -> Bool {
-        var zeros = 0
-        for (i, b) in bytes.enumerated() {
-            if b == 0 { zeros += 1; continue }
-            if b == 1, zeros >= 2, i + 1 < bytes.count, bytes[i + 1] & 0x1F == 5 { return true }
-            zeros = 0
-        }
-        return false
-    }
+    public static func isKeyframe(annexB bytes: [UInt8]) -> Bool { AnnexB.containsIDR(bytes) }
 
     /// Encodes what the encoder still holds, writes the last fragment and the index, and
     /// flushes. On a write failure the file is cut back to its last whole fragment and the

@@ -38,6 +38,11 @@ public struct PixelFormat: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// other uncompressed formats (4:2:0 before the larger packed RGB).
     public static let captureOrder: [PixelFormat] = [.mjpeg, .jpeg, .yuyv, .yuv420, .nv12, .rgb24, .bgr24]
 
+    /// The formats a capture stream takes when asked for them by name: ``captureOrder`` and
+    /// H.264 (`[camera] pixel-format = "h264"`), which is never chosen by itself: its frames
+    /// are not pictures one by one (docs/video.md#the-cameras-own-h264).
+    public static let capturable: [PixelFormat] = captureOrder + [.h264]
+
     /// Frames are already JPEG images.
     public var isJPEG: Bool { self == .mjpeg || self == .jpeg }
 
@@ -336,7 +341,7 @@ public final class VideoCaptureStream {
             guard evc_ioctl(fd, EVC_VIDIOC_ENUM_FMT, &desc) == 0 else { break }
             offered.append(PixelFormat(rawValue: desc.pixelformat))
         }
-        let accepted = pixelFormats.filter(PixelFormat.captureOrder.contains)
+        let accepted = pixelFormats.filter(PixelFormat.capturable.contains)
         guard let chosen = accepted.first(where: offered.contains) else {
             let list = offered.map(\.description).joined(separator: ", ")
             let wanted = accepted.map(\.description).joined(separator: ", ")

@@ -33,7 +33,7 @@ struct CheckConfigCommand: ParsableCommand {
         let inventory = c.deviceRules.isEmpty ? nil : DeviceInventory.take { d, node in c.overrides(for: d, node: node) }
         let (text, warnings) = ConfigCheck.report(config: c, file: file, inventory: inventory, sandbox: ServiceSandbox.installed())
         print(text, terminator: "")
-        print(c.daemon.capture.videoFormat.report(c.daemon.capture.h264))
+        print(c.daemon.capture.videoFormat.report(c.daemon.capture.h264, stream: c.daemon.capture.stream))
         print("\(file): ok (\(c.deviceRules.count) device rule(s), \(c.daemon.hooks.count) hook(s), \(warnings) warning(s))")
     }
 }

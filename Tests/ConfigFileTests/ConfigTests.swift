@@ -67,7 +67,7 @@ import Frames
         ),
         (
             "# top\n\n[camera]\nx = 1\n",
-            "bad.toml:4: unknown key \"x\" in [camera] (known: device, capture-device, external-changes, width, height, stream, photo-frame, pre-roll, ring-seconds, ring-memory, idle-stop, fps, backend, libcamera-camera)"
+            "bad.toml:4: unknown key \"x\" in [camera] (known: device, capture-device, external-changes, width, height, stream, photo-frame, pre-roll, ring-seconds, ring-memory, idle-stop, fps, backend, libcamera-camera, pixel-format)"
         ),
         (
             "[camera]\nexternal-changes = \"ignore\"\n",

@@ -269,26 +269,109 @@ class Vimc:
 
     def _install(self, wanted):
         """linux-headers-<abi> and linux-source-<series> at the kernel's version."""
-        missing = []
-        for package in wanted["packages"]:
-            have = subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Status} ${Version}", package],
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode().split()
-            if have != ["installed", wanted["version"]]:
-                missing.append(f"{package}={wanted['version']}")
-        if not missing:
-            return
-        if self.offline:
-            raise SetupError(f"--offline: vimc needs {' '.join(missing)} (run once without --offline)")
-        say(f"installing {' '.join(missing)} (to build vimc for the guest's kernel)")
-        if os.geteuid() != 0 and not shutil.which("sudo"):
-            raise SetupError(f"vimc needs {' '.join(missing)} (need root or sudo to install them)")
-        argv = ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-qq",
-                "--no-install-recommends"] + missing
+        install_kernel_packages(wanted["packages"], wanted["version"], self.offline, "vimc")
+
+
+def install_kernel_packages(packages, version, offline, what):
+    """Installs `packages` at the kernel package's `version` (headers, sources) when they are
+    not installed at it; `what` names the module that needs them in messages."""
+    missing = []
+    for package in packages:
+        have = subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Status} ${Version}", package],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode().split()
+        if have != ["installed", version]:
+            missing.append(f"{package}={version}")
+    if not missing:
+        return
+    if offline:
+        raise SetupError(f"--offline: {what} needs {' '.join(missing)} (run once without --offline)")
+    say(f"installing {' '.join(missing)} (to build {what} for the guest's kernel)")
+    if os.geteuid() != 0 and not shutil.which("sudo"):
+        raise SetupError(f"{what} needs {' '.join(missing)} (need root or sudo to install them)")
+    argv = ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-qq",
+            "--no-install-recommends"] + missing
+    try:
+        run(as_root(argv))
+    except SetupError:
+        run(as_root(["apt-get", "update", "-qq"]))
+        run(as_root(argv))
+
+
+# ------------------------------------------------------------------------ v4l2loopback
+
+class V4L2Loopback:
+    """v4l2loopback, a V4L2 device whose frames a writer process sends (Debian ships it as
+    the DKMS source package v4l2loopback-dkms): the one camera in the VM that delivers H.264
+    (the ffmpeg CLI encodes into it). The package is only downloaded (apt-get download, never
+    installed: DKMS would build it for the host's kernel) and unpacked here; the module is
+    built out of tree against linux-headers-<abi> at the guest kernel's version, kept in
+    .build-systest/v4l2loopback/ and rebuilt only when the kernel or the package changes. It
+    is not in the initramfs: the tests that want it insmod it ($EVCAPTURE_V4L2LOOPBACK_MODULE)
+    and rmmod it, so the other suites see no extra video node."""
+
+    PACKAGE = "v4l2loopback-dkms"
+
+    def __init__(self, build_dir, kernel, offline):
+        self.dir = os.path.join(build_dir, "v4l2loopback")
+        self.kernel = kernel
+        self.offline = offline
+        self.module = os.path.join(self.dir, "v4l2loopback.ko")
+        self.stamp = os.path.join(self.dir, "v4l2loopback.json")
+
+    def _candidate(self):
+        out = subprocess.run(["apt-cache", "show", "--no-all-versions", self.PACKAGE],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode()
+        m = re.search(r"^Version: (\S+)", out, re.M)
+        return m.group(1) if m else None
+
+    def prepare(self):
+        abi, version = self.kernel["abi"], self.kernel["version"]
         try:
-            run(as_root(argv))
-        except SetupError:
-            run(as_root(["apt-get", "update", "-qq"]))
-            run(as_root(argv))
+            with open(self.stamp) as f:
+                built = json.load(f)
+        except (OSError, ValueError):
+            built = {}
+        fresh = os.path.isfile(self.module) and built.get("abi") == abi and built.get("kernel_version") == version
+        if fresh and self.offline:
+            return self.module
+        if self.offline:
+            raise SetupError(f"--offline: v4l2loopback not built for {abi} yet (run once without --offline)")
+        package_version = self._candidate()  # apt's lists only: no network
+        if fresh and built.get("package_version") in (package_version, None):
+            return self.module
+        if package_version is None:
+            raise SetupError(f"apt knows no {self.PACKAGE} package (check the apt sources)")
+        headers = f"/usr/src/linux-headers-{abi}"
+        install_kernel_packages([f"linux-headers-{abi}"], version, self.offline, "v4l2loopback")
+        started = time.monotonic()
+        os.makedirs(self.dir, exist_ok=True)
+        work = os.path.join(self.dir, "src")
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        say(f"building v4l2loopback {package_version} for {abi}")
+        run(["apt-get", "download", "-q", f"{self.PACKAGE}={package_version}"], cwd=work)
+        debs = [n for n in os.listdir(work) if n.startswith(self.PACKAGE + "_") and n.endswith(".deb")]
+        if not debs:
+            raise SetupError(f"apt-get download left no {self.PACKAGE} package in {work}")
+        root = os.path.join(work, "root")
+        run(["dpkg-deb", "-x", os.path.join(work, debs[0]), root])
+        sources = [n for n in os.listdir(os.path.join(root, "usr", "src")) if n.startswith("v4l2loopback-")]
+        if len(sources) != 1:
+            raise SetupError(f"{debs[0]}: expected one usr/src/v4l2loopback-*, found {sources}")
+        src = os.path.join(root, "usr", "src", sources[0])
+        run(["make", "-C", headers, f"M={src}", f"-j{os.cpu_count() or 1}", "modules"])
+        built_ko = os.path.join(src, "v4l2loopback.ko")
+        magic = run(["modinfo", "-F", "vermagic", built_ko]).split()
+        if not magic or magic[0] != abi:
+            raise SetupError(f"{built_ko}: built for {magic[:1]}, not {abi}")
+        run(["strip", "--strip-debug", "-o", self.module + ".tmp", built_ko])
+        os.replace(self.module + ".tmp", self.module)
+        seconds = time.monotonic() - started
+        shutil.rmtree(work, ignore_errors=True)
+        atomic_write(self.stamp, json.dumps({"abi": abi, "kernel_version": version, "package_version": package_version,
+                                             "seconds": round(seconds, 1)}, indent=1).encode())
+        say(f"built {os.path.relpath(self.module, REPO)} in {seconds:.1f}s")
+        return self.module
 
 
 # ------------------------------------------------------------------------- initramfs
@@ -585,12 +668,13 @@ def prepare_libcamera3(args, bundle, build_dir):
 
 # ------------------------------------------------------------------------------ guest
 
-def write_run_plan(out_dir, args, bundle, fakeuvc, vimc, libcamera3=None):
+def write_run_plan(out_dir, args, bundle, fakeuvc, vimc, loopback, libcamera3=None):
     """The per-run instructions the guest reads from the output share."""
     q = shlex.quote
     steps = []
     env = {"EVCAPTURE_SYSTEST": "1", "EVCAPTURE_FAKEUVC": fakeuvc, "EVCAPTURE_REPO": REPO,
            "EVCAPTURE_SYSTEST_OUT": out_dir, "EVCAPTURE_VIMC_MODULE": vimc,
+           "EVCAPTURE_V4L2LOOPBACK_MODULE": loopback,
            "EVCAPTURE_LIBCAMERA_VERSION": system_libcamera_version()}
     for kv in args.env:
         name, value = kv.split("=", 1)
@@ -830,6 +914,12 @@ def main(argv):
                 # Only the vimc tests need it: they fail, saying vimc is not loaded; the rest run.
                 say(f"warning: vimc not built, the guest will have no vimc: {e}")
                 vimc = ""
+            try:
+                loopback = V4L2Loopback(build_dir, kernel, args.offline).prepare()
+            except SetupError as e:
+                # Only the H.264 camera tests need it: they fail, saying it is missing; the rest run.
+                say(f"warning: v4l2loopback not built, the guest will have no H.264 camera: {e}")
+                loopback = ""
             initramfs = Initramfs(cache, kernel, extra_modules=[vimc] if vimc else []).prepare()
             os.utime(initramfs)  # keep it among the newest while this run uses it
         fakeuvc = build_fakeuvc(build_dir)
@@ -863,7 +953,7 @@ def main(argv):
     for attempt in range(1, attempts + 1):
         shutil.rmtree(out_dir, ignore_errors=True)
         os.makedirs(out_dir)
-        steps = write_run_plan(out_dir, args, bundle, fakeuvc, vimc, libcamera3)
+        steps = write_run_plan(out_dir, args, bundle, fakeuvc, vimc, loopback, libcamera3)
         qemu = qemu_command(args, kernel, initramfs, out_dir)
         if args.verbose:
             say("qemu: " + " ".join(shlex.quote(a) for a in qemu))
