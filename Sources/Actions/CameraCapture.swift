@@ -226,15 +226,7 @@ public final class VideoRecording: Sendable {
         from source: FrameSource, time: Timestamp, _ settings: CaptureSettings, _ request: CaptureRequest, logger: Logger
     ) async throws(ActionError) -> VideoRecording {
         let recording = VideoRecording(request: request)
-        startThread(name: "evc-video-\(request.press)") {
-            // Encoding takes whole cores (libx264 at 1280×720: a third of one); input must not
-            // wait behind it: SCHED_IDLE (docs/video.md, "Off the input path"). A recording
-            // that falls behind skips frames and says so.
-            if lowerCurrentThreadPriority() != .idle {
-                logger.info("SCHED_IDLE refused for the recording thread: it runs at nice 19")
-            }
-            recording.run(source, time, settings, logger: logger)
-        }
+        startThread(name: "evc-video-\(request.press)") { recording.run(source, time, settings, logger: logger) }
         switch await recording.started.value() {
         case .success: return recording
         case .failure(let e): throw e
@@ -263,9 +255,6 @@ public final class VideoRecording: Sendable {
         var truncated = false
         var failure: ActionError?
         var skipped = 0
-        // Before the first frame is taken: loading them can take longer than the ring
-        // reaches back, and a camera's H.264 can only go on from its next keyframe after a gap.
-        if settings.videoFormat == .mp4 { try? FragmentedMP4Writer.loadLibraries() }
         do {
             // Encoding runs here, on the recording's own thread: the ring keeps the frames
             // it has not taken yet, and counts those it fell behind on (`skipped`).
@@ -279,6 +268,16 @@ public final class VideoRecording: Sendable {
                     return false
                 }
                 if file == nil {
+                    // The first frame (the press's) is taken at the thread's normal priority:
+                    // a thread started under SCHED_IDLE on a busy CPU could wait until the ring
+                    // no longer reaches back to the press. Encoding takes whole cores (libx264 at
+                    // 1280×720: a third of one) and input must not wait behind it: from here on
+                    // SCHED_IDLE (docs/video.md, "Off the input path"), and libx264's threads,
+                    // which the encoder starts next, inherit it. A recording that falls behind
+                    // skips frames and says so.
+                    if lowerCurrentThreadPriority() != .idle {
+                        logger.info("SCHED_IDLE refused for the recording thread: it runs at nice 19")
+                    }
                     format = ring.frame.format
                     file = try VideoFile(first: ring, name: name, settings, zoom: request.zoom)
                     format!.width = file!.width
