@@ -96,7 +96,18 @@ struct LibcameraVimcDaemonSystemTests {
         #expect(abs(frameTime - pressTime) < gap, "photo frame \(frameTime), press \(pressTime), gap \(gap)")
         let firstFrame = try #require(videoLine.double("frame_time"))
         let longPressTime = try #require(longBegan.object.double("time"))
-        #expect(abs(firstFrame - longPressTime) < gap, "first frame \(firstFrame), press \(longPressTime), gap \(gap)")
+        // A camera silent for the frame timeout fails the stream (an `error` line,
+        // camera-timeout), and the recording starts it again: its first frame is then the new
+        // stream's, after the press. vimc under 0.3.2 can stall that long on a loaded host.
+        let streamFailed = daemon.objects.contains { $0.event == "error" && $0.string("code") == "camera-timeout" }
+        if streamFailed {
+            print("the capture stream failed and was started again: \(daemon.transcript)")
+            #expect(firstFrame >= longPressTime - gap, "first frame \(firstFrame), press \(longPressTime)\n\(daemon.transcript)")
+        } else {
+            #expect(
+                abs(firstFrame - longPressTime) < gap, "first frame \(firstFrame), press \(longPressTime), gap \(gap)\n\(daemon.transcript)"
+            )
+        }
         let ffprobe = try #require(daemonFFprobe, "no ffprobe in the guest")
         let result = try run(
             ffprobe, "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
