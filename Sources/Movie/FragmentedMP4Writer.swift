@@ -19,8 +19,9 @@ import V4L2
 public final class FragmentedMP4Writer {
     public let width: Int
     public let height: Int
-    /// The encoder used; nil when the camera's H.264 is muxed as it is.
-    public let encoder: EncoderChoice?
+    /// The encoder used (the choice, or its fallback when that could not be opened); nil
+    /// when the camera's H.264 is muxed as it is.
+    public private(set) var encoder: EncoderChoice?
     /// Frames in the file (in whole fragments or the one being recorded).
     public private(set) var frames = 0
     /// Frames in fragments already on disk.
@@ -40,6 +41,8 @@ public final class FragmentedMP4Writer {
     private let converter: FrameConverter?
     private let sink: UnsafeMutablePointer<evc_fd_sink>
     private var packet: UnsafeMutablePointer<AVPacket>?
+    /// For encoders that send the parameter sets once (``EncoderSetup/repeatsParameterSets``).
+    private var repeater: ParameterSetRepeater?
     private var framesInFragment = 0
     private var failure: MovieError?
     private static let timeBase = AVRational(num: 1, den: Int32(FrameTiming.ticksPerSecond))
@@ -62,13 +65,12 @@ public final class FragmentedMP4Writer {
             keyframeInterval: min(settings.keyframeInterval, H264Settings.maximumKeyframeInterval), nominalRate: format.framesPerSecond)
         let converter = format.pixelFormat == .h264 ? nil : try FrameConverter(format: format, crop: crop)
         self.converter = converter
-        self.encoder = converter == nil ? nil : encoder
         sink = .allocate(capacity: 1)
         sink.initialize(to: evc_fd_sink(fd: fd, written: 0, error: 0))
         packet = av_packet_alloc()
         if converter != nil {
             guard let encoder else { throw MovieError(code: .noEncoder, context: "no H.264 encoder for \(format.pixelFormat) frames") }
-            try openEncoder(encoder, settings, format.framesPerSecond)
+            self.encoder = try openEncoder(encoder, settings, format.framesPerSecond)
         }
         try openMuxer(creationTime: creationTime)
     }
@@ -88,11 +90,27 @@ public final class FragmentedMP4Writer {
         sink.deallocate()
     }
 
-    private func openEncoder(_ choice: EncoderChoice, _ settings: H264Settings, _ fps: Double?) throws(MovieError) {
-        guard let found = avcodec_find_encoder_by_name(choice.name), let ctx = avcodec_alloc_context3(found) else {
-            throw MovieError(code: .noEncoder, context: "FFmpeg has no encoder \(choice.name)")
+    /// Opens `choice`; when that fails and the choice has a software fallback (``EncoderChoice/fallback``:
+    /// the hardware encoder under `auto` that cannot be opened — busy, or a size it refuses),
+    /// opens that instead. Returns the encoder opened.
+    private func openEncoder(_ choice: EncoderChoice, _ settings: H264Settings, _ fps: Double?) throws(MovieError) -> EncoderChoice {
+        do {
+            try openEncoder(named: choice.name, settings, fps)
+            return choice
+        } catch {
+            guard let software = choice.fallback else { throw error }
+            avcodec_free_context(&codec)
+            try openEncoder(named: software, settings, fps)
+            return EncoderChoice(name: software, isHardware: false, reason: "software: \(choice.name) could not be opened (\(error))")
+        }
+    }
+
+    private func openEncoder(named name: String, _ settings: H264Settings, _ fps: Double?) throws(MovieError) {
+        guard let found = avcodec_find_encoder_by_name(name), let ctx = avcodec_alloc_context3(found) else {
+            throw MovieError(code: .noEncoder, context: "FFmpeg has no encoder \(name)")
         }
         codec = ctx
+        let setup = EncoderSetup(encoder: name, settings: settings, width: width, height: height, framesPerSecond: fps)
         let rate = fps.flatMap { $0.isFinite && $0 > 0 ? $0 : nil } ?? 30
         ctx.pointee.width = Int32(width)
         ctx.pointee.height = Int32(height)
@@ -100,22 +118,16 @@ public final class FragmentedMP4Writer {
         ctx.pointee.time_base = Self.timeBase
         ctx.pointee.framerate = AVRational(num: Int32((rate * 1000).rounded()), den: 1000)
         // Frames, as an upper bound: keyframes are placed by time (FrameTiming).
-        ctx.pointee.gop_size = Int32(max(1, (rate * Double(timing.keyframeInterval) / Double(FrameTiming.ticksPerSecond)).rounded(.down)))
+        ctx.pointee.gop_size = Int32(setup.gopSize)
         ctx.pointee.max_b_frames = 0
-        ctx.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
-        if choice.name == "libx264", case .quality(let crf) = settings.rateControl {
-            av_opt_set(ctx.pointee.priv_data, "crf", "\(crf)", 0)
-        } else {
-            ctx.pointee.bit_rate = Int64(settings.bitrate(width: width, height: height, framesPerSecond: rate))
+        if setup.globalHeader { ctx.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER) }
+        if let bitRate = setup.bitRate { ctx.pointee.bit_rate = Int64(bitRate) }
+        for (option, value) in setup.privateOptions.sorted(by: { $0.key < $1.key }) {
+            av_opt_set(ctx.pointee.priv_data, option, value, 0)
         }
-        if choice.name == "libx264" {
-            // No lookahead and no B-frames: each frame's packet comes out at once, so a
-            // fragment holds exactly the frames sent before its cut.
-            av_opt_set(ctx.pointee.priv_data, "preset", "veryfast", 0)
-            av_opt_set(ctx.pointee.priv_data, "tune", "zerolatency", 0)
-        }
+        repeater = setup.repeatsParameterSets ? ParameterSetRepeater() : nil
         let rc = avcodec_open2(ctx, found, nil)
-        guard rc >= 0 else { throw MovieError(code: .codec, averror: rc, "opening the encoder \(choice.name) at \(width)×\(height)") }
+        guard rc >= 0 else { throw MovieError(code: .codec, averror: rc, "opening the encoder \(name) at \(width)×\(height)") }
     }
 
     private func openMuxer(creationTime: Double) throws(MovieError) {
@@ -220,8 +232,30 @@ public final class FragmentedMP4Writer {
             let rc = avcodec_receive_packet(codec, packet)
             if rc == evc_averror_eagain() || rc == evc_averror_eof() { return }
             guard rc >= 0 else { throw MovieError(code: .codec, averror: rc, "encoding a frame") }
+            if repeater != nil {
+                guard try repeatParameterSets(packet) else { continue }
+            }
             try write(packet)
         }
+    }
+
+    /// Runs the encoder's packet through ``repeater``: false when it held no picture (its
+    /// parameter sets wait for the next one).
+    private func repeatParameterSets(_ packet: UnsafeMutablePointer<AVPacket>) throws(MovieError) -> Bool {
+        guard let data = packet.pointee.data, packet.pointee.size > 0 else { return true }
+        let bytes = Array(UnsafeBufferPointer(start: data, count: Int(packet.pointee.size)))
+        guard let out = repeater?.process(bytes) else {
+            av_packet_unref(packet)
+            return false
+        }
+        guard out.count != bytes.count else { return true }
+        let (pts, dts, duration, flags) = (packet.pointee.pts, packet.pointee.dts, packet.pointee.duration, packet.pointee.flags)
+        av_packet_unref(packet)
+        let rc = av_new_packet(packet, Int32(out.count))
+        guard rc >= 0 else { throw MovieError(code: .codec, averror: rc, "allocating a packet") }
+        out.withUnsafeBytes { packet.pointee.data.update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: out.count) }
+        (packet.pointee.pts, packet.pointee.dts, packet.pointee.duration, packet.pointee.flags) = (pts, dts, duration, flags)
+        return true
     }
 
     /// Muxes one packet; a keyframe first cuts the fragment before it.
