@@ -55,6 +55,9 @@ public final class ActionRunner: ActionTriggerSink {
     /// Photo requests (clicks, trigger messages) queued and not yet taken by the worker: at
     /// most `queueLimit`, as for the other queues.
     private let pendingPhotos = Atomic<Int>(0)
+    /// "action queue full" at most every 10 s, with the count dropped meanwhile: a flood of
+    /// requests (a script POSTing to the live view) cannot flood the log.
+    private let queueFullLog = Mutex(LogThrottle(interval: .seconds(10)))
     /// Presses whose photo is being prepared (at most `queueLimit`).
     let preparations: PhotoPreparations
     /// Where photos' frames come from: the ring (`frames`), or a fake in tests.
@@ -299,7 +302,7 @@ public final class ActionRunner: ActionTriggerSink {
     func queuePhoto(_ trigger: ActionTrigger, shotReported: Bool = false) {
         if pendingPhotos.add(1, ordering: .relaxed).newValue > max(1, configuration.queueLimit) {
             pendingPhotos.subtract(1, ordering: .relaxed)
-            logger.info("action queue full, request dropped", metadata: ["action.kind": "photo", "press": "\(trigger.press)"])
+            logQueueFull(kind: "photo", press: trigger.press)
             onOutcome(.failed(.queueFull(kind: "photo", press: trigger.press), press: trigger.press))
             if preparations.discard(trigger.press) { queuePhotoCommand(.discard(press: trigger.press)) }
             return
@@ -315,9 +318,16 @@ public final class ActionRunner: ActionTriggerSink {
 
     private func enqueue<T: Sendable>(_ queue: AsyncStream<T>.Continuation, _ item: T, kind: String, press: PressID) {
         if case .dropped = queue.yield(item) {
-            logger.info("action queue full, request dropped", metadata: ["action.kind": "\(kind)", "press": "\(press)"])
+            logQueueFull(kind: kind, press: press)
             onOutcome(.failed(.queueFull(kind: kind, press: press), press: press))
         }
+    }
+
+    private func logQueueFull(kind: String, press: PressID) {
+        guard let left = queueFullLog.withLock({ $0.admit(now: monotonicNow()) }) else { return }
+        logger.info(
+            "action queue full, request dropped\(left > 0 ? " (and \(left) more since the last such line)" : "")",
+            metadata: ["action.kind": "\(kind)", "press": "\(press)"])
     }
 
     func runHooks(for trigger: ActionTrigger) {
