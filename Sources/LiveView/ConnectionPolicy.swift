@@ -18,6 +18,11 @@ public struct ConnectionPolicy: Sendable, Hashable {
     /// reads no more requests, until the client has taken all but `low`.
     public var writeBufferLow = 64 * 1024
     public var writeBufferHigh = 256 * 1024
+    /// The kernel's buffers per connection (`SO_SNDBUF`, `SO_RCVBUF`; the kernel doubles
+    /// them): what a client that reads nothing makes the server answer, and what it can make
+    /// the kernel hold of requests sent ahead, before the server stops.
+    public var socketSendBuffer = 128 * 1024
+    public var socketReceiveBuffer = 64 * 1024
     /// Bytes waiting for the socket beyond which a connection is closed (writes stop at
     /// `writeBufferHigh`; this bounds what one response may add above it).
     public var maximumOutboundBytes = 1024 * 1024

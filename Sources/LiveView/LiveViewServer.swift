@@ -136,6 +136,8 @@ public final class LiveViewServer: Sendable {
             .serverChannelOption(.backlog, value: 32)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: policy.writeBufferLow, high: policy.writeBufferHigh))
+            .childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(policy.socketSendBuffer))
+            .childChannelOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(policy.socketReceiveBuffer))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try core.configure(channel, tls: tls)

@@ -34,7 +34,7 @@ struct LiveViewLimitsSystemTests {
         let (_, daemon) = try start("liveview-pipeline", port: port)
         defer { daemon.terminate() }
         let base = "http://127.0.0.1:\(port)"
-        for _ in 0..<5 { #expect(try LiveViewClient.request(["\(base)/", "\(base)/api/media"]).status == 200) }
+        for path in ["/", "/api/media", "/", "/api/media"] { #expect(try LiveViewClient.request([base + path]).status == 200) }
         Thread.sleep(forTimeInterval: 1)
         let baseline = settledKB(daemon.pid)
         // Four clients, each sending 2 MB of requests for the page (~60,000 of them) and reading nothing.
@@ -55,7 +55,8 @@ struct LiveViewLimitsSystemTests {
         // Each holds its write buffer (256 KB) and one answer, not one answer per request.
         #expect(peak - baseline < 8 * 1024, "private memory \(baseline) KB before, \(peak) KB with 4 pipelining clients")
         // The owner is answered meanwhile.
-        #expect(try LiveViewClient.request(["--max-time", "10", "\(base)/snapshot.jpg"]).status == 200)
+        let (owner, r) = try LiveViewClient.request(["--max-time", "20", "\(base)/snapshot.jpg"])
+        #expect(owner == 200, "\(r)")
         // Nothing taken for the progress deadline: the server closes them.
         #expect(
             waitUntil(timeout: .seconds(40)) { LiveViewClient.serverConnections(port: port) == 0 },
@@ -65,6 +66,7 @@ struct LiveViewLimitsSystemTests {
         Thread.sleep(forTimeInterval: 1)
         let after = settledKB(daemon.pid)
         #expect(after - baseline <= 1024, "private memory \(baseline) KB before, \(peak) KB during, \(after) KB after")
+        print("liveview-pipeline: private memory \(baseline) KB before, \(peak) KB during, \(after) KB after 4 pipelining clients")
         #expect(daemon.isRunning, "\(daemon.transcript)")
     }
 
@@ -107,6 +109,13 @@ struct LiveViewLimitsSystemTests {
                     close(fd)
                     return true
                 }
+                // Four addresses asking without credentials, each about once a second: a 401 and closed.
+                if Int.random(in: 0..<10) < 4 {
+                    let request = "GET /snapshot.jpg HTTP/1.1\r\nHost: cam\r\n\r\n"
+                    if let fd = try? LiveViewClient.slowClient(port: port, request: request, from: "127.0.0.\(Int.random(in: 12..<16))") {
+                        fds.append(fd)
+                    }
+                }
                 var peer = 2
                 while fds.count < 40, peer < 12 {
                     if let fd = try? LiveViewClient.slowClient(port: port, request: nil, from: "127.0.0.\(peer)") { fds.append(fd) }
@@ -117,21 +126,13 @@ struct LiveViewLimitsSystemTests {
             for fd in fds { close(fd) }
         }
         silent.start()
-        let curl = try #require(LiveViewClient.curl)
-        let askers = try (12..<16).map { peer in
-            try DaemonProcess(
-                "liveview-401-\(peer)", executable: "/bin/sh",
-                arguments: ["-c", "while :; do \(curl) -s -o /dev/null --interface 127.0.0.\(peer) \(base)/snapshot.jpg; done"],
-                environment: ProcessInfo.processInfo.environment)
-        }
-        defer {
-            for a in askers { a.terminate() }
-            stop.raised.store(true, ordering: .relaxed)
-        }
+        defer { stop.raised.store(true, ordering: .relaxed) }
         Thread.sleep(forTimeInterval: 3)
         var statuses: [Int] = []
         for _ in 0..<5 {
-            statuses.append(try LiveViewClient.request(["--max-time", "10", "-u", "viewer:open sesame", "\(base)/snapshot.jpg"]).status)
+            let (status, r) = try LiveViewClient.request(["--max-time", "20", "-u", "viewer:open sesame", "\(base)/snapshot.jpg"])
+            statuses.append(status)
+            if status != 200 { print("liveview-slots: \(r)") }
             Thread.sleep(forTimeInterval: 1)
         }
         #expect(statuses == [200, 200, 200, 200, 200], "\(statuses)\n\(daemon.transcript.suffix(2000))")
