@@ -194,7 +194,7 @@ public final class IOLoop: Sendable {
         var jobs: [UnownedJob] = []
         jobs.reserveCapacity(16)
         while true {
-            guard let n = try? retryingEINTR({ events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, 64, -1) } })
+            guard let n = try? retryingEINTR({ events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress!, 64, -1) } })
             else {
                 // Only a bug makes epoll_wait on our own descriptor fail (EBADF, EINVAL): say so
                 // loudly rather than end the thread and leave every later job waiting. errno is
