@@ -1,5 +1,6 @@
 import Actions
 import Capture
+import Evdev
 import LinuxIO
 import MQTT
 import Output

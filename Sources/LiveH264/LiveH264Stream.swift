@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Evdev
 import Frames
 import LinuxIO
@@ -94,18 +97,18 @@ public final class LiveH264Stream: Sendable {
 
     /// Frames until nobody watches, or the camera changed or failed (then the caller looks again).
     private func feed(from frames: FrameSource) {
-        // The format is known once the stream runs.
+        // An encoder makes a keyframe when asked; the camera's own H.264 cannot be asked.
+        if frames.settings.wantsH264 {
+            fanOut.policy = .replayLastRun
+            passThrough(frames)
+            return
+        }
+        fanOut.policy = .askForKeyframe
+        // The format is known once the stream runs (its first frame).
         guard let format = frames.format ?? (try? frames.frame(nearest: monotonicNow(), timeout: .seconds(2)))?.frame.format else {
             return
         }
-        // An encoder makes a keyframe when asked; the camera's own H.264 cannot be asked.
-        if format.pixelFormat == .h264 {
-            fanOut.policy = .replayLastRun
-            passThrough(frames)
-        } else {
-            fanOut.policy = .askForKeyframe
-            encode(frames, format: format)
-        }
+        encode(frames, format: format)
     }
 
     /// The camera's own H.264: every access unit in order from a keyframe (the ring skips to

@@ -43,8 +43,14 @@ public final class RTSPServer: Sendable {
     public let settings: RTSPSettings
     let stream: LiveH264Stream
     let logger: Logger
+    /// rtsp.c's server: its loop runs on the server's thread; quit and free are called by
+    /// ``stop()``, the quit from any thread (GLib's main loops allow it), the free after the
+    /// loop returned.
+    private struct Handle: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
     private struct State {
-        var server: OpaquePointer?
+        var server: Handle?
         var stopping = false
         var clients = 0
     }
@@ -76,15 +82,11 @@ public final class RTSPServer: Sendable {
             throw RTSPError(
                 "rtsp: \(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
         }
-        state.withLock {
-            $0.server = server
-        }
-        // The handle is used by this thread and by stop(), after evc_rtsp_quit has ended
-        // the loop (evc_rtsp_quit is safe from any thread: GLib's main loops are).
-        nonisolated(unsafe) let loop = server
+        let handle = Handle(pointer: server)
+        state.withLock { $0.server = handle }
         startThread(name: "evc-rtsp") { [finished] in
             // The server's main loop: RTSP requests and the clients' pipelines' signals.
-            evc_rtsp_run(loop)
+            evc_rtsp_run(handle.pointer)
             finished.signal()
         }
         logger.info(
@@ -93,24 +95,25 @@ public final class RTSPServer: Sendable {
 
     /// Ends the server: its loop, then every client's feeder (within half a second).
     public func stop() {
-        let server = state.withLock { s -> OpaquePointer? in
+        let server = state.withLock { s -> Handle? in
             s.stopping = true
             defer { s.server = nil }
             return s.server
         }
         guard let server else { return }
-        evc_rtsp_quit(server)
+        evc_rtsp_quit(server.pointer)
         finished.wait()
-        evc_rtsp_free(server)
+        evc_rtsp_free(server.pointer)
     }
 
     /// A client's pipeline was made (on the server's thread): feed it from a consumer of
     /// its own until it is gone.
     private func feed(_ media: OpaquePointer) {
         // The handle is the feeder's until it releases it (rtsp.c counts its references).
-        nonisolated(unsafe) let media = media
+        let media = Handle(pointer: media)
         state.withLock { $0.clients += 1 }
         startThread(name: "evc-rtsp-feed") { [self] in
+            let media = media.pointer
             var consumer = stream.join()
             defer {
                 consumer.leave()

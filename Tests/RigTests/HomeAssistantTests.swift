@@ -137,17 +137,19 @@ import Testing
 
     /// The schema check itself refuses what Home Assistant would: a missing topic, an
     /// unknown key, a wrong type, a bad `image_encoding`, a device without identifiers.
-    @Test(
-        arguments: [
-            (["name": "x"], "topic is required"),
-            (["topic": "a/b", "image_url": "x"], "image_url is not a key of an MQTT camera"),
-            (["topic": 3], "topic must be a string"),
-            (["topic": "a/b", "image_encoding": "hex"], "image_encoding must be one of b64"),
-            (["topic": "a/+"], "topic a/+ has a wildcard"),
-            (["topic": "a/b", "device": ["name": "x"]], "device needs identifiers or connections"),
-            (["topic": "a/b", "device": ["identifiers": ["x"], "colour": "red"]], "device.colour is not a key of a device"),
-        ] as [([String: any Sendable], String)])
-    func theSchemaCheckRefusesWhatHomeAssistantWould(_ payload: [String: any Sendable], _ problem: String) {
+    @Test(arguments: [
+        (#"{"name":"x"}"#, "topic is required"),
+        (#"{"topic":"a/b","image_url":"x"}"#, "image_url is not a key of an MQTT camera"),
+        (#"{"topic":3}"#, "topic must be a string"),
+        (#"{"topic":"a/b","image_encoding":"hex"}"#, "image_encoding must be one of b64"),
+        (#"{"topic":"a/+"}"#, "topic a/+ has a wildcard"),
+        (#"{"topic":"a/b","device":{"name":"x"}}"#, "device needs identifiers or connections"),
+        (#"{"topic":"a/b","device":{"identifiers":["x"],"colour":"red"}}"#, "device.colour is not a key of a device"),
+        (#"{"topic":"a/b","device":{"identifiers":["x"],"configuration_url":"ftp://x"}}"#, "device.configuration_url ftp://x is not an http(s) or homeassistant:// URL"),
+        (#"{"topic":"a/b","availability_mode":"most"}"#, "availability_mode must be one of all, any, latest"),
+    ])
+    func theSchemaCheckRefusesWhatHomeAssistantWould(_ json: String, _ problem: String) throws {
+        let payload = try #require(JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
         #expect(HomeAssistantCameraSchema.problems(payload) == [problem])
     }
 }

@@ -48,7 +48,7 @@ struct HomeAssistantSystemTests {
         // The discovery config, retained, as Home Assistant reads it.
         let configTopic = "homeassistant/camera/evcapture_porch/photo/config"
         let text = try #require(try broker.retained(configTopic), "no \(configTopic)\n\(broker.log)")
-        let camera = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], text)
+        let camera = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "\(text)")
         #expect(HomeAssistantCameraSchema.problems(camera) == [], "\(text)")
         #expect(camera["topic"] as? String == "evcapture/porch/photo")
         #expect(camera["availability_topic"] as? String == "evcapture/porch/status")
@@ -58,9 +58,10 @@ struct HomeAssistantSystemTests {
         let page = try #require(device["configuration_url"] as? String, "\(device)")
         #expect(page == "http://127.0.0.1:\(port)/")
         #expect(try LiveViewClient.request([page]).status == 200)
-        let linksText = try #require(try broker.retained(try #require(camera["json_attributes_topic"] as? String)))
-        let links = try #require(try JSONSerialization.jsonObject(with: Data(linksText.utf8)) as? [String: Any], linksText)
-        let mjpeg = try #require(links["mjpeg_url"] as? String, linksText)
+        let linksTopic = try #require(camera["json_attributes_topic"] as? String)
+        let linksText = try #require(try broker.retained(linksTopic), "no \(linksTopic)")
+        let links = try #require(try JSONSerialization.jsonObject(with: Data(linksText.utf8)) as? [String: Any], "\(linksText)")
+        let mjpeg = try #require(links["mjpeg_url"] as? String, "\(linksText)")
         let stream = scratch.path + "/stream"
         _ = try LiveViewClient.request(["--max-time", "3", mjpeg], output: stream, timeout: .seconds(20))
         let parts = LiveViewClient.parts([UInt8]((try? Data(contentsOf: URL(fileURLWithPath: stream))) ?? Data()))
