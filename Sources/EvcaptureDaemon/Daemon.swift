@@ -190,8 +190,8 @@ public final class Daemon: Service, Sendable {
             lines.add(server.eventSink)
             liveView = server
         }
-        // RTSP (`[rtsp]`, docs/live-view.md#rtsp): GStreamer loads and the port is bound now;
-        // the camera's H.264 is made only while a client watches.
+        // RTSP (`[rtsp]`, docs/live-view.md#rtsp): GStreamer loads and the port is bound on a
+        // thread of their own; the camera's H.264 is made only while a client watches.
         var rtspServer: RTSPServer?
         if let rtsp = config.daemon.rtsp {
             let h264 = config.daemon.capture.h264
@@ -200,7 +200,12 @@ public final class Daemon: Service, Sendable {
                     frames: { [weak state] in state?.liveFrames.withLock { $0 } }, settings: h264, encoder: { EncoderChoice.current(h264) }),
                 logger: logger)
             let server = RTSPServer(settings: rtsp, stream: stream, logger: logger)
-            try server.start()
+            // Off the start-up path: loading GStreamer can take seconds (its plugin registry).
+            startThread(name: "evc-rtsp-start") {
+                do { try server.start() } catch {
+                    lines.emit(.error(ErrorReport("\(error)", code: "rtsp", time: monotonicNow())))
+                }
+            }
             rtspServer = server
         }
         try await state.start(camera: cameraSession)

@@ -68,7 +68,9 @@ public final class RTSPServer: Sendable {
     public var clients: Int { state.withLock { $0.clients } }
 
     /// Loads GStreamer, binds the port and serves on a thread of its own. Throws when
-    /// GStreamer or its RTSP server is missing, or the port cannot be bound.
+    /// GStreamer or its RTSP server is missing, or the port cannot be bound. Its first load
+    /// on a machine reads every GStreamer plugin (seconds on a small board; GStreamer keeps a
+    /// registry in `$XDG_CACHE_HOME` when it can): call it off the start-up path.
     public func start() throws(RTSPError) {
         var error = [CChar](repeating: 0, count: 512)
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -83,7 +85,15 @@ public final class RTSPServer: Sendable {
                 "rtsp: \(String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
         }
         let handle = Handle(pointer: server)
-        state.withLock { $0.server = handle }
+        let stopped = state.withLock { s -> Bool in
+            if !s.stopping { s.server = handle }
+            return s.stopping
+        }
+        // Stopped while GStreamer loaded (a daemon stopped just after it started).
+        if stopped {
+            evc_rtsp_free(server)
+            return
+        }
         startThread(name: "evc-rtsp") { [finished] in
             // The server's main loop: RTSP requests and the clients' pipelines' signals.
             evc_rtsp_run(handle.pointer)

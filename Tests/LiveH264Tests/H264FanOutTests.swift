@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import LiveH264
 import Movie
 import Synchronization
@@ -165,19 +167,40 @@ import Testing
         #expect(producer.log == ["start"], "no keyframe asked for: one came")
     }
 
-    /// A consumer waiting for its next frame is woken by it, and by its own leaving.
-    @Test func nextWaitsForAFrame() async {
+    /// What a waiting thread got.
+    final class Waiter: Sendable {
+        let done = DispatchSemaphore(value: 0)
+        let got = Mutex<EncodedFrame?>(nil)
+        let started = Mutex(false)
+        var frame: EncodedFrame? { got.withLock { $0 } }
+
+        /// Starts a thread that waits for `c`'s next frame; returns once it waits.
+        init(_ c: H264Consumer) {
+            Thread.detachNewThread { [self] in
+                started.withLock { $0 = true }
+                let f = c.next(timeout: .seconds(30))
+                got.withLock { $0 = f }
+                done.signal()
+            }
+            while !started.withLock({ $0 }) { usleep(1000) }
+            usleep(50_000)
+        }
+    }
+
+    /// A consumer waiting for its next frame is woken by it, and by its own leaving. The
+    /// waits run on threads of their own (a blocked wait must not hold a test runner's thread).
+    @Test func nextWaitsForAFrame() {
         let producer = Producer()
         let fanOut = H264FanOut(queueLimit: 3, policy: .askForKeyframe, hooks: producer.hooks)
         let c = fanOut.join()
         #expect(c.next(timeout: .milliseconds(20)) == nil)
-        let waiter = Task.detached { c.next(timeout: .seconds(10)) }
-        try? await Task.sleep(for: .milliseconds(50))
+        let first = Waiter(c)
         fanOut.publish(Self.frame(1, key: true))
-        #expect(await waiter.value?.timestampMicroseconds == 33_333)
-        let second = Task.detached { c.next(timeout: .seconds(10)) }
-        try? await Task.sleep(for: .milliseconds(50))
+        #expect(first.done.wait(timeout: .now() + 30) == .success)
+        #expect(first.frame.map { $0.timestampMicroseconds / 33_333 } == 1)
+        let second = Waiter(c)
         c.leave()
-        #expect(await second.value == nil)
+        #expect(second.done.wait(timeout: .now() + 30) == .success)
+        #expect(second.frame == nil)
     }
 }

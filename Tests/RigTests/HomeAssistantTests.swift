@@ -145,7 +145,10 @@ import Testing
         (#"{"topic":"a/+"}"#, "topic a/+ has a wildcard"),
         (#"{"topic":"a/b","device":{"name":"x"}}"#, "device needs identifiers or connections"),
         (#"{"topic":"a/b","device":{"identifiers":["x"],"colour":"red"}}"#, "device.colour is not a key of a device"),
-        (#"{"topic":"a/b","device":{"identifiers":["x"],"configuration_url":"ftp://x"}}"#, "device.configuration_url ftp://x is not an http(s) or homeassistant:// URL"),
+        (
+            #"{"topic":"a/b","device":{"identifiers":["x"],"configuration_url":"ftp://x"}}"#,
+            "device.configuration_url ftp://x is not an http(s) or homeassistant:// URL"
+        ),
         (#"{"topic":"a/b","availability_mode":"most"}"#, "availability_mode must be one of all, any, latest"),
     ])
     func theSchemaCheckRefusesWhatHomeAssistantWould(_ json: String, _ problem: String) throws {

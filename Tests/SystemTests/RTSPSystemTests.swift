@@ -44,6 +44,11 @@ struct RTSPSystemTests {
         defer { daemon.terminate() }
         try #require(daemon.waitFor(DaemonLines.session("started")) != nil, "\(daemon.transcript)")
         let url = "rtsp://viewer:correct%20horse@127.0.0.1:\(port)/live"
+        // GStreamer loads on a thread of its own after start-up (its first load reads every
+        // plugin: slow under emulation); the daemon says when RTSP listens.
+        try #require(
+            waitUntil(timeout: .seconds(180)) { daemon.stderr.contains("RTSP on rtsp://127.0.0.1:\(port)/live") },
+            "\(daemon.transcript)")
 
         // What the stream is: H.264 at the camera's size.
         let probe = try run(
