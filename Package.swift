@@ -54,10 +54,10 @@ let package = Package(
         .systemLibrary(
             name: "CMosquitto", pkgConfig: "libmosquitto",
             providers: [.apt(["libmosquitto-dev"])]),
-        // Debian's libgpiod (v1.6): GPIO lines through the character device, for outputs.
-        .systemLibrary(
-            name: "CGPIOD", pkgConfig: "libgpiod",
-            providers: [.apt(["libgpiod-dev"])]),
+        // Debian's libgpiod (libgpiod-dev): GPIO lines through the character device, for
+        // outputs. A C shim over its 1.x API (Debian 12) or its 2.x API (Debian 13), whichever
+        // gpiod.h the build finds (gpiod.c says how it tells).
+        .target(name: "CGPIOD", linkerSettings: [.linkedLibrary("gpiod")]),
         // What Swift cannot import: ioctl request macros, input_event time fields.
         .target(name: "CLinuxShims"),
         // libcamera (C++) through pkg-config, for CLibcameraBridge alone (docs/libcamera.md).

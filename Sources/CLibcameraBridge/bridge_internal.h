@@ -27,6 +27,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 // ControlList::get returns std::optional from 0.0.1 on; earlier releases are not supported.
@@ -51,7 +52,10 @@ inline int fail(evc_lc_error *error, int code, const std::string &message) {
     return code < 0 ? code : -1;
 }
 
-inline void copyString(char *to, size_t size, const std::string &from) { std::snprintf(to, size, "%s", from.c_str()); }
+// A string_view: libcamera 0.7 gives properties::Model as one, earlier releases a std::string.
+inline void copyString(char *to, size_t size, std::string_view from) {
+    std::snprintf(to, size, "%.*s", static_cast<int>(from.size()), from.data());
+}
 
 inline evc_lc_rect rect(const Rectangle &r) { return evc_lc_rect{ r.x, r.y, r.width, r.height }; }
 

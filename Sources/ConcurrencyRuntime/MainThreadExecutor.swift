@@ -1,7 +1,11 @@
 // `SchedulingExecutor` (SE-0505, in review): since Swift 6.3 `Task.sleep` asks the current
 // executor to schedule the wake-up, and only falls back to the default one (libdispatch's
-// timers) when it cannot.
+// timers) when it cannot. Swift 6.2 has no such protocol: there every `Task.sleep` goes to the
+// runtime's enqueue-with-delay hooks, which `install()` takes, so the wake-ups come to the same
+// queue either way.
+#if compiler(>=6.3)
 @_spi(ExperimentalScheduling) import _Concurrency
+#endif
 
 import CConcurrencyHooks
 import Dispatch
@@ -247,11 +251,14 @@ private final class JobQueue: @unchecked Sendable {
 /// on. Instants of any clock are turned into a delay from that clock's `now`, then timed on
 /// CLOCK_MONOTONIC — so a `ContinuousClock` sleep does not count time the machine spent
 /// suspended, which a daemon's deadlines do not need.
-private final class GlobalTaskExecutor: TaskExecutor, SchedulingExecutor {
+private final class GlobalTaskExecutor: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
         JobQueue.shared.enqueue(UnownedJob(job), main: false, at: nil)
     }
+}
 
+#if compiler(>=6.3)
+extension GlobalTaskExecutor: SchedulingExecutor {
     func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
         enqueue(job, after: clock.now.duration(to: instant), tolerance: tolerance, clock: clock)
     }
@@ -265,3 +272,4 @@ private final class GlobalTaskExecutor: TaskExecutor, SchedulingExecutor {
         JobQueue.shared.enqueue(UnownedJob(job), main: false, at: monotonicNanoseconds() &+ nanoseconds)
     }
 }
+#endif

@@ -198,7 +198,7 @@ public final class IOLoop: Sendable {
         var jobs: [UnownedJob] = []
         jobs.reserveCapacity(16)
         while true {
-            guard let n = try? retryingEINTR({ events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, 64, -1) } })
+            guard let n = try? retryingEINTR({ events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress!, 64, -1) } })
             else { break }
             wakeups.add(1, ordering: .relaxed)
             for i in 0..<Int(n) {

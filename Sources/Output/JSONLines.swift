@@ -242,14 +242,7 @@ extension JSONLines {
         case .videoStarted(let press, let trigger):
             object(event: "action", time: time, [("action", .string("video-started"))] + origin(press: press, trigger: trigger))
         case .videoSaved(let r, let press):
-            object(
-                event: "action", time: time,
-                [("action", .string("video"))] + origin(press: press, trigger: r.trigger)
-                    + [("file", .string(r.path)), ("frames", .int(Int64(r.frames)))] + frameTime(r.frameTime)
-                    + [("format", .string(r.format.rawValue))] + (r.encoder.map { [("encoder", .string($0))] } ?? [])
-                    + [("duration", .double((r.duration * 1000).rounded() / 1000)), ("skipped", .int(Int64(r.skipped)))]
-                    + (r.undecodable > 0 ? [("undecodable", .int(Int64(r.undecodable)))] : [])
-                    + (r.stoppedBy.map { [("stopped", .string($0.code)), ("reason", .string($0.description))] } ?? []))
+            object(event: "action", time: time, videoFields(r, press: press))
         case .videoRecovered(let r):
             object(
                 event: "action", time: time,
@@ -290,6 +283,21 @@ extension JSONLines {
 }
 
 extension JSONLines {
+    /// The fields of a `video` action line, appended one by one: as one expression of `+`s
+    /// over literals and optionals, Swift 6.2's type checker gives up on it.
+    static func videoFields(_ r: VideoResult, press: PressID) -> [(String, JSONValue)] {
+        var fields: [(String, JSONValue)] = [("action", .string("video"))]
+        fields += origin(press: press, trigger: r.trigger)
+        fields += [("file", .string(r.path)), ("frames", .int(Int64(r.frames)))]
+        fields += frameTime(r.frameTime)
+        fields.append(("format", .string(r.format.rawValue)))
+        if let encoder = r.encoder { fields.append(("encoder", .string(encoder))) }
+        fields += [("duration", .double((r.duration * 1000).rounded() / 1000)), ("skipped", .int(Int64(r.skipped)))]
+        if r.undecodable > 0 { fields.append(("undecodable", .int(Int64(r.undecodable)))) }
+        if let stop = r.stoppedBy { fields += [("stopped", .string(stop.code)), ("reason", .string(stop.description))] }
+        return fields
+    }
+
     /// `frame_time`: a frame's kernel timestamp in seconds, the clock of capture events' `time`.
     static func frameTime(_ time: Timestamp?) -> [(String, JSONValue)] {
         guard let time else { return [] }

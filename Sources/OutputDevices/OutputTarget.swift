@@ -66,44 +66,40 @@ final class LEDWriter: OutputWriter {
     func close() { _ = Glibc.close(fd) }
 }
 
-/// A GPIO line requested as an output through libgpiod (the character device, never sysfs).
+/// A GPIO line requested as an output through libgpiod (the character device, never sysfs),
+/// with its 1.x or 2.x API: CGPIOD hides which.
 final class GPIOWriter: OutputWriter {
-    private let chip: OpaquePointer
-    private let line: OpaquePointer
+    private let output: OpaquePointer
 
     init(chip name: String, line: OutputConfiguration.Line, activeLow: Bool, consumer: String) throws(SystemError) {
-        guard let chip = gpiod_chip_open_lookup(name) else {
-            throw SystemError(errno: errno, context: "opening GPIO chip \(name)")
-        }
-        let found: OpaquePointer? =
+        var stage = EVC_GPIO_CHIP
+        let opened: OpaquePointer? =
             switch line {
-            case .offset(let n): gpiod_chip_get_line(chip, UInt32(clamping: n))
-            case .label(let l): gpiod_chip_find_line(chip, l)
+            case .offset(let n):
+                evc_gpio_output_open(name, Int32(clamping: max(0, n)), nil, activeLow ? 1 : 0, consumer, &stage)
+            case .label(let l): evc_gpio_output_open(name, -1, l, activeLow ? 1 : 0, consumer, &stage)
             }
-        guard let found else {
+        guard let opened else {
             let e = errno
-            gpiod_chip_close(chip)
-            throw SystemError(errno: e == 0 ? ENOENT : e, context: "finding \(line) on \(name)")
+            switch stage {
+            case EVC_GPIO_CHIP: throw SystemError(errno: e, context: "opening GPIO chip \(name)")
+            case EVC_GPIO_LINE: throw SystemError(errno: e == 0 ? ENOENT : e, context: "finding \(line) on \(name)")
+            default:
+                throw SystemError(
+                    errno: e,
+                    context: "requesting \(line) of \(name) as an output" + (e == EBUSY ? " (another program holds it)" : ""))
+            }
         }
-        let flags = activeLow ? Int32(GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW) : 0
-        guard gpiod_line_request_output_flags(found, consumer, flags, 0) == 0 else {
-            let e = errno
-            gpiod_chip_close(chip)
-            throw SystemError(
-                errno: e, context: "requesting \(line) of \(name) as an output" + (e == EBUSY ? " (another program holds it)" : ""))
-        }
-        self.chip = chip
-        self.line = found
+        output = opened
     }
 
     func set(_ level: Bool) throws(SystemError) {
-        guard gpiod_line_set_value(line, level ? 1 : 0) == 0 else { throw SystemError(errno: errno, context: "setting GPIO line") }
+        guard evc_gpio_output_set(output, level ? 1 : 0) == 0 else {
+            throw SystemError(errno: errno, context: "setting GPIO line")
+        }
     }
 
-    func close() {
-        gpiod_line_release(line)
-        gpiod_chip_close(chip)
-    }
+    func close() { evc_gpio_output_close(output) }
 }
 
 extension String {

@@ -10,7 +10,9 @@ struct TimestampTests {
         #expect(t - .milliseconds(250) == Timestamp(microseconds: 4_750_000))
         #expect(t - .seconds(6) == Timestamp(microseconds: -1_000_000))
         #expect(t - .nanoseconds(999) == t, "below a microsecond is dropped, as the kernel's µs are")
-        #expect((t - .seconds(2)) - t == .seconds(-2))
+        let earlier: Timestamp = t - .seconds(2)
+        let back: Duration = earlier - t
+        #expect(back == .seconds(-2))
     }
 
     @Test func wallTimeRoundTripsThroughTheMonotonicClock() {
