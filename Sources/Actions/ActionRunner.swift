@@ -63,6 +63,9 @@ public final class ActionRunner: ActionTriggerSink {
     private let hooks: AsyncStream<(ExecHook, ActionTrigger)>.Continuation
     private let sounds: AsyncStream<ActionTrigger>.Continuation
     private let pendingVideoStarts = Atomic<Int>(0)
+    /// Trigger messages' `video-stop`s queued and not yet taken by the worker: at most
+    /// `queueLimit`, so a burst of them cannot fill the queue a local press's stop needs.
+    private let pendingRemoteStops = Atomic<Int>(0)
     /// The capture stream and its ring, when there is a capture device.
     public let frames: FrameSource?
     /// The `began` time of each press in flight, for its photo and video.
@@ -70,8 +73,9 @@ public final class ActionRunner: ActionTriggerSink {
     /// Presses whose video start was queued and whose stop was not: only they get a stop, so
     /// the video queue holds at most `queueLimit` starts, their stops and `stopAll`.
     private let videoPresses = Mutex<Set<PressID>>([])
-    /// Video commands queued so far (tests).
+    /// Video commands queued so far, and those the full queue dropped (tests).
     let videoCommandsQueued = Atomic<Int>(0)
+    let videoCommandsDropped = Atomic<Int>(0)
     /// The digital zoom factor photos are cropped to (1: none); set by the zoom control of a
     /// camera without `zoom_absolute`.
     let digitalZoom = Mutex<Double>(1)
@@ -130,8 +134,10 @@ public final class ActionRunner: ActionTriggerSink {
         // Bounded by construction: at most `limit` photo requests (pendingPhotos), and per
         // press in `preparations` one prepare and one discard.
         let (photoStream, photoIn) = AsyncStream.makeStream(of: PhotoCommand.self, bufferingPolicy: .bufferingOldest(3 * limit + 1))
-        // Bounded by construction (see videoPresses); the buffer is never the limit.
-        let (videoStream, videoIn) = AsyncStream.makeStream(of: VideoCommand.self, bufferingPolicy: .bufferingOldest(2 * limit + 2))
+        // Bounded by construction: at most `limit` starts (pendingVideoStarts), their stops
+        // (videoPresses), `limit` trigger messages' stops (pendingRemoteStops) and `stopAll`;
+        // the buffer is never the limit.
+        let (videoStream, videoIn) = AsyncStream.makeStream(of: VideoCommand.self, bufferingPolicy: .bufferingOldest(3 * limit + 2))
         let (hookStream, hookIn) = AsyncStream.makeStream(of: (ExecHook, ActionTrigger).self, bufferingPolicy: .bufferingOldest(limit))
         let (soundStream, soundIn) = AsyncStream.makeStream(of: ActionTrigger.self, bufferingPolicy: .bufferingOldest(limit))
         photos = photoIn
@@ -142,7 +148,7 @@ public final class ActionRunner: ActionTriggerSink {
         // Each worker on a thread of its own: photos and videos wait for camera frames and
         // hooks for children, and that must never occupy the cooperative pool the input
         // pipeline runs on (2 threads on a 2-core board).
-        let executors = (0..<4).map { _ in ThreadExecutor() }
+        let executors = ["evc-photos", "evc-videos", "evc-hooks", "evc-sounds"].map { ThreadExecutor(name: $0) }
         self.executors = executors
         let tasks = [
             Task(executorPreference: executors[0]) { [self] in await runPhotos(photoStream) },
@@ -252,10 +258,15 @@ public final class ActionRunner: ActionTriggerSink {
                 pendingVideoStarts.subtract(1, ordering: .relaxed)
                 onOutcome(.failed(.queueFull(kind: "video", press: trigger.press), press: trigger.press))
             } else {
-                videos.yield(.start(trigger))
+                queueVideo(.start(trigger))
             }
         case .videoStop:
-            videos.yield(.stop(trigger))
+            if pendingRemoteStops.add(1, ordering: .relaxed).newValue > max(1, configuration.queueLimit) {
+                pendingRemoteStops.subtract(1, ordering: .relaxed)
+                onOutcome(.failed(.queueFull(kind: "video", press: trigger.press), press: trigger.press))
+            } else {
+                queueVideo(.stop(trigger))
+            }
         }
     }
 
@@ -281,6 +292,7 @@ public final class ActionRunner: ActionTriggerSink {
     private func queueVideo(_ command: VideoCommand) {
         videoCommandsQueued.add(1, ordering: .relaxed)
         if case .dropped = videos.yield(command) {
+            videoCommandsDropped.add(1, ordering: .relaxed)
             logger.error("video command dropped: queue full (a bug: it is bounded by the starts accepted)")
         }
     }
@@ -447,6 +459,7 @@ public final class ActionRunner: ActionTriggerSink {
                     onOutcome(.failed(error, press: trigger.press))
                 }
             case .stop(let trigger):
+                if trigger.press == .remote { pendingRemoteStops.subtract(1, ordering: .relaxed) }
                 if let current = active, Self.stop(trigger, ends: current.trigger) { await finish(at: trigger.eventTime) }
             case .stopAll:
                 await finish()

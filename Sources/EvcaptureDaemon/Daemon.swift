@@ -82,7 +82,7 @@ public final class Daemon: Service, Sendable {
             // A fresh install has no ~/Pictures/evcapture yet: every photo would fail.
             do { try OutputDirectory.prepare(DaemonSettings.defaultOutputDirectory()) } catch { logger.warning("\(error)") }
         }
-        let loop = try IOLoop()
+        let loop = try IOLoop(name: "evc-input")
         defer { loop.stop() }
         let lines = LineWriter(json: output.json, stdout: output.stdout)
         var socket: SocketServer?

@@ -73,11 +73,6 @@ public final class FragmentedMP4Writer {
         try openMuxer(creationTime: creationTime)
     }
 
-    /// Loads FFmpeg's libraries now (once per process; slow on a small board): a recording
-    /// that calls this before it takes its first frame does not fall behind the camera while
-    /// they load.
-    public static func loadLibraries() throws(MovieError) { try FFmpegLibraries.load() }
-
     deinit {
         avcodec_free_context(&codec)
         if let output {
