@@ -200,7 +200,7 @@ public struct Config: Sendable {
             table, path: [],
             allowed: [
                 "capture", "devices", "camera", "output", "handlers", "hooks", "sound", "socket", "controls", "session", "mqtt", "http",
-                "outputs",
+                "rtsp", "outputs",
             ])
 
         if let capture = try reader.table(table, "capture", path: []) {
@@ -273,6 +273,7 @@ public struct Config: Sendable {
             (config.daemon.mqtt, config.daemon.rig) = try reader.mqtt(mqtt)
         }
         if let http = try reader.table(table, "http", path: []) { config.daemon.http = try reader.http(http) }
+        if let rtsp = try reader.table(table, "rtsp", path: []) { config.daemon.rtsp = try reader.rtsp(rtsp, http: config.daemon.http) }
         return config
     }
 }

@@ -84,33 +84,9 @@ public final class FragmentedMP4Writer {
     }
 
     private func openEncoder(_ choice: EncoderChoice, _ settings: H264Settings, _ fps: Double?) throws(MovieError) {
-        guard let found = avcodec_find_encoder_by_name(choice.name), let ctx = avcodec_alloc_context3(found) else {
-            throw MovieError(code: .noEncoder, context: "FFmpeg has no encoder \(choice.name)")
-        }
-        codec = ctx
-        let rate = fps.flatMap { $0.isFinite && $0 > 0 ? $0 : nil } ?? 30
-        ctx.pointee.width = Int32(width)
-        ctx.pointee.height = Int32(height)
-        ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
-        ctx.pointee.time_base = Self.timeBase
-        ctx.pointee.framerate = AVRational(num: Int32((rate * 1000).rounded()), den: 1000)
-        // Frames, as an upper bound: keyframes are placed by time (FrameTiming).
-        ctx.pointee.gop_size = Int32(max(1, (rate * Double(timing.keyframeInterval) / Double(FrameTiming.ticksPerSecond)).rounded(.down)))
-        ctx.pointee.max_b_frames = 0
-        ctx.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER)
-        if choice.name == "libx264", case .quality(let crf) = settings.rateControl {
-            av_opt_set(ctx.pointee.priv_data, "crf", "\(crf)", 0)
-        } else {
-            ctx.pointee.bit_rate = Int64(settings.bitrate(width: width, height: height, framesPerSecond: rate))
-        }
-        if choice.name == "libx264" {
-            // No lookahead and no B-frames: each frame's packet comes out at once, so a
-            // fragment holds exactly the frames sent before its cut.
-            av_opt_set(ctx.pointee.priv_data, "preset", "veryfast", 0)
-            av_opt_set(ctx.pointee.priv_data, "tune", "zerolatency", 0)
-        }
-        let rc = avcodec_open2(ctx, found, nil)
-        guard rc >= 0 else { throw MovieError(code: .codec, averror: rc, "opening the encoder \(choice.name) at \(width)×\(height)") }
+        codec = try openH264Encoder(
+            choice, settings, width: width, height: height, framesPerSecond: fps, keyframeInterval: timing.keyframeInterval,
+            timeBase: Self.timeBase, globalHeader: true)
     }
 
     private func openMuxer(creationTime: Double) throws(MovieError) {

@@ -63,7 +63,7 @@ import Frames
         ),
         (
             "# top\n\n[camra]\nx = 1\n",
-            "bad.toml:3: unknown key \"camra\" (known: capture, devices, camera, output, handlers, hooks, sound, socket, controls, session, mqtt, http, outputs)"
+            "bad.toml:3: unknown key \"camra\" (known: capture, devices, camera, output, handlers, hooks, sound, socket, controls, session, mqtt, http, rtsp, outputs)"
         ),
         (
             "# top\n\n[camera]\nx = 1\n",
