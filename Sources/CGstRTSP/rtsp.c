@@ -324,7 +324,20 @@ evc_rtsp_server *evc_rtsp_create(const char *address, int port, const char *path
 
 void evc_rtsp_run(evc_rtsp_server *s) { gst.g_main_loop_run(s->loop); }
 
-void evc_rtsp_quit(evc_rtsp_server *s) { gst.g_main_loop_quit(s->loop); }
+static gboolean quit_loop(gpointer data) {
+    gst.g_main_loop_quit(((evc_rtsp_server *)data)->loop);
+    return 0; // G_SOURCE_REMOVE
+}
+
+// A quit asked for before evc_rtsp_run's g_main_loop_run has begun would be lost (run marks
+// the loop running as it starts), so the quit is a source on the loop's own context: it runs
+// on the loop's first iteration, or at once when the loop is already running.
+void evc_rtsp_quit(evc_rtsp_server *s) {
+    GSource *source = gst.g_timeout_source_new_seconds(0);
+    gst.g_source_set_callback(source, quit_loop, s, NULL);
+    gst.g_source_attach(source, s->context);
+    gst.g_source_unref(source);
+}
 
 void evc_rtsp_free(evc_rtsp_server *s) {
     if (!s) return;
