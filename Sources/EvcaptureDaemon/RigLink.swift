@@ -126,7 +126,7 @@ extension StationLinks {
     init(_ http: LiveViewSettings, rtsp: RTSPSettings? = nil, hostName: String = StationLinks.hostName()) {
         let host =
             http.listen.host == "0.0.0.0" || http.listen.host == "::"
-            ? hostName : http.listen.host.contains(":") ? "[\(http.listen.host)]" : http.listen.host
+            ? hostName : http.listen.host.contains(where: { $0 == ":" }) ? "[\(http.listen.host)]" : http.listen.host
         let base = "\(http.tls == nil ? "http" : "https")://\(host):\(http.listen.port)"
         self.init(page: base + "/", mjpeg: base + "/stream.mjpg", rtsp: rtsp?.url(hostName: hostName))
     }
