@@ -34,21 +34,17 @@ public final class LiveH264Stream: Sendable {
         }
     }
 
-    private struct State {
-        var wanted = false
-        var running = false
-        var keyframeAsked = false
-    }
-
     private let source: Source
     private let logger: Logger
-    private let state = Mutex(State())
+    private let thread: WatchedFeed
+    private let keyframeAsked = Mutex(false)
     /// The fan-out consumers join.
     public let fanOut: H264FanOut
 
     public init(source: Source, queueLimit: Int = 30, logger: Logger) {
         self.source = source
         self.logger = logger
+        thread = WatchedFeed(threadName: "evc-live-h264", source: source.frames)
         // Bound late: the hooks call back into this object.
         let box = WeakBox()
         fanOut = H264FanOut(
@@ -60,40 +56,13 @@ public final class LiveH264Stream: Sendable {
     /// A new consumer (RTSP client, live viewer): its frames start at a keyframe.
     public func join() -> H264Consumer { fanOut.join() }
 
-    private func start() {
-        let spawn = state.withLock { s -> Bool in
-            s.wanted = true
-            defer { s.running = true }
-            return !s.running
-        }
-        if spawn { startThread(name: "evc-live-h264") { [self] in run() } }
-    }
+    private func start() { thread.start { [self] frames in feed(from: frames) } }
 
-    private func stop() { state.withLock { $0.wanted = false } }
+    private func stop() { thread.stop() }
 
-    private func askKeyframe() { state.withLock { $0.keyframeAsked = true } }
+    private func askKeyframe() { keyframeAsked.withLock { $0 = true } }
 
-    private var wanted: Bool { state.withLock { $0.wanted } }
-
-    private func run() {
-        while true {
-            while wanted {
-                guard let frames = source.frames() else {
-                    usleep(500_000)
-                    continue
-                }
-                frames.addViewer()
-                feed(from: frames)
-                frames.removeViewer()
-            }
-            let done = state.withLock { s -> Bool in
-                if s.wanted { return false }
-                s.running = false
-                return true
-            }
-            if done { return }
-        }
-    }
+    private var wanted: Bool { thread.isWanted }
 
     /// Frames until nobody watches, or the camera changed or failed (then the caller looks again).
     private func feed(from frames: FrameSource) {
@@ -145,9 +114,9 @@ public final class LiveH264Stream: Sendable {
                 guard ring.time > last else { continue }
                 guard ring.frame.format == format else { return }  // the camera changed: a new encoder
                 last = ring.time
-                let keyframe = state.withLock { s -> Bool in
-                    defer { s.keyframeAsked = false }
-                    return s.keyframeAsked
+                let keyframe = keyframeAsked.withLock { asked -> Bool in
+                    defer { asked = false }
+                    return asked
                 }
                 for unit in try encoder.encode(ring.frame.bytes, at: ring.frame.timestampMicroseconds, keyframe: keyframe) {
                     fanOut.publish(unit)
