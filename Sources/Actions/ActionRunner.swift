@@ -228,8 +228,7 @@ public final class ActionRunner: ActionTriggerSink {
             switch trigger.kind {
             case .longPress:
                 capturing = true
-                if pendingVideoStarts.add(1, ordering: .relaxed).newValue > configuration.queueLimit {
-                    pendingVideoStarts.subtract(1, ordering: .relaxed)
+                if !reserve(pendingVideoStarts, limit: configuration.queueLimit) {
                     onOutcome(.failed(.queueFull(kind: "video", press: trigger.press), press: trigger.press))
                 } else {
                     videoPresses.withLock { _ = $0.insert(trigger.press) }
@@ -257,15 +256,13 @@ public final class ActionRunner: ActionTriggerSink {
         case .photo:
             queuePhoto(trigger)
         case .videoStart:
-            if pendingVideoStarts.add(1, ordering: .relaxed).newValue > configuration.queueLimit {
-                pendingVideoStarts.subtract(1, ordering: .relaxed)
+            if !reserve(pendingVideoStarts, limit: configuration.queueLimit) {
                 onOutcome(.failed(.queueFull(kind: "video", press: trigger.press), press: trigger.press))
             } else {
                 queueVideo(.start(trigger))
             }
         case .videoStop:
-            if pendingRemoteStops.add(1, ordering: .relaxed).newValue > max(1, configuration.queueLimit) {
-                pendingRemoteStops.subtract(1, ordering: .relaxed)
+            if !reserve(pendingRemoteStops, limit: max(1, configuration.queueLimit)) {
                 onOutcome(.failed(.queueFull(kind: "video", press: trigger.press), press: trigger.press))
             } else {
                 queueVideo(.stop(trigger))
@@ -292,6 +289,13 @@ public final class ActionRunner: ActionTriggerSink {
         frames?.stopAndWait()
     }
 
+    /// Takes one of `limit` places counted by `counter`; false (and nothing taken) when all are taken.
+    private func reserve(_ counter: borrowing Atomic<Int>, limit: Int) -> Bool {
+        if counter.add(1, ordering: .relaxed).newValue <= limit { return true }
+        counter.subtract(1, ordering: .relaxed)
+        return false
+    }
+
     private func queueVideo(_ command: VideoCommand) {
         videoCommandsQueued.add(1, ordering: .relaxed)
         if case .dropped = videos.yield(command) {
@@ -312,8 +316,7 @@ public final class ActionRunner: ActionTriggerSink {
     /// Queues a photo request (a click, a trigger message), or reports `queue-full` when
     /// `queueLimit` requests are waiting. `shotReported`: its `shot` was reported already.
     func queuePhoto(_ trigger: ActionTrigger, shotReported: Bool = false) {
-        if pendingPhotos.add(1, ordering: .relaxed).newValue > max(1, configuration.queueLimit) {
-            pendingPhotos.subtract(1, ordering: .relaxed)
+        if !reserve(pendingPhotos, limit: max(1, configuration.queueLimit)) {
             logQueueFull(kind: "photo", press: trigger.press)
             onOutcome(.failed(.queueFull(kind: "photo", press: trigger.press), press: trigger.press))
             if preparations.discard(trigger.press) { queuePhotoCommand(.discard(press: trigger.press)) }
