@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .library(
             name: "EvcaptureKit",
-            targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Movie", "Frames", "Media", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView", "Booth", "OutputDevices"]),
+            targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Movie", "Frames", "Media", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView", "LiveH264", "RTSP", "Booth", "OutputDevices"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
         // The libcamera bridge as its own shared object, opened on first use (CLibcameraLoader,
         // docs/libcamera.md): evcapture never links libcamera.
@@ -144,6 +144,16 @@ let package = Package(
             dependencies: ["CMosquitto", "CLinuxShims", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
         // Many stations: the rig's topics, trigger messages and the fan-out of a station's presses; pure.
         .target(name: "Rig", dependencies: ["MQTT", "Actions", "Capture", "JSON"]),
+        // The camera's live H.264: one encode (or the camera's own H.264) shared by every viewer.
+        .target(
+            name: "LiveH264",
+            dependencies: ["Frames", "Movie", "V4L2", "Evdev", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+        // Debian's gst-rtsp-server, loaded on first use (rtsp.c): the RTSP server's C side.
+        .target(name: "CGstRTSP"),
+        // The camera's live H.264 over RTSP (`[rtsp]`).
+        .target(
+            name: "RTSP",
+            dependencies: ["CGstRTSP", "LiveH264", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
         // The live view (`[http]`): the ring as MJPEG, snapshots, events as SSE, the web page; SwiftNIO.
         .target(
             name: "LiveView",
@@ -155,13 +165,13 @@ let package = Package(
         // The TOML config, parsed straight into the runtime types.
         .target(
             name: "ConfigFile",
-            dependencies: ["Capture", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "Booth", "OutputDevices", .product(name: "TOMLKit", package: "TOMLKit")]),
+            dependencies: ["Capture", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "Booth", "OutputDevices", .product(name: "TOMLKit", package: "TOMLKit")]),
         // The daemon: devices, camera and actions composed into a service; sd_notify; the devices report; replay.
         .target(
             name: "EvcaptureDaemon",
             dependencies: [
                 "Capture", "Runtime", "JSON", "Camera", "Frames", "Media", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig", "LiveView",
-                "LibcameraCamera",
+                "LiveH264", "RTSP", "Movie", "LibcameraCamera",
                 "OutputDevices",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -194,7 +204,7 @@ let package = Package(
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "Evdev", "V4L2", "EvcaptureTesting"]),
         .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Frames", "Media", "Actions", "Movie", "Capture", "Evdev", "V4L2", "LinuxIO"]),
         .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Evdev", "Media", "Actions", "Movie", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView"]),
+        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP"]),
         .testTarget(
             name: "LiveViewTests",
             dependencies: [
@@ -202,7 +212,11 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ]),
-        .testTarget(name: "RigTests", dependencies: ["Rig", "MQTT", "Actions", "Capture", "Evdev"]),
+        .testTarget(name: "LiveH264Tests", dependencies: ["LiveH264", "Movie", "V4L2", "Frames", "LinuxIO"]),
+        .testTarget(
+            name: "RTSPTests",
+            dependencies: ["RTSP", "LiveH264", "Frames", "Movie", "V4L2", "Evdev", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "RigTests", dependencies: ["Rig", "MQTT", "Actions", "Capture", "Evdev", "EvcaptureTesting"]),
         // Against a real mosquitto broker on a free 127.0.0.1 port (skipped when mosquitto is not installed).
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
         .testTarget(

@@ -55,6 +55,9 @@ public final class ActionRunner: ActionTriggerSink {
     /// Photo requests (clicks, trigger messages) queued and not yet taken by the worker: at
     /// most `queueLimit`, as for the other queues.
     private let pendingPhotos = Atomic<Int>(0)
+    /// "action queue full" at most every 10 s, with the count dropped meanwhile: a flood of
+    /// requests (a script POSTing to the live view) cannot flood the log.
+    private let queueFullLog = Mutex(LogThrottle(interval: .seconds(10)))
     /// Presses whose photo is being prepared (at most `queueLimit`).
     let preparations: PhotoPreparations
     /// Where photos' frames come from: the ring (`frames`), or a fake in tests.
@@ -63,6 +66,9 @@ public final class ActionRunner: ActionTriggerSink {
     private let hooks: AsyncStream<(ExecHook, ActionTrigger)>.Continuation
     private let sounds: AsyncStream<ActionTrigger>.Continuation
     private let pendingVideoStarts = Atomic<Int>(0)
+    /// Trigger messages' `video-stop`s queued and not yet taken by the worker: at most
+    /// `queueLimit`, so a burst of them cannot fill the queue a local press's stop needs.
+    private let pendingRemoteStops = Atomic<Int>(0)
     /// The capture stream and its ring, when there is a capture device.
     public let frames: FrameSource?
     /// The `began` time of each press in flight, for its photo and video.
@@ -70,8 +76,9 @@ public final class ActionRunner: ActionTriggerSink {
     /// Presses whose video start was queued and whose stop was not: only they get a stop, so
     /// the video queue holds at most `queueLimit` starts, their stops and `stopAll`.
     private let videoPresses = Mutex<Set<PressID>>([])
-    /// Video commands queued so far (tests).
+    /// Video commands queued so far, and those the full queue dropped (tests).
     let videoCommandsQueued = Atomic<Int>(0)
+    let videoCommandsDropped = Atomic<Int>(0)
     /// The digital zoom factor photos are cropped to (1: none); set by the zoom control of a
     /// camera without `zoom_absolute`.
     let digitalZoom = Mutex<Double>(1)
@@ -130,8 +137,10 @@ public final class ActionRunner: ActionTriggerSink {
         // Bounded by construction: at most `limit` photo requests (pendingPhotos), and per
         // press in `preparations` one prepare and one discard.
         let (photoStream, photoIn) = AsyncStream.makeStream(of: PhotoCommand.self, bufferingPolicy: .bufferingOldest(3 * limit + 1))
-        // Bounded by construction (see videoPresses); the buffer is never the limit.
-        let (videoStream, videoIn) = AsyncStream.makeStream(of: VideoCommand.self, bufferingPolicy: .bufferingOldest(2 * limit + 2))
+        // Bounded by construction: at most `limit` starts (pendingVideoStarts), their stops
+        // (videoPresses), `limit` trigger messages' stops (pendingRemoteStops) and `stopAll`;
+        // the buffer is never the limit.
+        let (videoStream, videoIn) = AsyncStream.makeStream(of: VideoCommand.self, bufferingPolicy: .bufferingOldest(3 * limit + 2))
         let (hookStream, hookIn) = AsyncStream.makeStream(of: (ExecHook, ActionTrigger).self, bufferingPolicy: .bufferingOldest(limit))
         let (soundStream, soundIn) = AsyncStream.makeStream(of: ActionTrigger.self, bufferingPolicy: .bufferingOldest(limit))
         photos = photoIn
@@ -142,7 +151,7 @@ public final class ActionRunner: ActionTriggerSink {
         // Each worker on a thread of its own: photos and videos wait for camera frames and
         // hooks for children, and that must never occupy the cooperative pool the input
         // pipeline runs on (2 threads on a 2-core board).
-        let executors = (0..<4).map { _ in ThreadExecutor() }
+        let executors = ["evc-photos", "evc-videos", "evc-hooks", "evc-sounds"].map { ThreadExecutor(name: $0) }
         self.executors = executors
         let tasks = [
             Task(executorPreference: executors[0]) { [self] in await runPhotos(photoStream) },
@@ -219,8 +228,7 @@ public final class ActionRunner: ActionTriggerSink {
             switch trigger.kind {
             case .longPress:
                 capturing = true
-                if pendingVideoStarts.add(1, ordering: .relaxed).newValue > configuration.queueLimit {
-                    pendingVideoStarts.subtract(1, ordering: .relaxed)
+                if !reserve(pendingVideoStarts, limit: configuration.queueLimit) {
                     onOutcome(.failed(.queueFull(kind: "video", press: trigger.press), press: trigger.press))
                 } else {
                     videoPresses.withLock { _ = $0.insert(trigger.press) }
@@ -248,14 +256,17 @@ public final class ActionRunner: ActionTriggerSink {
         case .photo:
             queuePhoto(trigger)
         case .videoStart:
-            if pendingVideoStarts.add(1, ordering: .relaxed).newValue > configuration.queueLimit {
-                pendingVideoStarts.subtract(1, ordering: .relaxed)
+            if !reserve(pendingVideoStarts, limit: configuration.queueLimit) {
                 onOutcome(.failed(.queueFull(kind: "video", press: trigger.press), press: trigger.press))
             } else {
-                videos.yield(.start(trigger))
+                queueVideo(.start(trigger))
             }
         case .videoStop:
-            videos.yield(.stop(trigger))
+            if !reserve(pendingRemoteStops, limit: max(1, configuration.queueLimit)) {
+                onOutcome(.failed(.queueFull(kind: "video", press: trigger.press), press: trigger.press))
+            } else {
+                queueVideo(.stop(trigger))
+            }
         }
     }
 
@@ -278,9 +289,17 @@ public final class ActionRunner: ActionTriggerSink {
         frames?.stopAndWait()
     }
 
+    /// Takes one of `limit` places counted by `counter`; false (and nothing taken) when all are taken.
+    private func reserve(_ counter: borrowing Atomic<Int>, limit: Int) -> Bool {
+        if counter.add(1, ordering: .relaxed).newValue <= limit { return true }
+        counter.subtract(1, ordering: .relaxed)
+        return false
+    }
+
     private func queueVideo(_ command: VideoCommand) {
         videoCommandsQueued.add(1, ordering: .relaxed)
         if case .dropped = videos.yield(command) {
+            videoCommandsDropped.add(1, ordering: .relaxed)
             logger.error("video command dropped: queue full (a bug: it is bounded by the starts accepted)")
         }
     }
@@ -297,9 +316,8 @@ public final class ActionRunner: ActionTriggerSink {
     /// Queues a photo request (a click, a trigger message), or reports `queue-full` when
     /// `queueLimit` requests are waiting. `shotReported`: its `shot` was reported already.
     func queuePhoto(_ trigger: ActionTrigger, shotReported: Bool = false) {
-        if pendingPhotos.add(1, ordering: .relaxed).newValue > max(1, configuration.queueLimit) {
-            pendingPhotos.subtract(1, ordering: .relaxed)
-            logger.info("action queue full, request dropped", metadata: ["action.kind": "photo", "press": "\(trigger.press)"])
+        if !reserve(pendingPhotos, limit: max(1, configuration.queueLimit)) {
+            logQueueFull(kind: "photo", press: trigger.press)
             onOutcome(.failed(.queueFull(kind: "photo", press: trigger.press), press: trigger.press))
             if preparations.discard(trigger.press) { queuePhotoCommand(.discard(press: trigger.press)) }
             return
@@ -315,9 +333,16 @@ public final class ActionRunner: ActionTriggerSink {
 
     private func enqueue<T: Sendable>(_ queue: AsyncStream<T>.Continuation, _ item: T, kind: String, press: PressID) {
         if case .dropped = queue.yield(item) {
-            logger.info("action queue full, request dropped", metadata: ["action.kind": "\(kind)", "press": "\(press)"])
+            logQueueFull(kind: kind, press: press)
             onOutcome(.failed(.queueFull(kind: kind, press: press), press: press))
         }
+    }
+
+    private func logQueueFull(kind: String, press: PressID) {
+        guard let left = queueFullLog.withLock({ $0.admit(now: monotonicNow()) }) else { return }
+        logger.info(
+            "action queue full, request dropped\(left > 0 ? " (and \(left) more since the last such line)" : "")",
+            metadata: ["action.kind": "\(kind)", "press": "\(press)"])
     }
 
     func runHooks(for trigger: ActionTrigger) {
@@ -447,6 +472,7 @@ public final class ActionRunner: ActionTriggerSink {
                     onOutcome(.failed(error, press: trigger.press))
                 }
             case .stop(let trigger):
+                if trigger.press == .remote { pendingRemoteStops.subtract(1, ordering: .relaxed) }
                 if let current = active, Self.stop(trigger, ends: current.trigger) { await finish(at: trigger.eventTime) }
             case .stopAll:
                 await finish()

@@ -80,7 +80,7 @@ final class BoothClock: Sendable {
         var timer: IOTimer?
         let holder = Mutex<BoothClock?>(nil)
         do {
-            let l = try IOLoop()
+            let l = try IOLoop(name: "evc-booth")
             loop = l
             timer = try IOTimer(loop: l) { holder.withLock { $0 }?.fire() }
         } catch {

@@ -123,11 +123,18 @@ struct evc_lc_manager {
     void *context = nullptr;
     std::string version;
 
-    void added(std::shared_ptr<Camera> camera) {
-        if (hotplug) hotplug(context, camera->id().c_str(), 1);
-    }
-    void removed(std::shared_ptr<Camera> camera) {
-        if (hotplug) hotplug(context, camera->id().c_str(), 0);
+    // Called on libcamera's thread, outside every entry point's guard: nothing may escape
+    // into libcamera (an exception there ends the process).
+    void added(std::shared_ptr<Camera> camera) { report(camera, 1); }
+    void removed(std::shared_ptr<Camera> camera) { report(camera, 0); }
+    void report(const std::shared_ptr<Camera> &camera, int isAdded) {
+        try {
+            if (hotplug) hotplug(context, camera->id().c_str(), isAdded);
+        } catch (const std::exception &e) {
+            std::fprintf(stderr, "evcapture: libcamera's hotplug report failed: %s\n", e.what());
+        } catch (...) {
+            std::fprintf(stderr, "evcapture: libcamera's hotplug report failed: unknown C++ exception\n");
+        }
     }
     std::shared_ptr<Camera> find(const char *id, evc_lc_error *error) {
         auto camera = id ? manager->get(id) : nullptr;
@@ -160,7 +167,22 @@ struct evc_lc_camera {
     /// The second stream's frame of `borrowed`.
     evc_lc_frame borrowedSecond{};
     bool disconnected = false;
+    /// A failure on libcamera's thread (a request not queued again, an exception in the
+    /// completion handler): the stream's error, given by the next evc_lc_camera_next_frame
+    /// (or, with a callback, as a frame whose status is the code). Guarded by `lock`.
+    int failedCode = 0;
+    std::string failedMessage;
     std::condition_variable ready;
+
+    void failed(int code, const std::string &message) {
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            if (failedCode != 0) return;  // the first failure is the one to tell
+            failedCode = code < 0 ? code : -EIO;
+            failedMessage = message;
+        }
+        ready.notify_all();
+    }
 
     void unplugged() {
         {
@@ -204,8 +226,9 @@ struct evc_lc_camera {
         }
     }
 
-    /// The request back to the camera, with the controls set since.
-    void requeue(Request *request) {
+    /// The request back to the camera, with the controls set since: 0 or libcamera's
+    /// negative code. A request not queued is a frame buffer the stream has lost for good.
+    int requeue(Request *request) {
         request->reuse(Request::ReuseBuffers);
         {
             std::lock_guard<std::mutex> guard(lock);
@@ -214,7 +237,7 @@ struct evc_lc_camera {
                 pending->clear();
             }
         }
-        camera->queueRequest(request);
+        return camera->queueRequest(request);
     }
 
     void unmap() {
@@ -222,7 +245,20 @@ struct evc_lc_camera {
         maps.clear();
     }
 
+    /// libcamera's requestCompleted signal, on its thread, outside every entry point's
+    /// guard: what fails here becomes the stream's error (`failed`), never an exception into
+    /// libcamera.
     void completed(Request *request) {
+        try {
+            deliver(request);
+        } catch (const std::exception &e) {
+            failed(-EIO, std::string("completing a request: ") + e.what());
+        } catch (...) {
+            failed(-EIO, "completing a request: unknown C++ exception");
+        }
+    }
+
+    void deliver(Request *request) {
         if (request->status() == Request::RequestCancelled || !running.load()) return;
         if (!callback) {
             // Pull mode: the reader's thread copies the frame and requeues the request.
@@ -237,7 +273,13 @@ struct evc_lc_camera {
         fill(request, frame, &second);
         callback(context, &frame);
         if (!running.load()) return;
-        requeue(request);
+        int rc = requeue(request);
+        if (rc < 0) {
+            failed(rc, std::string("queueing a request again: ") + std::strerror(-rc));
+            evc_lc_frame failure{};
+            failure.status = rc;
+            callback(context, &failure);
+        }
     }
 
     int setControl(uint32_t id, const ControlValue &value, evc_lc_error *error) {

@@ -17,17 +17,22 @@ const char *evc_lc_compiled_version(void) { return kCompiledVersion; }
 
 namespace {
 /// libcamera's log lines to stderr, ERROR and FATAL ones only (logSetLevel matches exact
-/// category names, so it cannot lower every category at once).
+/// category names, so it cannot lower every category at once). libcamera writes each message
+/// with one `<<` from whichever of its threads logs (the camera manager's, a pipeline
+/// handler's, the caller's), with no lock of its own: each thread gathers its own line, so
+/// two threads never share (or tear) one.
 class ErrorLinesToStderr : public std::streambuf {
-    std::string line;
     int overflow(int c) override {
+        thread_local std::string line;
         if (c == EOF) return 0;
         if (c != '\n') {
             line.push_back(static_cast<char>(c));
             return c;
         }
-        if (line.find(" ERROR ") != std::string::npos || line.find(" FATAL ") != std::string::npos)
-            std::fprintf(stderr, "%s\n", line.c_str());
+        if (line.find(" ERROR ") != std::string::npos || line.find(" FATAL ") != std::string::npos) {
+            line.push_back('\n');
+            std::fwrite(line.data(), 1, line.size(), stderr);  // one locked write per line
+        }
         line.clear();
         return c;
     }
@@ -37,6 +42,15 @@ std::ostream errorsOnly(&errorLines);
 
 /// libcamera aborts the process on a second CameraManager: refuse it here instead.
 std::atomic<bool> managerExists{ false };
+}
+
+void evc_lc_log_write(const char *message) {
+    if (!message) return;
+    try {
+        errorsOnly << message;
+        errorsOnly.flush();
+    } catch (...) {
+    }
 }
 
 evc_lc_manager *evc_lc_manager_start(evc_lc_hotplug_callback hotplug, void *context, evc_lc_error *error) {

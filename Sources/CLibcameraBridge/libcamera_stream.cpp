@@ -202,6 +202,8 @@ int evc_lc_camera_start(evc_lc_camera *camera, evc_lc_frame_callback callback, v
             std::lock_guard<std::mutex> guard(camera->lock);
             camera->completedRequests.clear();
             camera->borrowed = nullptr;
+            camera->failedCode = 0;
+            camera->failedMessage.clear();
         }
         std::unique_ptr<ControlList> first;
         {
@@ -260,8 +262,10 @@ int evc_lc_camera_next_frame(evc_lc_camera *camera, int timeout_ms, evc_lc_frame
         if (camera->borrowed) return fail(error, -EBUSY, "the last frame was not given back");
         const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
         camera->ready.wait_until(guard, until, [&] {
-            return !camera->completedRequests.empty() || camera->disconnected || !camera->running.load();
+            return !camera->completedRequests.empty() || camera->disconnected || !camera->running.load() ||
+                   camera->failedCode != 0;
         });
+        if (camera->failedCode != 0) return fail(error, camera->failedCode, camera->failedMessage);
         if (camera->disconnected) return fail(error, -ENODEV, "the camera " + camera->camera->id() + " was disconnected");
         if (!camera->running.load()) return fail(error, -EPIPE, "the camera is not streaming");
         if (camera->completedRequests.empty()) return fail(error, -ETIMEDOUT, "no frame within " + std::to_string(timeout_ms) + " ms");
@@ -283,7 +287,12 @@ int evc_lc_camera_requeue(evc_lc_camera *camera, evc_lc_error *error) {
         }
         if (!request) return fail(error, -EINVAL, "no frame to give back");
         if (!camera->running.load()) return 0;
-        camera->requeue(request);
+        int rc = camera->requeue(request);
+        if (rc < 0) {
+            // Said now and again by every later wait: the stream is one buffer short for good.
+            camera->failed(rc, std::string("queueing a request again: ") + std::strerror(-rc));
+            return fail(error, rc, std::string("queueing a request again: ") + std::strerror(-rc));
+        }
         return 0;
     });
 }

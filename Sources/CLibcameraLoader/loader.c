@@ -33,7 +33,8 @@
 
 #define EVC_LC_VOID_FUNCTIONS(X) \
     X(evc_lc_manager_stop, (evc_lc_manager *manager), (manager)) \
-    X(evc_lc_camera_close, (evc_lc_camera *camera), (camera))
+    X(evc_lc_camera_close, (evc_lc_camera *camera), (camera)) \
+    X(evc_lc_log_write, (const char *message), (message))
 
 #define EVC_FIELD(ret, name, params, args) ret (*name) params;
 #define EVC_VOID_FIELD(name, params, args) void (*name) params;

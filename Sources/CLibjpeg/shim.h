@@ -30,30 +30,79 @@ static inline void evc_jpeg_copy_message(const char *message, char *errbuf, size
     }
 }
 
-/// Encodes a YUYV (4:2:2) image as a baseline JPEG. On success returns 0 and a malloc'd
-/// buffer in *out (the caller frees it); on failure returns -1 with a message in errbuf.
+// The encoder's output: a buffer this file owns from start to end (jpeg_mem_dest frees the
+// buffer it grew from and keeps the new one to itself until jpeg_finish_compress, so on an
+// error the caller could reach neither), grown by doubling up to `limit` bytes.
+struct evc_jpeg_destination {
+    struct jpeg_destination_mgr pub;
+    unsigned char *buffer;
+    size_t size;
+    size_t limit;
+};
+
+static void evc_jpeg_destination_init(j_compress_ptr cinfo) { (void)cinfo; }
+
+static boolean evc_jpeg_destination_grow(j_compress_ptr cinfo) {
+    struct evc_jpeg_destination *dest = (struct evc_jpeg_destination *)cinfo->dest;
+    struct evc_jpeg_error *err = (struct evc_jpeg_error *)cinfo->err;
+    size_t grown = dest->size * 2 > dest->limit ? dest->limit : dest->size * 2;
+    if (grown <= dest->size) {
+        snprintf(err->message, sizeof err->message, "the JPEG would be larger than %zu bytes", dest->limit);
+        longjmp(err->jump, 1);
+    }
+    unsigned char *bigger = (unsigned char *)realloc(dest->buffer, grown);
+    if (!bigger) {
+        strcpy(err->message, "out of memory");
+        longjmp(err->jump, 1);
+    }
+    // libjpeg calls this when the whole buffer is full, whatever free_in_buffer said.
+    dest->pub.next_output_byte = bigger + dest->size;
+    dest->pub.free_in_buffer = grown - dest->size;
+    dest->buffer = bigger;
+    dest->size = grown;
+    return TRUE;
+}
+
+static void evc_jpeg_destination_term(j_compress_ptr cinfo) { (void)cinfo; }
+
+/// Encodes a YUYV (4:2:2) image as a baseline JPEG of at most `limit` bytes. On success
+/// returns 0 and a malloc'd buffer in *out (the caller frees it); on failure returns -1 with
+/// a message in errbuf and *out NULL.
 static inline int evc_jpeg_encode_yuyv(const unsigned char *yuyv, int width, int height, int stride,
-                                       int quality, unsigned char **out, unsigned long *out_size,
-                                       char *errbuf, size_t errlen) {
+                                       int quality, unsigned long limit, unsigned char **out,
+                                       unsigned long *out_size, char *errbuf, size_t errlen) {
     struct jpeg_compress_struct cinfo;
     struct evc_jpeg_error jerr;
+    // volatile: read after longjmp, written after setjmp.
+    struct evc_jpeg_destination dest;
+    struct evc_jpeg_destination *volatile owned = &dest;
     unsigned char *volatile row = NULL;
     *out = NULL;
     *out_size = 0;
+    dest.size = limit < 4096 ? (size_t)limit : 4096;
+    dest.limit = (size_t)limit;
+    dest.buffer = dest.size ? (unsigned char *)malloc(dest.size) : NULL;
+    if (!dest.buffer) {
+        evc_jpeg_copy_message(limit ? "out of memory" : "no room for a JPEG (limit 0)", errbuf, errlen);
+        return -1;
+    }
+    dest.pub.next_output_byte = dest.buffer;
+    dest.pub.free_in_buffer = dest.size;
+    dest.pub.init_destination = evc_jpeg_destination_init;
+    dest.pub.empty_output_buffer = evc_jpeg_destination_grow;
+    dest.pub.term_destination = evc_jpeg_destination_term;
     cinfo.err = jpeg_std_error(&jerr.pub);
     jerr.pub.error_exit = evc_jpeg_error_exit;
     jerr.pub.output_message = evc_jpeg_output_message;
     if (setjmp(jerr.jump)) {
         jpeg_destroy_compress(&cinfo);
         free(row);
-        free(*out);
-        *out = NULL;
-        *out_size = 0;
+        free(owned->buffer);  // the one live buffer: grown in place, never freed by libjpeg
         evc_jpeg_copy_message(jerr.message, errbuf, errlen);
         return -1;
     }
     jpeg_create_compress(&cinfo);
-    jpeg_mem_dest(&cinfo, out, out_size);
+    cinfo.dest = &dest.pub;
     cinfo.image_width = (JDIMENSION)width;
     cinfo.image_height = (JDIMENSION)height;
     cinfo.input_components = 3;
@@ -81,6 +130,8 @@ static inline int evc_jpeg_encode_yuyv(const unsigned char *yuyv, int width, int
     jpeg_finish_compress(&cinfo);
     jpeg_destroy_compress(&cinfo);
     free(row);
+    *out = dest.buffer;
+    *out_size = (unsigned long)(dest.size - dest.pub.free_in_buffer);
     return 0;
 }
 

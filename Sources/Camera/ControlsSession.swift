@@ -45,7 +45,14 @@ public final class ControlsSession {
     public var maxControlsCount: Int { core.maxControlsCount }
     public var currentControl: Control? { core.currentControl }
     public var phase: ControlsCore.Phase { core.phase }
-    public var nextDeadline: Timestamp? { core.nextDeadline }
+    /// The earliest of the core's timeouts and a held shuttle ring's next step.
+    public var nextDeadline: Timestamp? {
+        var next = core.nextDeadline
+        for box in decoders.values {
+            if let d = box.decoder.nextDeadline, next == nil || d < next! { next = d }
+        }
+        return next
+    }
 
     public func canAddControl(_ control: Control) -> Bool { core.canAddControl(control) }
 
@@ -90,7 +97,7 @@ public final class ControlsSession {
     /// nothing once `out` has room (the frame is decoded once, in place).
     public func handle(frame: [InputEvent], from node: String, at now: Timestamp? = nil, into out: inout [ControlsEvent]) {
         guard let time = now ?? frame.last?.time else { return }
-        decoders[node]?.decoder.decode(frame) { input in
+        decoders[node]?.decoder.decode(frame, at: time) { input in
             let start = out.count
             core.handle(input, at: time, into: &out)
             apply(&out, from: start)
@@ -119,8 +126,21 @@ public final class ControlsSession {
         return out
     }
 
-    /// Handles the timeouts due at `now`.
-    public func advance(to now: Timestamp) -> [ControlsEvent] { core.advance(to: now) }
+    /// Handles the timeouts due at `now`, and the steps a held shuttle ring owes by then
+    /// (docs/behaviour.md#slider-inputs).
+    public func advance(to now: Timestamp) -> [ControlsEvent] {
+        var out: [ControlsEvent] = []
+        for node in decoders.keys.sorted() {
+            guard let box = decoders[node], box.decoder.nextDeadline.map({ $0 <= now }) == true else { continue }
+            box.decoder.advance(to: now) { input in
+                let start = out.count
+                core.handle(input, at: now, into: &out)
+                apply(&out, from: start)
+            }
+        }
+        core.advance(to: now, into: &out)
+        return out
+    }
 
     /// The app changed a value: the control follows (and a camera-bound control's camera is set).
     public func controlValueChangedExternally(named name: String, to value: Double, at now: Timestamp) -> [ControlsEvent] {

@@ -186,8 +186,6 @@ public struct Pipeline {
 
     /// The latest time the core has seen.
     public var clock: Timestamp { core.clock }
-    /// Indices of the devices present, in the order they were added.
-    public var deviceIndices: [Int] { ids.keys.sorted() }
 
     /// Feeds a held kernel release as lost events (the device stayed: it was reset).
     private mutating func releaseHeld(_ index: Int, at now: Timestamp, _ emit: (PipelineEvent) -> Void) {

@@ -57,9 +57,6 @@ public enum MainThreadExecutor {
         JobQueue.shared.runLoop()
     }
 
-    /// Whether ``run(_:)`` installed the hooks (false: another hook was in place).
-    public static var isInstalled: Bool { installed }
-
     nonisolated(unsafe) private static var installed = false
 
     private typealias Enqueue = @convention(thin) (UnownedJob) -> Void

@@ -178,6 +178,13 @@ public struct Config: Sendable {
     public static func parse(
         _ text: String, file: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ConfigError) -> Config {
+        try parse(text, file: file, environment: environment, census: nil)
+    }
+
+    /// ``parse(_:file:environment:)`` recording in `census` every table checked and its keys.
+    static func parse(
+        _ text: String, file: String, environment: [String: String] = ProcessInfo.processInfo.environment, census: KeyCensus?
+    ) throws(ConfigError) -> Config {
         try checkTableHeaders(text, file: file)
         let table: TOMLTable
         do {
@@ -187,13 +194,13 @@ public struct Config: Sendable {
         } catch {
             throw ConfigError(file: file, line: 1, problem: "\(error)")
         }
-        let reader = ConfigReader(file: file, lines: TOMLKeyLines(text), environment: environment)
+        let reader = ConfigReader(file: file, lines: TOMLKeyLines(text), environment: environment, census: census)
         var config = Config()
         try reader.checkKeys(
             table, path: [],
             allowed: [
                 "capture", "devices", "camera", "output", "handlers", "hooks", "sound", "socket", "controls", "session", "mqtt", "http",
-                "outputs",
+                "rtsp", "outputs",
             ])
 
         if let capture = try reader.table(table, "capture", path: []) {
@@ -266,6 +273,7 @@ public struct Config: Sendable {
             (config.daemon.mqtt, config.daemon.rig) = try reader.mqtt(mqtt)
         }
         if let http = try reader.table(table, "http", path: []) { config.daemon.http = try reader.http(http) }
+        if let rtsp = try reader.table(table, "rtsp", path: []) { config.daemon.rtsp = try reader.rtsp(rtsp, http: config.daemon.http) }
         return config
     }
 }

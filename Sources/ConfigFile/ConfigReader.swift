@@ -8,12 +8,21 @@ import LinuxIO
 import TOMLKit
 import Actions
 import Camera
+import Synchronization
+
+/// Every table path the reader checked and the keys it accepts there, as the reader's own
+/// `checkKeys` calls say: what docs/configuration.md must document (a test keeps it so).
+final class KeyCensus: Sendable {
+    let accepted = Mutex<[[String]: [String]]>([:])
+}
 
 /// Typed access to TOML tables with errors that point at the key's line.
 struct ConfigReader {
     var file: String
     var lines: TOMLKeyLines
     var environment: [String: String] = [:]
+    /// Where `checkKeys` records what it accepts (tests).
+    var census: KeyCensus?
 
     func error(_ path: [String], _ problem: String) -> ConfigError {
         ConfigError(file: file, line: lines.line(of: path), problem: problem)
@@ -53,6 +62,7 @@ struct ConfigReader {
     }
 
     func checkKeys(_ t: TOMLTable, path: [String], allowed: [String]) throws(ConfigError) {
+        census?.accepted.withLock { $0[path] = allowed }
         for key in t.keys.sorted() where !allowed.contains(key) {
             let where_ = path.isEmpty ? "" : " in [\(dotted(path))]"
             throw error(path + [key], "unknown key \"\(key)\"\(where_) (known: \(allowed.joined(separator: ", ")))")

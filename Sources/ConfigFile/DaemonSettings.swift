@@ -11,6 +11,7 @@ import MQTT
 import Rig
 import LiveView
 import Movie
+import RTSP
 import OutputDevices
 
 /// Everything `evcapture run` reads from the config beyond the capture core and roles.
@@ -54,6 +55,8 @@ public struct DaemonSettings: Sendable {
     public var rig: RigSettings?
     /// The live view's HTTP server (`[http]`); nil: no server, no listening socket.
     public var http: LiveViewSettings?
+    /// The camera's live H.264 over RTSP (`[rtsp]`); nil: no server, GStreamer never loaded.
+    public var rtsp: RTSPSettings?
     /// LEDs and GPIO lines following the booth's events (`[outputs.NAME]`, docs/booth.md#outputs).
     public var outputs: [OutputConfiguration] = []
 

@@ -179,6 +179,14 @@ extension ConfigReader {
             try checkKeys(handlers, path: p, allowed: ["primary", "secondary"])
             if let primary = try self.table(handlers, "primary", path: p) { d.primary = try handler(primary, path: p + ["primary"]) }
             if let secondary = try self.table(handlers, "secondary", path: p) {
+                // A table installs a secondary handler; an explicit `false` beside it is a
+                // contradiction the user must resolve, not a precedence (docs/configuration.md#handlers).
+                if table["capture"]?.table?["secondary-handler"]?.bool == false {
+                    throw error(
+                        ["capture", "secondary-handler"],
+                        "capture.secondary-handler = false, but [handlers.secondary] (line \(lines.line(of: p + ["secondary"]))) installs a secondary handler: remove one of them"
+                    )
+                }
                 d.secondary = try handler(secondary, path: p + ["secondary"])
                 capture.hasSecondaryHandler = true
             }

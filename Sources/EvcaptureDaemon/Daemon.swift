@@ -17,6 +17,9 @@ import MQTT
 import Rig
 import V4L2
 import LiveView
+import LiveH264
+import Movie
+import RTSP
 import LibcameraCamera
 import OutputDevices
 import Media
@@ -79,7 +82,7 @@ public final class Daemon: Service, Sendable {
             // A fresh install has no ~/Pictures/evcapture yet: every photo would fail.
             do { try OutputDirectory.prepare(DaemonSettings.defaultOutputDirectory()) } catch { logger.warning("\(error)") }
         }
-        let loop = try IOLoop()
+        let loop = try IOLoop(name: "evc-input")
         defer { loop.stop() }
         let lines = LineWriter(json: output.json, stdout: output.stdout)
         var socket: SocketServer?
@@ -114,6 +117,10 @@ public final class Daemon: Service, Sendable {
         if let outputs { sinks.append(outputs) }
         if let observer { sinks.append(PipelineObserver(observer)) }
         sinks.append(lines)
+        // Home Assistant's camera image (docs/mqtt.md#home-assistant): with discovery, the
+        // latest photo goes to the broker.
+        let latestPhoto = config.daemon.mqtt != nil && config.daemon.rig?.discoveryPrefix != nil ? LatestPhotoPublisher(lines: lines) : nil
+        if let latestPhoto { sinks.append(latestPhoto) }
         let events = EventFanOut(sinks)
         var cameras = CameraSetup(config: config, loop: loop, logger: logger, events: events)
         let cameraSession = cameras.openAtStart()
@@ -162,7 +169,9 @@ public final class Daemon: Service, Sendable {
         var rig: RigLink?
         if let connection = config.daemon.mqtt, let settings = config.daemon.rig {
             let link = try RigLink(
-                connection: connection, rig: settings, loop: loop, lines: lines, logger: logger,
+                connection: connection, rig: settings, links: config.daemon.http.map { StationLinks($0, rtsp: config.daemon.rtsp) },
+                photos: latestPhoto,
+                loop: loop, lines: lines, logger: logger,
                 onTrigger: { [weak state] topic, payload in state?.assumeIsolated { $0.acceptTrigger(topic: topic, payload: payload) } })
             lines.add(link)
             await state.attach(link)
@@ -180,6 +189,24 @@ public final class Daemon: Service, Sendable {
             try await server.start()
             lines.add(server.eventSink)
             liveView = server
+        }
+        // RTSP (`[rtsp]`, docs/live-view.md#rtsp): GStreamer loads and the port is bound on a
+        // thread of their own; the camera's H.264 is made only while a client watches.
+        var rtspServer: RTSPServer?
+        if let rtsp = config.daemon.rtsp {
+            let h264 = config.daemon.capture.h264
+            let stream = LiveH264Stream(
+                source: .init(
+                    frames: { [weak state] in state?.liveFrames.withLock { $0 } }, settings: h264, encoder: { EncoderChoice.current(h264) }),
+                logger: logger)
+            let server = RTSPServer(settings: rtsp, stream: stream, logger: logger)
+            // Off the start-up path: loading GStreamer can take seconds (its plugin registry).
+            startThread(name: "evc-rtsp-start") {
+                do { try server.start() } catch {
+                    lines.emit(.error(ErrorReport("\(error)", code: "rtsp", time: monotonicNow())))
+                }
+            }
+            rtspServer = server
         }
         try await state.start(camera: cameraSession)
         if let id = cameras.libcamera?.choice.camera.id {
@@ -218,6 +245,7 @@ public final class Daemon: Service, Sendable {
         let actions = await state.stop()
         await actions.shutdown()
         await liveView?.stop()
+        rtspServer?.stop()
         outputs?.stop()
         // Every line written (the last `session stopped` included), to stdout and to the
         // socket's clients, before the socket closes and the process exits.

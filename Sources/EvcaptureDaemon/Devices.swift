@@ -34,6 +34,8 @@ public struct DeviceReport: Sendable, Hashable {
     public var steps: [String: Int]
     /// Axes read as position counters (`slider:counter`), by code name.
     public var counters: [String]
+    /// Axes read as a held position that moves at a rate (`slider:rate`), by code name.
+    public var rates: [String]
     /// The physical device it belongs to (`phys` without `/inputN`, with `uniq`), if known.
     public var parent: String?
     /// Other nodes of the same device it is paired with.
@@ -63,15 +65,17 @@ public struct DeviceReport: Sendable, Hashable {
         phys = d.phys.flatMap { $0.isEmpty ? nil : $0 }
         kind = p.kind.rawValue
         var roles: [String: String] = [:], reasons: [String: String] = [:], sources: [String: String] = [:]
-        var steps: [String: Int] = [:], counters: [String] = []
+        var steps: [String: Int] = [:], counters: [String] = [], rates: [String] = []
         for (code, a) in p.roles {
             roles[code.name] = a.role.rawValue
             reasons[code.name] = a.reason
             sources[code.name] = a.source.rawValue
             if a.step != 0 { steps[code.name] = a.step }
-            if a.isCounter && a.role == .slider { counters.append(code.name) }
+            if a.reading == .counter && a.role == .slider { counters.append(code.name) }
+            if a.reading == .rate && a.role == .slider { rates.append(code.name) }
         }
         self.counters = counters.sorted()
+        self.rates = rates.sorted()
         parent = RoleClassifier.parent(of: d)
         pairedWith = p.partners.map { Partner(node: $0.node, name: $0.name, relation: $0.relation.rawValue) }
         self.roles = roles
@@ -156,7 +160,9 @@ public struct DeviceInventory: Sendable {
             if d.roles.isEmpty { out += "    (no key or axis with a role)\n" }
             for code in d.roles.keys.sorted() {
                 let role = d.roles[code]!
-                let step = d.steps[code].map { $0 > 0 ? " +\($0)" : " \($0)" } ?? (d.counters.contains(code) ? ":counter" : "")
+                let step =
+                    d.steps[code].map { $0 > 0 ? " +\($0)" : " \($0)" }
+                    ?? (d.counters.contains(code) ? ":counter" : d.rates.contains(code) ? ":rate" : "")
                 let padded = code.rightPadded(to: max(code.count, 20))
                 out += "    \(padded) \((role + step).rightPadded(to: 14)) \(d.reasons[code] ?? "")\n"
             }
@@ -216,7 +222,8 @@ extension DeviceReport {
         if let parent { fields.append(("parent", .string(parent))) }
         if let phys { fields.append(("phys", .string(phys))) }
         fields += [
-            ("product", .int(Int64(product))), ("reasons", table(reasons) { .string($0) }), ("roles", table(roles) { .string($0) }),
+            ("product", .int(Int64(product))), ("rates", .array(rates.map { .string($0) })), ("reasons", table(reasons) { .string($0) }),
+            ("roles", table(roles) { .string($0) }),
             ("sources", table(sources) { .string($0) }), ("steps", table(steps) { .int(Int64($0)) }),
         ]
         if let udevRole { fields.append(("udevRole", .string(udevRole))) }

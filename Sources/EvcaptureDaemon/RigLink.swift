@@ -5,9 +5,11 @@ import Actions
 import Capture
 import Evdev
 import LinuxIO
+import LiveView
 import Logging
 import MQTT
 import Output
+import RTSP
 import Rig
 import Synchronization
 
@@ -23,8 +25,11 @@ final class RigLink: JSONLineSink {
     private let counter = Atomic<UInt64>(0)
 
     /// `onTrigger` runs on the loop thread for every message on a trigger topic.
+    /// `links`: the live view's addresses for Home Assistant's camera entity; `photos`: the
+    /// latest photo's publisher (with discovery), told when the connection comes and goes.
     init(
-        connection: MQTTConnectionSettings, rig: RigSettings, loop: IOLoop, lines: LineWriter, logger: Logger,
+        connection: MQTTConnectionSettings, rig: RigSettings, links: StationLinks? = nil, photos: LatestPhotoPublisher? = nil,
+        loop: IOLoop, lines: LineWriter, logger: Logger,
         onTrigger: @escaping @Sendable (_ topic: String, _ payload: [UInt8]) -> Void
     ) throws(MQTTClientError) {
         settings = rig
@@ -33,13 +38,14 @@ final class RigLink: JSONLineSink {
         var connection = connection
         // Home Assistant's discovery configs go out, retained, on every connection: a broker
         // restarted without persistence has lost them.
-        connection.announcements = HomeAssistantDiscovery(rig)?.messages ?? []
+        connection.announcements = HomeAssistantDiscovery(rig, links: links)?.messages ?? []
         client = try MQTTClient(
             settings: connection, loop: loop, logger: logger, onMessage: onTrigger,
             onEvent: { event in
                 // Failures are error lines (also published, once the broker is back);
                 // a connection made is logged.
                 let now = monotonicNow()
+                if case .connected = event { photos?.connected(true) } else { photos?.connected(false) }
                 switch event {
                 case .connected(let dropped) where dropped > 0:
                     lines.emit(
@@ -63,6 +69,7 @@ final class RigLink: JSONLineSink {
                         ))
                 }
             })
+        photos?.attach(client, topic: topics.photo)
     }
 
     /// A JSON line, published on its event's topic.
@@ -109,5 +116,24 @@ final class RigLink: JSONLineSink {
             kind: message.command == .photo ? .click : .longPress, action: nil, button: "", deviceName: "mqtt",
             deviceNode: topic, press: .remote, time: wallTime, triggerID: id, pressWallTime: message.time)
         return .success((message.command, trigger))
+    }
+}
+
+extension StationLinks {
+    /// The live view's addresses as another machine on the LAN would use them: the listen
+    /// address, or this machine's host name when the server listens on every address
+    /// (`0.0.0.0`, `::`); `https` with TLS.
+    init(_ http: LiveViewSettings, rtsp: RTSPSettings? = nil, hostName: String = StationLinks.hostName()) {
+        let host =
+            http.listen.host == "0.0.0.0" || http.listen.host == "::"
+            ? hostName : http.listen.host.contains(where: { $0 == ":" }) ? "[\(http.listen.host)]" : http.listen.host
+        let base = "\(http.tls == nil ? "http" : "https")://\(host):\(http.listen.port)"
+        self.init(page: base + "/", mjpeg: base + "/stream.mjpg", rtsp: rtsp?.url(hostName: hostName))
+    }
+
+    static func hostName() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -30,11 +30,8 @@ public struct SystemdNotifier: Sendable {
 
     public init(socketPath: String?) { self.socketPath = socketPath }
 
-    public struct NotifyError: Error, CustomStringConvertible, Sendable {
-        public var errno: Int32
-        public var context: String
-        public var description: String { "\(context): \(String(cString: strerror(errno)))" }
-    }
+    /// The one error shape (docs/architecture.md#errors-and-habits): the errno and what was being sent.
+    public typealias NotifyError = SystemError
 
     /// Sends `state` (e.g. `"READY=1\nSTATUS=watching 3 devices"`). Returns false when there
     /// is no notify socket; throws when sending fails.

@@ -341,17 +341,6 @@ public final class EvdevDevice: Sendable {
     /// 64-bit words of a key code bitmap (`KEY_CNT` bits).
     private static let keyMaskWords = (Int(KEY_CNT) + 63) / 64
 
-    /// Sets kernel autorepeat (`EVIOCSREP`); `delay: 0, period: 0` turns it off.
-    public func setAutorepeat(delayMilliseconds: Int32, periodMilliseconds: Int32) throws(EvdevError) {
-        let fd = state.withLock { $0.fd }
-        var rep: (UInt32, UInt32) = (UInt32(bitPattern: delayMilliseconds), UInt32(bitPattern: periodMilliseconds))
-        do {
-            _ = try retryingEINTR { evc_ioctl(fd, EVC_EVIOCSREP, &rep) }
-        } catch {
-            throw EvdevError(errno: error.errno, context: "setting autorepeat on \(node)")
-        }
-    }
-
     // MARK: - Description
 
     private static func describe(_ dev: OpaquePointer) -> DeviceDescription {

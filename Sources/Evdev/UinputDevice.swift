@@ -24,9 +24,6 @@ public final class UinputDevice: Sendable {
     }
     private let handle: Mutex<Handle>
 
-    /// Whether this process can create uinput devices.
-    public static var isAvailable: Bool { access("/dev/uinput", R_OK | W_OK) == 0 }
-
     /// Creates the device. `autorepeat: false` leaves `EV_REP` out, so the kernel does not
     /// add its own repeat events to keys held longer than 250 ms.
     public init(_ description: DeviceDescription, autorepeat: Bool = true) throws(EvdevError) {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLinuxShims
+import Dispatch
 import Synchronization
 
 /// What epoll reported for a watched file descriptor.
@@ -55,11 +56,14 @@ public final class IOLoop: Sendable {
         var jobs: [UnownedJob] = []
     }
 
-    private let epfd: Int32
+    /// Internal for tests (a failing `epoll_wait`).
+    let epfd: Int32
     private let wakefd: Int32
     private let state = Mutex(State())
-    // The thread handle; set once in init, joined in stop().
-    private let thread = Mutex<pthread_t?>(nil)
+    /// Whether the thread runs and nobody waited for its end yet; `finished` is signalled
+    /// when it ends (the thread is started detached, by ``startThread(name:_:)``).
+    private let running = Mutex(true)
+    private let finished = DispatchSemaphore(value: 0)
     private let threadID = Atomic<UInt64>(0)
     private let wakeups = Atomic<Int>(0)
 
@@ -67,7 +71,9 @@ public final class IOLoop: Sendable {
     /// shows it here, whatever else the process does (tests, diagnostics).
     public var wakeupCount: Int { wakeups.load(ordering: .relaxed) }
 
-    public init() throws(SystemError) {
+    /// `name`: the thread's, after what it serves (`evc-input`, `evc-booth`; 15 bytes show in
+    /// `ps -L` and `top -H`).
+    public init(name: String = "evc-io") throws(SystemError) {
         let ep = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard ep >= 0 else { throw SystemError(errno: errno, context: "epoll_create1") }
         let ev = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
@@ -86,21 +92,11 @@ public final class IOLoop: Sendable {
             close(ep); close(ev)
             throw SystemError(errno: e, context: "epoll_ctl(ADD eventfd)")
         }
-        let box = Unmanaged.passRetained(self)
-        var tid = pthread_t()
-        let rc = pthread_create(
-            &tid, nil,
-            { raw in
-                let loop = Unmanaged<IOLoop>.fromOpaque(raw!).takeRetainedValue()
-                loop.run()
-                return nil
-            }, box.toOpaque())
-        guard rc == 0 else {
-            box.release()
-            close(ep); close(ev)
-            throw SystemError(errno: rc, context: "pthread_create")
+        // The thread keeps the loop alive until run() returns.
+        startThread(name: name) { [self] in
+            run()
+            finished.signal()
         }
-        thread.withLock { $0 = tid }
     }
 
     deinit {
@@ -164,10 +160,10 @@ public final class IOLoop: Sendable {
         state.withLock { $0.stopping = true }
         wake()
         if isCurrent { return }
-        if let tid = thread.withLock({ t -> pthread_t? in
-            defer { t = nil }; return t
+        if running.withLock({ r in
+            defer { r = false }; return r
         }) {
-            pthread_join(tid, nil)
+            finished.wait()
         }
     }
 
@@ -199,7 +195,12 @@ public final class IOLoop: Sendable {
         jobs.reserveCapacity(16)
         while true {
             guard let n = try? retryingEINTR({ events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress!, 64, -1) } })
-            else { break }
+            else {
+                // Only a bug makes epoll_wait on our own descriptor fail (EBADF, EINVAL): say so
+                // loudly rather than end the thread and leave every later job waiting. errno is
+                // still the call's: nothing ran since retryingEINTR read it.
+                preconditionFailure("the I/O loop's epoll_wait failed: \(SystemError(errno: errno, context: "epoll_wait"))")
+            }
             wakeups.add(1, ordering: .relaxed)
             for i in 0..<Int(n) {
                 let id = events[i].data.u64
@@ -245,7 +246,12 @@ extension IOLoop: SerialExecutor {
 /// absolute time at a time. Its handler runs on the I/O thread; while disarmed it costs
 /// nothing and wakes nothing.
 public final class IOTimer: Sendable {
-    private let fd: Int32
+    /// Internal for tests. Touched only while `open` says it is: the loop closes it on its own
+    /// thread after ``cancel()``, and the number may then belong to another descriptor.
+    let fd: Int32
+    /// False once the loop closed `fd`; held while arming so the close waits for it.
+    private let open: OpenFlag
+    private final class OpenFlag: Sendable { let value = Mutex(true) }
     private let token: IOToken
     private let loop: IOLoop
 
@@ -253,6 +259,7 @@ public final class IOTimer: Sendable {
     public init(loop: IOLoop, handler: @escaping @Sendable () -> Void) throws(SystemError) {
         let fd = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
         guard fd >= 0 else { throw SystemError(errno: errno, context: "timerfd_create") }
+        let open = OpenFlag()
         do {
             token = try loop.register(
                 fd: fd,
@@ -262,17 +269,23 @@ public final class IOTimer: Sendable {
                     let n = withUnsafeMutableBytes(of: &expirations) { read(fd, $0.baseAddress, 8) }
                     if n == 8 { handler() }
                 },
-                onRemove: { close(fd) })
+                onRemove: {
+                    open.value.withLock { isOpen in
+                        isOpen = false
+                        close(fd)
+                    }
+                })
         } catch {
             close(fd)
             throw error
         }
         self.fd = fd
+        self.open = open
         self.loop = loop
     }
 
     /// Fires once at `microseconds` of CLOCK_MONOTONIC (at once if that has passed), or
-    /// never (`nil`). Replaces the previous deadline.
+    /// never (`nil`). Replaces the previous deadline. After ``cancel()`` it does nothing.
     public func arm(atMonotonicMicroseconds microseconds: Int64?) {
         var spec = itimerspec()
         if let microseconds {
@@ -281,7 +294,9 @@ public final class IOTimer: Sendable {
             spec.it_value.tv_sec = Int(t / 1_000_000)
             spec.it_value.tv_nsec = Int(t % 1_000_000) * 1000
         }
-        _ = timerfd_settime(fd, Int32(TFD_TIMER_ABSTIME), &spec, nil)
+        open.value.withLock { isOpen in
+            if isOpen { _ = timerfd_settime(fd, Int32(TFD_TIMER_ABSTIME), &spec, nil) }
+        }
     }
 
     /// Stops watching and closes the timer (on the I/O thread).

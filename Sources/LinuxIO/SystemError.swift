@@ -149,16 +149,24 @@ public func writeAll(_ fd: Int32, _ text: String) throws(SystemError) {
 
 /// Reads a whole file with plain syscalls (EINTR retried).
 public func readWholeFile(_ path: String) throws(SystemError) -> String {
+    String(decoding: try readFileBytes(path), as: UTF8.self)
+}
+
+/// A file's bytes, with plain syscalls (EINTR retried); at most `limit` + 1 of them, so that
+/// a caller with a bound can tell a file past it (more than `limit` bytes came back) without
+/// holding the rest.
+public func readFileBytes(_ path: String, limit: Int = .max) throws(SystemError) -> [UInt8] {
     let fd = try retryingEINTR { open(path, O_RDONLY | O_CLOEXEC) }
     defer { close(fd) }
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
+    while bytes.count <= limit {
         let n = try retryingEINTR { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
         if n == 0 { break }
-        bytes.append(contentsOf: chunk[0..<n])
+        let room = limit - bytes.count  // ≥ 0 here; room + 1 only when it is below n (no overflow)
+        bytes.append(contentsOf: chunk[0..<(room >= n ? n : room + 1)])
     }
-    return String(decoding: bytes, as: UTF8.self)
+    return bytes
 }
 
 /// Writes `text` to stderr (fd 2), whole; a stderr that cannot be written is ignored.

@@ -94,3 +94,10 @@ public final class OneShot<T: Sendable>: Sendable {
         }
     }
 }
+
+/// Gives back to the kernel the memory glibc's allocator keeps free in its arenas
+/// (`malloc_trim(3)`): after a burst of short-lived buffers (many clients that left), so
+/// the process's private memory returns to what it was before them.
+public func returnFreedMemory() {
+    _ = malloc_trim(0)
+}

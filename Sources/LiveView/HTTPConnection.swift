@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Evdev
 import NIOCore
 import NIOHTTP1
 
@@ -24,6 +25,8 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         case reading(HTTPRequestHead, Route, body: Int)
         /// A response is on its way (a snapshot being taken).
         case busy
+        /// A complete request waits for the socket to take the previous answer.
+        case parked(HTTPRequestHead, Route)
         /// `/stream.mjpg`: `pending` is the newest frame the socket could not take yet.
         case stream(pending: PreviewFrame?)
         /// `/events`: lines the socket could not take yet.
@@ -38,8 +41,13 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
     private var request = ""
     private var context: ChannelHandlerContext?
     private let server: ServerCore
+    /// The connection's slot, deadlines and bounds.
+    private let connection: ConnectionGuard
 
-    init(server: ServerCore) { self.server = server }
+    init(server: ServerCore, connection: ConnectionGuard) {
+        self.server = server
+        self.connection = connection
+    }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
 
@@ -66,8 +74,14 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
             guard case .idle = mode else { return }
             version = head.version.major == 1 && head.version.minor == 0 ? .http1_0 : .http1_1
             request = "\(head.method) \(head.uri.prefix(200))"
+            // Two Host headers could name two servers: which one is meant (RFC 9112 3.2)?
+            if head.headers["host"].count > 1 { return fail(.badRequest, context) }
             if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > Self.maximumBody {
                 return fail(.payloadTooLarge, context)
+            }
+            if let expect = head.headers.first(name: "expect") {
+                guard expect.lowercased() == "100-continue" else { return fail(.expectationFailed, context) }
+                context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .continue))), promise: nil)
             }
             mode = .reading(head, Route(method: head.method.rawValue, target: head.uri), body: 0)
         case .body(let part):
@@ -77,22 +91,16 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
             mode = .reading(head, route, body: total)
         case .end:
             guard case .reading(let head, let route, _) = mode else { return }
+            connection.requestComplete()
+            // An answer is written only while the socket takes more: a client that pipelines
+            // requests and reads nothing holds one answer beyond the write buffer, not one per request.
+            guard context.channel.isWritable else {
+                mode = .parked(head, route)
+                return
+            }
             mode = .busy
             respond(to: head, route, context)
         }
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        // Read timeout: a client that sends nothing (or half a request) for that long goes.
-        // One that watches a stream sends nothing by design and stays.
-        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
-            switch mode {
-            case .idle, .reading: context.close(promise: nil)
-            default: break
-            }
-            return
-        }
-        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -110,6 +118,9 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         guard context.channel.isWritable else { return }
         switch mode {
+        case .parked(let head, let route):
+            mode = .busy
+            respond(to: head, route, context)
         case .stream(let pending?):
             mode = .stream(pending: nil)
             send(pending)
@@ -160,27 +171,71 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
 
     // MARK: - Responses
 
-    private func respond(to head: HTTPRequestHead, _ route: Route, _ context: ChannelHandlerContext) {
-        let keepAlive = head.isKeepAlive
+    /// Whether the request may be answered: the Host check without credentials, the
+    /// credentials (and the peer's backoff after wrong ones) with them, and a slot for a
+    /// connection that has shown them. Else the refusal is written, and the connection closes.
+    private func admitted(_ head: HTTPRequestHead, _ context: ChannelHandlerContext) -> Bool {
         // Without credentials (loopback only) a request must name this machine by a loopback
         // name: a page of another site rebound to 127.0.0.1 is answered with nothing.
         if server.settings.credentials == nil, !loopbackHostAllowed(head.headers.first(name: "host")) {
-            return reply(
+            reply(
                 .forbidden, text: "this live view answers only localhost and 127.0.0.1 (configure credentials to serve other names)\n",
                 keepAlive: false, context)
+            return false
         }
-        if let credentials = server.settings.credentials, !credentials.accept(authorization: head.headers.first(name: "authorization")) {
-            var h = HTTPHeaders()
-            h.add(name: "WWW-Authenticate", value: "Basic realm=\"evcapture\", charset=\"UTF-8\"")
-            return reply(.unauthorized, text: "credentials needed\n", headers: h, keepAlive: keepAlive, context)
+        let gate = server.gatekeeper
+        if let credentials = server.settings.credentials {
+            let peer = connection.peer
+            let now = context.eventLoop.now
+            let authorization = head.headers.first(name: "authorization")
+            if authorization != nil, let wait = gate.backoff.wait(peer, now: now) {
+                // Guessing is slowed: not even the right password is looked at until then.
+                var h = HTTPHeaders()
+                h.add(name: "Retry-After", value: String((wait.nanoseconds + 999_999_999) / 1_000_000_000))
+                reply(.tooManyRequests, text: "too many wrong credentials: try again later\n", headers: h, keepAlive: false, context)
+                return false
+            }
+            guard credentials.accept(authorization: authorization) else {
+                if authorization != nil {
+                    let (failures, delay) = gate.backoff.failed(peer, now: now)
+                    if let left = gate.credentialLog.admit(now: now.timestamp) {
+                        server.hub.logger.info(
+                            "live view: wrong credentials from \(peer) (\(failures) in a row; next attempt refused for \(delay.nanoseconds / 1_000_000_000) s)\(left > 0 ? "; \(left) more such lines left out" : "")",
+                            metadata: ["http.client": "\(peer)"])
+                    }
+                }
+                var h = HTTPHeaders()
+                h.add(name: "WWW-Authenticate", value: "Basic realm=\"evcapture\", charset=\"UTF-8\"")
+                // Closed after the answer: a client without credentials holds no slot for long.
+                reply(.unauthorized, text: "credentials needed\n", headers: h, keepAlive: false, context)
+                return false
+            }
+            gate.backoff.succeeded(peer)
         }
+        guard gate.authenticate(connection) else {
+            reply(.serviceUnavailable, text: "too many connections\n", keepAlive: false, context)
+            return false
+        }
+        return true
+    }
+
+    private func respond(to head: HTTPRequestHead, _ route: Route, _ context: ChannelHandlerContext) {
+        let keepAlive = head.isKeepAlive
+        guard admitted(head, context) else { return }
+        // HEAD: the answer's head as GET would have it; NIOHTTP1's encoder leaves out its body.
+        let headOnly = head.method == .HEAD
         switch route {
         case .page:
             var h = HTTPHeaders()
             h.add(
                 name: "Content-Security-Policy",
-                value: "default-src 'self'; img-src 'self' blob:; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'")
+                value:
+                    "default-src 'self'; img-src 'self' blob:; style-src 'self' 'unsafe-inline'; script-src 'self' 'unsafe-inline'"
+            )
             reply(.ok, body: server.page, type: "text/html; charset=utf-8", headers: h, keepAlive: keepAlive, context)
+        case .stream where headOnly, .events where headOnly:
+            startStreaming(type: route == .stream ? Framing.streamContentType : "text/event-stream", context)
+            end(keepAlive: false, context)
         case .stream:
             guard server.hub.hasRoom else { return reply(.serviceUnavailable, text: "too many clients\n", keepAlive: false, context) }
             startStreaming(type: Framing.streamContentType, context)
@@ -203,10 +258,11 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
                 }
                 var h = HTTPHeaders()
                 h.add(name: "X-Timestamp", value: Framing.timestamp(frame.time))
+                h.add(name: "Cross-Origin-Resource-Policy", value: "same-origin")
                 reply(.ok, body: frame.jpeg, type: "image/jpeg", headers: h, keepAlive: keepAlive, context)
             }
         case .mediaList:
-            reply(.ok, text: MediaDirectory.json(server.media.list()), type: "application/json", keepAlive: keepAlive, context)
+            reply(.ok, body: server.media.listing(), type: "application/json", keepAlive: keepAlive, context)
         case .media(let name):
             guard let (fd, bytes) = server.media.open(name) else {
                 return reply(.notFound, text: "no such file\n", keepAlive: keepAlive, context)
@@ -234,15 +290,29 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
                 "live view: \(request): \(status.code)", metadata: ["http.client": "\(context.remoteAddress.map { "\($0)" } ?? "")"])
             h.add(name: "Content-Type", value: MediaDirectory.contentType(of: name))
             h.add(name: "Content-Length", value: String(length))
-            h.add(name: "Content-Disposition", value: "inline; filename=\"\(name.filter { $0 != "\"" && $0 != "\\" })\"")
-            h.add(name: "X-Content-Type-Options", value: "nosniff")
+            h.add(name: "Content-Disposition", value: MediaDirectory.contentDisposition(name))
+            h.add(name: "Cross-Origin-Resource-Policy", value: "same-origin")
+            Self.addSecurityHeaders(&h)
             if !keepAlive { h.add(name: "Connection", value: "close") }
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: h))), promise: nil)
-            mode = .file(fd: fd, offset: offset, remaining: length, keepAlive: keepAlive)
+            mode = .file(fd: fd, offset: offset, remaining: headOnly ? 0 : length, keepAlive: keepAlive)
             pumpFile()
         case .input(let input):
             guard originAllowed(origin: head.headers.first(name: "origin"), host: head.headers.first(name: "host")) else {
                 return reply(.forbidden, text: "Origin does not match Host\n", keepAlive: keepAlive, context)
+            }
+            let gate = server.gatekeeper
+            let now = context.eventLoop.now
+            guard gate.inputs.take(now: now) else {
+                if let left = gate.inputLog.admit(now: now.timestamp) {
+                    server.hub.logger.info(
+                        "live view: too many requests to act, \(request) refused (429)\(left > 0 ? "; \(left) more left out" : "")",
+                        metadata: ["http.client": "\(connection.peer)"])
+                }
+                var h = HTTPHeaders()
+                h.add(name: "Retry-After", value: "1")
+                return reply(
+                    .tooManyRequests, text: "too many requests: try again in a second\n", headers: h, keepAlive: keepAlive, context)
             }
             server.input(input)
             reply(.accepted, text: "{\"accepted\":true}", type: "application/json", keepAlive: keepAlive, context)
@@ -264,6 +334,8 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         h.add(name: "Content-Type", value: type)
         h.add(name: "Cache-Control", value: "no-cache, no-store")
         h.add(name: "Connection", value: "close")
+        if type == Framing.streamContentType { h.add(name: "Cross-Origin-Resource-Policy", value: "same-origin") }
+        Self.addSecurityHeaders(&h)
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: h))), promise: nil)
     }
 
@@ -284,6 +356,7 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         h.add(name: "Content-Type", value: type)
         h.add(name: "Content-Length", value: String(body.readableBytes))
         h.add(name: "Cache-Control", value: "no-store")
+        Self.addSecurityHeaders(&h)
         if !keepAlive { h.add(name: "Connection", value: "close") }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: h))), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
@@ -291,14 +364,28 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func end(keepAlive: Bool, _ context: ChannelHandlerContext) {
+        // Before the end is written: writing it may hand over the next pipelined request at once.
+        mode = keepAlive ? .idle : .busy
+        connection.responseEnded()
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if keepAlive {
-            mode = .idle
-        } else {
-            mode = .busy
+        if !keepAlive {
             let channel = context.channel
             written.whenComplete { _ in channel.close(promise: nil) }
         }
+    }
+
+    /// On every answer: no framing by another site's page (the page's buttons take photos),
+    /// no guessing of types (docs/live-view.md#security).
+    static func addSecurityHeaders(_ h: inout HTTPHeaders) {
+        if let csp = h.first(name: "Content-Security-Policy") {
+            if !csp.contains("frame-ancestors") {
+                h.replaceOrAdd(name: "Content-Security-Policy", value: csp + "; frame-ancestors 'none'")
+            }
+        } else {
+            h.add(name: "Content-Security-Policy", value: "frame-ancestors 'none'")
+        }
+        h.add(name: "X-Frame-Options", value: "DENY")
+        h.add(name: "X-Content-Type-Options", value: "nosniff")
     }
 
     /// An error answer before any other, then the connection closes.

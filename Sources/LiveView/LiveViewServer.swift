@@ -36,17 +36,34 @@ final class ServerCore: Sendable {
     let page: ByteBuffer
     let partTrailer: ByteBuffer
     let snapshotQuality: Int
+    /// The connection slots and what is remembered of peers (loop-bound, as the hub).
+    let gatekeeper: Gatekeeper
     init(
         settings: LiveViewSettings, hub: Hub, media: MediaDirectory, snapshotQuality: Int,
-        input: @escaping @Sendable (LiveViewInput) -> Void
+        policy: ConnectionPolicy? = nil, input: @escaping @Sendable (LiveViewInput) -> Void
     ) {
         self.settings = settings
         self.hub = hub
+        gatekeeper = Gatekeeper(loop: hub.loop, policy: policy ?? ConnectionPolicy(maxClients: settings.maxClients))
         self.media = media
         self.input = input
         self.snapshotQuality = snapshotQuality
         page = ByteBuffer(string: LiveViewPage.html)
         partTrailer = ByteBuffer(string: Framing.partTrailer)
+    }
+
+    /// A connection's handlers, after TLS's (if any): the guard first, so that it sees the
+    /// bytes on the wire (docs/live-view.md#security), then NIOHTTP1 with a request counter
+    /// between its decoder and its pipelining handler, then the connection handler.
+    func configure(_ channel: any Channel, tls: NIOSSLContext?) throws {
+        let sync = channel.pipeline.syncOperations
+        let connection = ConnectionGuard(gatekeeper: gatekeeper)
+        try sync.addHandler(connection)
+        if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
+        try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: false)
+        let decoder = try sync.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+        try sync.addHandler(RequestCounter(connection), position: .after(decoder))
+        try sync.addHandler(HTTPConnection(server: self, connection: connection))
     }
 }
 
@@ -75,7 +92,7 @@ public final class LiveViewServer: Sendable {
             do {
                 let chain = try NIOSSLCertificate.fromPEMFile(files.certificate).map { NIOSSLCertificateSource.certificate($0) }
                 let key = try NIOSSLPrivateKey(file: files.privateKey, format: .pem)
-                tls = try NIOSSLContext(configuration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
+                tls = try NIOSSLContext(configuration: Self.tlsConfiguration(certificateChain: chain, privateKey: key))
             } catch {
                 throw LiveViewError("http: cannot use \(files.certificate) and \(files.privateKey) for TLS: \(error)")
             }
@@ -96,31 +113,34 @@ public final class LiveViewServer: Sendable {
         )
     }
 
+    /// TLS 1.2 and 1.3 only, with forward-secret AEAD suites only (ECDHE with AES-GCM or
+    /// ChaCha20-Poly1305; TLS 1.3's suites are all of that kind), docs/live-view.md#security.
+    static func tlsConfiguration(certificateChain: [NIOSSLCertificateSource], privateKey: NIOSSLPrivateKey) -> TLSConfiguration {
+        var c = TLSConfiguration.makeServerConfiguration(certificateChain: certificateChain, privateKey: .privateKey(privateKey))
+        c.minimumTLSVersion = .tlsv12
+        c.cipherSuiteValues = [
+            .TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, .TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+            .TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, .TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+            .TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, .TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+        ]
+        return c
+    }
+
     /// Binds the listen address; throws when it cannot (in use, not an address of this host).
     public func start() async throws(LiveViewError) {
         let core = core
         let tls = tls
-        // All connections beyond this are closed at once: each stream has its limit, and
-        // this bounds the sockets a client can hold open with requests it never finishes.
-        let maximumConnections = settings.maxClients * 4 + 8
-        let counter = ConnectionCounter()
+        let policy = core.gatekeeper.policy
+        // Connections beyond the slots (docs/live-view.md#security) are closed as they come.
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 32)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.writeBufferWaterMark, value: .init(low: 64 * 1024, high: 256 * 1024))
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: policy.writeBufferLow, high: policy.writeBufferHigh))
+            .childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(policy.socketSendBuffer))
+            .childChannelOption(.socketOption(.so_rcvbuf), value: SocketOptionValue(policy.socketReceiveBuffer))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    guard counter.open.add(1, ordering: .relaxed).newValue <= maximumConnections else {
-                        counter.open.subtract(1, ordering: .relaxed)
-                        channel.close(promise: nil)
-                        return
-                    }
-                    channel.closeFuture.whenComplete { _ in counter.open.subtract(1, ordering: .relaxed) }
-                    let sync = channel.pipeline.syncOperations
-                    if let tls { try sync.addHandler(NIOSSLServerHandler(context: tls)) }
-                    try sync.addHandler(IdleStateHandler(readTimeout: .seconds(10)))
-                    try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: false)
-                    try sync.addHandler(HTTPConnection(server: core))
+                    try core.configure(channel, tls: tls)
                 }
             }
         do {
@@ -151,8 +171,19 @@ public final class LiveViewServer: Sendable {
         let hub: Hub
         func send(_ line: String) { hub.publish(line: line) }
     }
+}
 
-    private final class ConnectionCounter: Sendable {
-        let open = Atomic<Int>(0)
+extension LiveViewServer {
+    /// Serves one connection on `channel` with the handlers every real connection gets
+    /// (the guard, NIOHTTP1, the connection), on a server of its own without a camera whose
+    /// inputs go nowhere: for driving the request path with bytes that never crossed a
+    /// socket (an `EmbeddedChannel` in Tests/Fuzz). Call on the channel's event loop.
+    public static func serveStandalone(
+        _ channel: any Channel, settings: LiveViewSettings, outputDirectory: String, logger: Logger
+    ) throws {
+        let hub = Hub(loop: channel.eventLoop, maxClients: settings.maxClients, frames: { nil }, logger: logger)
+        let core = ServerCore(
+            settings: settings, hub: hub, media: MediaDirectory(path: outputDirectory), snapshotQuality: 90, input: { _ in })
+        try core.configure(channel, tls: nil)
     }
 }

@@ -1,15 +1,24 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import NIOCore
 import Output
+import Synchronization
 
 /// The output directory as the live view shows it: photos and videos by plain name, never
 /// a path. A name cannot leave the directory (no `/`, no `..`), hidden files (unfinished
 /// `.part` files) are not shown, and only regular files are opened — a symlink is refused
-/// by the kernel (`O_NOFOLLOW`), wherever it points.
+/// by the kernel (`O_NOFOLLOW`), wherever it points. Only photos and videos (the
+/// extensions the daemon writes) are listed or served, by the same rule for both.
 public struct MediaDirectory: Sendable {
     public let path: String
+    private let cache = ListingCache()
     public init(path: String) { self.path = path }
+
+    /// The last listing, and the directory's change time it was made at.
+    private final class ListingCache: Sendable {
+        let state = Mutex<(changed: timespec, json: ByteBuffer)?>(nil)
+    }
 
     public struct Entry: Sendable, Hashable {
         public var name: String
@@ -19,11 +28,34 @@ public struct MediaDirectory: Sendable {
         public var kind: String
     }
 
-    /// A name that names a file in the directory itself: not empty, no `/` or NUL, not
-    /// hidden (so neither `.` nor `..`), not absurdly long.
+    /// A name that names a file in the directory itself: not empty, no `/`, no control
+    /// characters (NUL, CR, LF…, which no header could carry), not hidden (so neither `.`
+    /// nor `..`), not absurdly long. (A name that is not UTF-8 never becomes a `String`:
+    /// it is neither listed nor served.)
     public static func isPlainName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 255 && !name.hasPrefix(".") && !name.utf8.contains(UInt8(ascii: "/"))
-            && !name.utf8.contains(0)
+            && !name.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+    }
+
+    /// `Content-Disposition` for a served file: a plain ASCII `filename` (other bytes as
+    /// `_`) and the exact name percent-encoded in `filename*` (RFC 6266).
+    static func contentDisposition(_ name: String) -> String {
+        let ascii = String(
+            decoding: name.utf8.map {
+                $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") ? $0 : UInt8(ascii: "_")
+            },
+            as: UTF8.self)
+        var encoded = ""
+        for b in name.utf8 {
+            switch b {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"):
+                encoded.unicodeScalars.append(UnicodeScalar(b))
+            default:
+                encoded += "%" + String(b, radix: 16, uppercase: true).leftPadded(2)
+            }
+        }
+        return "inline; filename=\"\(ascii)\"; filename*=UTF-8''\(encoded)"
     }
 
     static func kind(of name: String) -> String? {
@@ -51,8 +83,10 @@ public struct MediaDirectory: Sendable {
         let dfd = dirfd(dir)
         var entries: [Entry] = []
         while let e = readdir(dir) {
-            let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard Self.isPlainName(name), let kind = Self.kind(of: name) else { continue }
+            let bytes = withUnsafeBytes(of: e.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            guard let name = String(validating: bytes, as: UTF8.self), Self.isPlainName(name), let kind = Self.kind(of: name) else {
+                continue
+            }
             var st = stat()
             guard fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
             entries.append(Entry(name: name, bytes: Int(st.st_size), modified: Int(st.st_mtim.tv_sec), kind: kind))
@@ -64,7 +98,7 @@ public struct MediaDirectory: Sendable {
     /// Opens a regular file of the directory for reading; nil when there is none by that
     /// name (or it is a symlink, a directory, a device).
     public func open(_ name: String) -> (fd: Int32, bytes: Int)? {
-        guard Self.isPlainName(name) else { return nil }
+        guard Self.isPlainName(name), Self.kind(of: name) != nil else { return nil }
         let dfd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard dfd >= 0 else { return nil }
         defer { close(dfd) }
@@ -76,6 +110,25 @@ public struct MediaDirectory: Sendable {
             return nil
         }
         return (fd, Int(st.st_size))
+    }
+
+    /// ``json(_:)`` of ``list(limit:)``, made again only when the directory changed: a
+    /// listing of thousands of files costs tens of milliseconds of the server's only thread.
+    /// The daemon writes each file under a hidden name and renames it when done, which
+    /// changes the directory; a listing made in the same clock tick as a change is not kept.
+    func listing() -> ByteBuffer {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return ByteBuffer(string: Self.json([])) }
+        let changed = st.st_mtim
+        if let cached = cache.state.withLock({ $0 }), cached.changed.tv_sec == changed.tv_sec, cached.changed.tv_nsec == changed.tv_nsec {
+            return cached.json
+        }
+        let json = ByteBuffer(string: Self.json(list()))
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        // A change within the same second as the listing could share its time stamp: not kept.
+        if now.tv_sec > changed.tv_sec + 1 { cache.state.withLock { $0 = (changed, json) } }
+        return json
     }
 
     /// The listing as JSON: `{"files":[{"name":…,"kind":"photo","bytes":…,"modified":…}]}`.
@@ -93,4 +146,8 @@ public struct MediaDirectory: Sendable {
             )
         ]).encoded
     }
+}
+
+extension String {
+    fileprivate func leftPadded(_ n: Int) -> String { count >= n ? self : String(repeating: "0", count: n - count) + self }
 }

@@ -25,23 +25,18 @@ public struct PreviewFrame: Sendable {
 /// only while someone watches: MJPEG frames as the camera sent them, uncompressed frames scaled
 /// down and encoded once. Watching keeps the stream running (``FrameSource/addViewer()``).
 final class PreviewFeed: Sendable {
-    private let source: @Sendable () -> FrameSource?
     private let viewfinder: ViewfinderFrames?
     private let previewWidth: Int
     private let quality: Int
     private let publish: @Sendable (PreviewFrame) -> Void
     private let logger: Logger
-    private struct State {
-        var wanted = false
-        var running = false
-    }
-    private let state = Mutex(State())
+    private let thread: WatchedFeed
 
     init(
         source: @escaping @Sendable () -> FrameSource?, viewfinder: ViewfinderFrames? = nil, previewWidth: Int, quality: Int,
         logger: Logger, publish: @escaping @Sendable (PreviewFrame) -> Void
     ) {
-        self.source = source
+        thread = WatchedFeed(threadName: "evc-preview", source: source)
         self.viewfinder = viewfinder
         self.previewWidth = previewWidth
         self.quality = quality
@@ -50,43 +45,12 @@ final class PreviewFeed: Sendable {
     }
 
     /// The first viewer came.
-    func start() {
-        let spawn = state.withLock { s -> Bool in
-            s.wanted = true
-            defer { s.running = true }
-            return !s.running
-        }
-        if spawn { startThread(name: "evc-preview") { [self] in run() } }
-    }
+    func start() { thread.start { [self] frames in feed(from: frames) } }
 
     /// The last viewer left: the thread ends after the frame it waits for.
-    func stop() {
-        state.withLock { $0.wanted = false }
-    }
+    func stop() { thread.stop() }
 
-    private var wanted: Bool { state.withLock { $0.wanted } }
-
-    private func run() {
-        while true {
-            while wanted {
-                guard let frames = source() else {
-                    // No camera yet: look again soon (only while someone watches).
-                    sleepMilliseconds(500)
-                    continue
-                }
-                frames.addViewer()
-                feed(from: frames)
-                frames.removeViewer()
-            }
-            // A viewer may have come back between the loop's last look and now.
-            let done = state.withLock { s -> Bool in
-                if s.wanted { return false }
-                s.running = false
-                return true
-            }
-            if done { return }
-        }
-    }
+    private var wanted: Bool { thread.isWanted }
 
     /// Frames until nobody watches, or the camera changed or failed (then the caller looks again).
     private func feed(from frames: FrameSource) {

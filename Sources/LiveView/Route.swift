@@ -14,7 +14,7 @@ public enum Route: Sendable, Hashable {
     case media(String)
     /// `POST /api/capture`, `/api/control/next`, `/api/control/step?by=N`: as a button or knob.
     case input(LiveViewInput)
-    /// Known path, other method (405, with `Allow`).
+    /// Known path, other method (405, with `Allow`). `GET` routes take `HEAD` too.
     case methodNotAllowed(allow: String)
     /// A target that cannot be read (400).
     case badRequest(String)
@@ -35,8 +35,9 @@ public enum Route: Sendable, Hashable {
             self = .badRequest("the path is not valid percent-encoded UTF-8")
             return
         }
-        let get = method == "GET"
-        func readOnly(_ route: Route) -> Route { get ? route : .methodNotAllowed(allow: "GET") }
+        // HEAD is answered wherever GET is: the same head, no body.
+        let get = method == "GET" || method == "HEAD"
+        func readOnly(_ route: Route) -> Route { get ? route : .methodNotAllowed(allow: "GET, HEAD") }
         func changing(_ route: Route) -> Route { method == "POST" ? route : .methodNotAllowed(allow: "POST") }
         switch path {
         case "/", "/index.html": self = readOnly(.page)

@@ -40,9 +40,12 @@ public enum JPEG {
         var out: UnsafeMutablePointer<UInt8>?
         var size: UInt = 0
         var message = [CChar](repeating: 0, count: 256)
+        // TurboJPEG's worst case for a 4:2:0 image of this size (what the encoder writes):
+        // never reached by a real image, only by a bug.
+        let limit = tjBufSize(Int32(width), Int32(height), Int32(TJSAMP_420.rawValue))
         let rc = yuyv.withUnsafeBufferPointer { src in
             evc_jpeg_encode_yuyv(
-                src.baseAddress, Int32(width), Int32(height), Int32(bytesPerLine), Int32(min(max(quality, 1), 100)),
+                src.baseAddress, Int32(width), Int32(height), Int32(bytesPerLine), Int32(min(max(quality, 1), 100)), limit,
                 &out, &size, &message, message.count)
         }
         defer { free(out) }

@@ -75,11 +75,6 @@ public final class FragmentedMP4Writer {
         try openMuxer(creationTime: creationTime)
     }
 
-    /// Loads FFmpeg's libraries now (once per process; slow on a small board): a recording
-    /// that calls this before it takes its first frame does not fall behind the camera while
-    /// they load.
-    public static func loadLibraries() throws(MovieError) { try FFmpegLibraries.load() }
-
     deinit {
         avcodec_free_context(&codec)
         if let output {
@@ -90,44 +85,14 @@ public final class FragmentedMP4Writer {
         sink.deallocate()
     }
 
-    /// Opens `choice`; when that fails and the choice has a software fallback (``EncoderChoice/fallback``:
-    /// the hardware encoder under `auto` that cannot be opened — busy, or a size it refuses),
-    /// opens that instead. Returns the encoder opened.
+    /// Opens `choice`, or its software fallback (``EncoderChoice/fallback``); returns the
+    /// encoder opened.
     private func openEncoder(_ choice: EncoderChoice, _ settings: H264Settings, _ fps: Double?) throws(MovieError) -> EncoderChoice {
-        do {
-            try openEncoder(named: choice.name, settings, fps)
-            return choice
-        } catch {
-            guard let software = choice.fallback else { throw error }
-            avcodec_free_context(&codec)
-            try openEncoder(named: software, settings, fps)
-            return EncoderChoice(name: software, isHardware: false, reason: "software: \(choice.name) could not be opened (\(error))")
-        }
-    }
-
-    private func openEncoder(named name: String, _ settings: H264Settings, _ fps: Double?) throws(MovieError) {
-        guard let found = avcodec_find_encoder_by_name(name), let ctx = avcodec_alloc_context3(found) else {
-            throw MovieError(code: .noEncoder, context: "FFmpeg has no encoder \(name)")
-        }
-        codec = ctx
-        let setup = EncoderSetup(encoder: name, settings: settings, width: width, height: height, framesPerSecond: fps)
-        let rate = fps.flatMap { $0.isFinite && $0 > 0 ? $0 : nil } ?? 30
-        ctx.pointee.width = Int32(width)
-        ctx.pointee.height = Int32(height)
-        ctx.pointee.pix_fmt = AV_PIX_FMT_YUV420P
-        ctx.pointee.time_base = Self.timeBase
-        ctx.pointee.framerate = AVRational(num: Int32((rate * 1000).rounded()), den: 1000)
-        // Frames, as an upper bound: keyframes are placed by time (FrameTiming).
-        ctx.pointee.gop_size = Int32(setup.gopSize)
-        ctx.pointee.max_b_frames = 0
-        if setup.globalHeader { ctx.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER) }
-        if let bitRate = setup.bitRate { ctx.pointee.bit_rate = Int64(bitRate) }
-        for (option, value) in setup.privateOptions.sorted(by: { $0.key < $1.key }) {
-            av_opt_set(ctx.pointee.priv_data, option, value, 0)
-        }
-        repeater = setup.repeatsParameterSets ? ParameterSetRepeater() : nil
-        let rc = avcodec_open2(ctx, found, nil)
-        guard rc >= 0 else { throw MovieError(code: .codec, averror: rc, "opening the encoder \(name) at \(width)×\(height)") }
+        let opened = try openH264Encoder(
+            choice, settings, width: width, height: height, framesPerSecond: fps, timeBase: Self.timeBase, globalHeader: true)
+        codec = opened.codec
+        repeater = opened.setup.repeatsParameterSets ? ParameterSetRepeater() : nil
+        return opened.choice
     }
 
     private func openMuxer(creationTime: Double) throws(MovieError) {

@@ -123,8 +123,8 @@ public struct EncoderChoice: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// How the codec context is set up for one encoder: what ``FragmentedMP4Writer`` hands
-/// FFmpeg, as data (docs/video.md#which-encoder).
+/// How the codec context is set up for one encoder: what a recording (``FragmentedMP4Writer``)
+/// and the live stream (``H264LiveEncoder``) hand FFmpeg, as data (docs/video.md#which-encoder).
 public struct EncoderSetup: Sendable, Hashable {
     /// At most this many frames between keyframes (keyframes are placed by time, ``FrameTiming``).
     public var gopSize: Int
@@ -132,9 +132,11 @@ public struct EncoderSetup: Sendable, Hashable {
     public var bitRate: Int?
     /// The encoder's private options (`av_opt_set` on its private data).
     public var privateOptions: [String: String]
-    /// Whether the parameter sets go in the MP4's `avcC` only (`AV_CODEC_FLAG_GLOBAL_HEADER`):
-    /// the encoders that can give them up front. FFmpeg's `h264_v4l2m2m` cannot (it sends them
-    /// once, before the first picture, in FFmpeg 5.1 and 7.1 alike).
+    /// Whether the parameter sets go in the codec's extradata (an MP4's `avcC`) only
+    /// (`AV_CODEC_FLAG_GLOBAL_HEADER`): when asked for, by the encoders that can give them up
+    /// front. FFmpeg's `h264_v4l2m2m` cannot (it sends them once, before the first picture,
+    /// in FFmpeg 5.1 and 7.1 alike). Without it, libx264 and libopenh264 put them before
+    /// every IDR frame themselves.
     public var globalHeader: Bool
     /// Whether the writer puts the stream's SPS and PPS before every keyframe that lacks
     /// them (``ParameterSetRepeater``): a stream joined at any keyframe then decodes.
@@ -142,8 +144,10 @@ public struct EncoderSetup: Sendable, Hashable {
     /// bitstream filter needs the global header that encoder does not give.
     public var repeatsParameterSets: Bool
 
-    /// The setup of `encoder` for pictures at `framesPerSecond` (nil or not finite: 30).
-    public init(encoder: String, settings: H264Settings, width: Int, height: Int, framesPerSecond: Double?) {
+    /// The setup of `encoder` for pictures at `framesPerSecond` (nil or not finite: 30);
+    /// `globalHeader`: the parameter sets wanted in the extradata (a recording), or in the
+    /// stream (a live stream).
+    public init(encoder: String, settings: H264Settings, width: Int, height: Int, framesPerSecond: Double?, globalHeader: Bool = true) {
         let rate = framesPerSecond.flatMap { $0.isFinite && $0 > 0 ? $0 : nil } ?? 30
         let interval = min(settings.keyframeInterval, H264Settings.maximumKeyframeInterval) / .seconds(1)
         gopSize = Int(max(1, (rate * interval).rounded(.down)))
@@ -154,21 +158,23 @@ public struct EncoderSetup: Sendable, Hashable {
             // fragment holds exactly the frames sent before its cut.
             privateOptions["preset"] = "veryfast"
             privateOptions["tune"] = "zerolatency"
+            // A frame asked to be a keyframe is an IDR frame, which a viewer can start from.
+            privateOptions["forced-idr"] = "1"
             if case .quality(let crf) = settings.rateControl {
                 privateOptions["crf"] = "\(crf)"
                 bitRate = nil
             } else {
                 bitRate = settings.bitrate(width: width, height: height, framesPerSecond: rate)
             }
-            globalHeader = true
+            self.globalHeader = globalHeader
             repeatsParameterSets = false
         case "h264_v4l2m2m":
             bitRate = settings.bitrate(width: width, height: height, framesPerSecond: rate)
-            globalHeader = false
+            self.globalHeader = false
             repeatsParameterSets = true
         default:
             bitRate = settings.bitrate(width: width, height: height, framesPerSecond: rate)
-            globalHeader = true
+            self.globalHeader = globalHeader
             repeatsParameterSets = false
         }
     }

@@ -36,8 +36,6 @@ import Actions
 /// Accepting and flushing run on the shared ``IOLoop``; ``broadcast(_:)`` may be called from
 /// any thread.
 public final class SocketServer: Sendable {
-    /// Where the daemon listens by default (systemd's `RuntimeDirectory=evcapture`).
-    public static let defaultPath = "/run/evcapture/evcapture.sock"
     /// 256 KiB: about a thousand events a client may lag behind.
     public static let defaultMaxPending = 256 * 1024
     /// Clients at once: monitors, scripts, a bridge; more is a leak or an attack.

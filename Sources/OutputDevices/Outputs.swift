@@ -55,7 +55,7 @@ public final class Outputs: Sendable {
         self.state = Mutex(State(slots: slots))
         self.logger = logger
         self.onError = onError
-        let loop = try IOLoop()
+        let loop = try IOLoop(name: "evc-outputs")
         self.loop = loop
         let holder = Mutex<WeakOutputs>(WeakOutputs())
         timer = try IOTimer(loop: loop) { holder.withLock { $0.value }?.apply() }

@@ -12,7 +12,11 @@ import MQTT
 ///   `primary`/`secondary`, read from the capture events the station already publishes
 ///   (``RigTopics/event(_:)``, `capture`) through a `value_template`;
 /// - `button` entities that send `{"command":"photo"}`, `video-start` and `video-stop` to
-///   `<prefix>/<station>/trigger`, available while the station is `online`.
+///   `<prefix>/<station>/trigger`, available while the station is `online`;
+/// - a `camera` entity whose image is the latest photo, published as JPEG bytes, retained,
+///   on ``RigTopics/photo`` (docs/mqtt.md#home-assistant), available while the station is
+///   `online`; with a live view, its addresses (``StationLinks``) are the device's
+///   `configuration_url` and the camera's attributes.
 ///
 /// Topics are `<discoveryPrefix>/<component>/<node>/<object>/config` (``nodeID``).
 /// Published, retained, on every connection (the broker or Home Assistant may have
@@ -22,12 +26,15 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
 
     public let topics: RigTopics
     public let discoveryPrefix: String
+    /// Where the station's live view is watched from, when it has one.
+    public let links: StationLinks?
 
     /// Nil when the station has discovery off.
-    public init?(_ settings: RigSettings) {
+    public init?(_ settings: RigSettings, links: StationLinks? = nil) {
         guard let prefix = settings.discoveryPrefix else { return nil }
         topics = RigTopics(settings)
         discoveryPrefix = prefix
+        self.links = links
     }
 
     /// The station in Home Assistant's device registry and in every `unique_id`:
@@ -55,7 +62,8 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
     /// long press's `ended`). A trigger fires when it equals its `payload`.
     public static let gestureTemplate = "{{ value_json.action ~ ':' ~ value_json.gesture if 'gesture' in value_json else '' }}"
 
-    /// Every discovery config, in a fixed order: status, triggers, buttons. Retained, QoS 1.
+    /// Every discovery config, in a fixed order: status, triggers, buttons, camera; then the
+    /// camera's attributes (the live view's addresses), when there is a live view. Retained, QoS 1.
     public var messages: [MQTTMessage] {
         var out = [config("binary_sensor", "status", status)]
         for action in CaptureAction.allCases {
@@ -65,6 +73,10 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
         }
         for command in CaptureCommand.allCases {
             out.append(config("button", command.rawValue, button(command)))
+        }
+        out.append(config("camera", "photo", camera))
+        if let links {
+            out.append(MQTTMessage(topic: topics.links, payload: Array(links.attributes.encoded.utf8), qos: .atLeastOnce, retain: true))
         }
         return out
     }
@@ -81,10 +93,12 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
     static func object(_ fields: [(String, JSONValue)]) -> JSONValue { .object(fields.sorted { $0.0 < $1.0 }) }
 
     var device: JSONValue {
-        Self.object([
+        var fields: [(String, JSONValue)] = [
             ("identifiers", .array([.string(identifier)])), ("name", .string(topics.settings.station)),
             ("manufacturer", "evcapture"), ("model", "capture station"),
-        ])
+        ]
+        if let links { fields.append(("configuration_url", .string(links.page))) }
+        return Self.object(fields)
     }
 
     static let origin = object([("name", "evcapture")])
@@ -119,5 +133,38 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
             ("availability_topic", .string(topics.status)), ("payload_available", "online"), ("payload_not_available", "offline"),
             ("icon", .string(icon)), ("qos", 1), ("device", device), ("origin", Self.origin),
         ])
+    }
+
+    /// The latest photo as the camera's still image: raw JPEG bytes (no `image_encoding`).
+    var camera: JSONValue {
+        var fields: [(String, JSONValue)] = [
+            ("name", "Latest photo"), ("unique_id", .string("\(identifier):photo")), ("topic", .string(topics.photo)),
+            ("availability_topic", .string(topics.status)), ("payload_available", "online"), ("payload_not_available", "offline"),
+            ("icon", "mdi:camera-iris"), ("device", device), ("origin", Self.origin),
+        ]
+        if links != nil { fields.append(("json_attributes_topic", .string(topics.links))) }
+        return Self.object(fields)
+    }
+}
+
+/// Where a station's live view is watched from (docs/live-view.md#which-way-to-watch): the
+/// page, the MJPEG stream, and the RTSP URL when RTSP is on. Host names are what the
+/// station is reachable by (its host name when it listens on every address).
+public struct StationLinks: Sendable, Hashable {
+    public var page: String
+    public var mjpeg: String
+    public var rtsp: String?
+
+    public init(page: String, mjpeg: String, rtsp: String? = nil) {
+        self.page = page
+        self.mjpeg = mjpeg
+        self.rtsp = rtsp
+    }
+
+    /// The camera entity's attributes, in alphabetical order.
+    public var attributes: JSONValue {
+        var fields: [(String, JSONValue)] = [("live_view", .string(page)), ("mjpeg_url", .string(mjpeg))]
+        if let rtsp { fields.append(("rtsp_url", .string(rtsp))) }
+        return HomeAssistantDiscovery.object(fields)
     }
 }

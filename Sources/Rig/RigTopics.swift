@@ -69,6 +69,8 @@ public struct RigSettings: Sendable, Hashable {
 /// |---|---|---|---|
 /// | `<prefix>/<station>/status` | `online` / `offline` (last will) | 1 | yes |
 /// | `<prefix>/<station>/event/<event>` | the JSON line (`capture`, `action`, `error`, `device`, `session`, `controls`, `control`) | 1; `control` 0 | no |
+/// | `<prefix>/<station>/photo` | the latest photo, JPEG bytes (with discovery) | 1 | yes |
+/// | `<prefix>/<station>/links` | the live view's addresses, JSON (with discovery and `[http]`) | 1 | yes |
 /// | `<prefix>/<station>/trigger` | a trigger message, this station only | 1 | no |
 /// | `<prefix>/all/trigger` | a trigger message for every station | 1 | no |
 /// | `<prefix>/group/<group>/trigger` | a trigger message for a group's stations | 1 | no |
@@ -87,6 +89,11 @@ public struct RigTopics: Sendable, Hashable {
 
     /// Control values come at a knob's pace and each replaces the last: at most once.
     public static func qos(forEvent kind: String) -> QoS { kind == "control" ? .atMostOnce : .atLeastOnce }
+
+    /// The latest photo, JPEG bytes, retained (Home Assistant's camera image).
+    public var photo: String { base + "/photo" }
+    /// The live view's addresses as JSON, retained (the camera entity's attributes).
+    public var links: String { base + "/links" }
 
     public var ownTrigger: String { base + "/trigger" }
     public var allTrigger: String { settings.prefix + "/all/trigger" }

@@ -37,14 +37,16 @@ public struct KnownDevice: Sendable, Hashable {
         // Griffin PowerMate: REL_DIAL per detent, BTN_0 when pressed.
         KnownDevice(match: .usb(vendor: 0x077d, product: 0x0410), requires: .relDial, product: "Griffin PowerMate", roles: "dial"),
         // Contour ShuttleXpress and ShuttlePro v2: the jog wheel's REL_DIAL carries an 8-bit
-        // position counter (1…255, wrapping, repeated unchanged with the ring's reports), not
-        // steps; the spring-loaded shuttle ring reports a position (REL_WHEEL), not detents.
+        // position counter (1…255, wrapping, repeated unchanged with every report), not steps;
+        // the spring-loaded shuttle ring reports where it is held (REL_WHEEL −7…+7, and
+        // REL_WHEEL_HI_RES ×120 where the kernel adds it), absent once back at rest: a rate
+        // while held, not detents.
         KnownDevice(
             match: .usb(vendor: 0x0b33, product: 0x0020), requires: .relDial, product: "Contour ShuttleXpress",
-            roles: "dial,REL_DIAL=slider:counter,REL_WHEEL=ignore"),
+            roles: "dial,REL_DIAL=slider:counter,REL_WHEEL=slider:rate"),
         KnownDevice(
             match: .usb(vendor: 0x0b33, product: 0x0030), requires: .relDial, product: "Contour ShuttlePro v2",
-            roles: "dial,REL_DIAL=slider:counter,REL_WHEEL=ignore"),
+            roles: "dial,REL_DIAL=slider:counter,REL_WHEEL=slider:rate"),
         // The common aluminium STM32 USB volume knob: a KEY_VOLUMEUP/DOWN press per detent,
         // KEY_MUTE on push.
         KnownDevice(

@@ -34,17 +34,32 @@ public struct RoleAssignment: Sendable, Hashable {
     public var reason: String
     /// For `slider` keys of a knob device: the step a press gives (+1 or −1). 0 otherwise.
     public var step: Int
-    /// For `slider` relative axes: the values are an 8-bit position counter, not steps (the
-    /// Contour ShuttleXpress / ShuttlePro jog wheel's `REL_DIAL`). See ``SliderDecoder``.
-    public var isCounter: Bool
+    /// For `slider` relative axes: what a value says (steps, a position counter, a held
+    /// position). See ``SliderDecoder``.
+    public var reading: AxisReading
+    /// The values are an 8-bit position counter (``AxisReading/counter``).
+    public var isCounter: Bool { reading == .counter }
 
-    public init(role: Role, source: RoleSource, reason: String, step: Int = 0, isCounter: Bool = false) {
+    public init(role: Role, source: RoleSource, reason: String, step: Int = 0, reading: AxisReading = .steps) {
         self.role = role
         self.source = source
         self.reason = reason
         self.step = step
-        self.isCounter = isCounter
+        self.reading = reading
     }
+}
+
+/// What the values of a relative axis with role `slider` say (docs/behaviour.md#slider-inputs).
+public enum AxisReading: Sendable, Hashable {
+    /// Steps moved (detents): a knob, a wheel.
+    case steps
+    /// An 8-bit position counter that wraps (`slider:counter`): the Contour ShuttleXpress /
+    /// ShuttlePro jog wheel's `REL_DIAL`.
+    case counter
+    /// Where a spring-loaded control is held (`slider:rate`), reported while it is away from
+    /// rest and absent from the device's reports once it is back: the Contour shuttle ring's
+    /// `REL_WHEEL` (−7 … +7). It moves the slider at a rate while held, never by the position.
+    case rate
 }
 
 /// The event node of the same physical device that a node is paired with (an encoder and

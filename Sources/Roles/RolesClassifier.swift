@@ -54,7 +54,7 @@ public enum RoleClassifier {
                 }
                 roles[code] = RoleAssignment(
                     role: codeRole.role, source: source, reason: "\(label): \(code.name)=\(codeRole.spelling)",
-                    step: codeRole.step, isCounter: codeRole.isCounter)
+                    step: codeRole.step, reading: codeRole.reading)
             }
             if let d = overrides.dedicated {
                 dedicated = d

@@ -44,29 +44,33 @@ public enum DeviceKind: String, Sendable, Hashable, CaseIterable, Codable {
 /// A role for one code as written in `EVCAPTURE_ROLE` or the config: `primary`,
 /// `secondary`, `light-press`, `slider`, `slider+1`, `slider-1` (a key that moves the
 /// slider one step per press), `slider:counter` (a relative axis whose values are an 8-bit
-/// position counter, e.g. a Contour jog wheel's `REL_DIAL`), `ignore`.
+/// position counter, e.g. a Contour jog wheel's `REL_DIAL`), `slider:rate` (a relative axis
+/// that reports where a spring-loaded ring is held, e.g. a Contour shuttle ring's `REL_WHEEL`),
+/// `ignore`.
 public struct CodeRole: Sendable, Hashable {
     public var role: Role
     /// For keys with role `slider`: the step per press (+1 / −1); 0 for axes.
     public var step: Int
-    /// For relative axes with role `slider`: the values are a position counter.
-    public var isCounter: Bool
+    /// For relative axes with role `slider`: what their values say.
+    public var reading: AxisReading
 
-    public init(_ role: Role, step: Int = 0, isCounter: Bool = false) {
+    public init(_ role: Role, step: Int = 0, reading: AxisReading = .steps) {
         self.role = role
         self.step = step
-        self.isCounter = isCounter
+        self.reading = reading
     }
 
     /// The spellings, for messages.
-    public static let spellings = "primary, secondary, light-press, slider, slider+1, slider-1, slider:counter or ignore"
+    public static let spellings =
+        "primary, secondary, light-press, slider, slider+1, slider-1, slider:counter, slider:rate or ignore"
 
     /// Parses `primary`, `slider-1`, `slider:counter`, ...; nil for anything else.
     public init?(parsing text: some StringProtocol) {
         switch text.lowercased() {
         case "slider+1", "slider+": self.init(.slider, step: 1)
         case "slider-1", "slider-": self.init(.slider, step: -1)
-        case "slider:counter": self.init(.slider, isCounter: true)
+        case "slider:counter": self.init(.slider, reading: .counter)
+        case "slider:rate": self.init(.slider, reading: .rate)
         case "lightpress", "light_press": self.init(.lightPress)
         case let word:
             guard let role = Role(rawValue: word) else { return nil }
@@ -80,9 +84,13 @@ public struct CodeRole: Sendable, Hashable {
         guard let role = CodeRole(parsing: text) else {
             return .failure(RoleSyntaxError("unknown role \"\(text)\" for \(code.name) (use \(spellings))"))
         }
-        if role.isCounter && code.type != .rel {
+        if role.reading == .counter && code.type != .rel {
             return .failure(
                 RoleSyntaxError("\(code.name)=\(role.spelling): only relative axes (REL_*) can be position counters"))
+        }
+        if role.reading == .rate && code.type != .rel {
+            return .failure(
+                RoleSyntaxError("\(code.name)=\(role.spelling): only relative axes (REL_*) can report a held position"))
         }
         if role.step != 0 && code.type != .key {
             return .failure(RoleSyntaxError("\(code.name)=\(role.spelling): a step per press needs a key (KEY_*, BTN_*)"))
@@ -92,8 +100,9 @@ public struct CodeRole: Sendable, Hashable {
 
     /// The spelling ``init(parsing:)`` reads back.
     public var spelling: String {
-        switch (role, step, isCounter) {
-        case (.slider, _, true): "slider:counter"
+        switch (role, step, reading) {
+        case (.slider, _, .counter): "slider:counter"
+        case (.slider, _, .rate): "slider:rate"
         case (.slider, 1..., _): "slider+1"
         case (.slider, ..<0, _): "slider-1"
         default: role.rawValue

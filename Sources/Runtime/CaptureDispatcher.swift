@@ -70,8 +70,8 @@ public final class CaptureDispatcher: Sendable {
 
     public init(interaction: CaptureEventInteraction) {
         self.interaction = interaction
-        primaryQueue = HandlerQueue(interaction.primary)
-        secondaryQueue = interaction.secondary.map { HandlerQueue($0) }
+        primaryQueue = HandlerQueue(interaction.primary, thread: "evc-primary")
+        secondaryQueue = interaction.secondary.map { HandlerQueue($0, thread: "evc-secondary") }
         var presses: [PressID] = []
         presses.reserveCapacity(16)
         open = Mutex(presses)
@@ -145,11 +145,13 @@ final class HandlerQueue: Sendable {
     private let hasWork = Atomic<Bool>(false)
     private let taskBox: Mutex<Task<Void, Never>?> = Mutex(nil)
 
-    private let executor = ThreadExecutor()
+    private let executor: ThreadExecutor
     /// Where the idle drain task parks its thread (see `drain`).
     private let wakeUp = DispatchSemaphore(value: 0)
 
-    init(_ handler: @escaping CaptureEventInteraction.Handler) {
+    /// `thread`: the name of the handler's thread (`evc-primary`, `evc-secondary`).
+    init(_ handler: @escaping CaptureEventInteraction.Handler, thread: String) {
+        executor = ThreadExecutor(name: thread)
         var s = State()
         s.pending.reserveCapacity(64)
         state = Mutex(s)

@@ -22,12 +22,14 @@ public final class ThreadExecutor: TaskExecutor {
     private let state: Mutex<State>
     private let wake = DispatchSemaphore(value: 0)
 
-    public init() {
+    /// `name`: the thread's, after what it serves (`evc-photos`, `evc-primary`; 15 bytes
+    /// show in `ps -L` and `top -H`).
+    public init(name: String) {
         var s = State()
         s.jobs.reserveCapacity(16)
         state = Mutex(s)
         // The thread keeps the executor alive until `stop()` lets its loop end.
-        startThread(name: "evc-handler") { [self] in loop() }
+        startThread(name: name) { [self] in loop() }
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {

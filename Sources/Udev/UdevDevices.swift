@@ -25,10 +25,6 @@ public struct UdevInputDevice: UdevDeviceKind {
 
     /// The `EVCAPTURE_ROLE` property set by `udev-rules/`, if any.
     public var role: String? { properties["EVCAPTURE_ROLE"] }
-    /// `ID_INPUT_*` flags that are set (`ID_INPUT_KEY`, `ID_INPUT_MOUSE`, ...).
-    public var inputClasses: Set<String> {
-        Set(properties.filter { $0.key.hasPrefix("ID_INPUT_") && $0.value == "1" }.keys)
-    }
 }
 
 /// A hotplug event for an evdev node.

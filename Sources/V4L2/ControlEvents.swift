@@ -68,26 +68,6 @@ extension V4L2Device {
         guard e == 0 else { throw error(e, .query, control: id.description, context: "subscribing to control events") }
     }
 
-    /// Ends a ``subscribe(to:sendInitial:)``.
-    public func unsubscribe(from id: ControlID) throws(V4L2Error) {
-        var sub = v4l2_event_subscription()
-        sub.type = UInt32(V4L2_EVENT_CTRL)
-        sub.id = id.rawValue
-        let e = subscribeEvent(fd, &sub, subscribe: false)
-        guard e == 0 else { throw error(e, .query, control: id.description, context: "unsubscribing from control events") }
-    }
-
-    /// Dequeues one pending event (`VIDIOC_DQEVENT`); nil when none is pending. Events of other
-    /// types than `V4L2_EVENT_CTRL` are skipped.
-    public func nextControlEvent() throws(V4L2Error) -> ControlEvent? {
-        switch readControlEvent(fd) {
-        case .success(let event): return event
-        case .failure(let e):
-            throw V4L2Error(
-                code: e.code == .deviceRemoved ? .deviceRemoved : .failed, errno: e.errno, device: path, context: "VIDIOC_DQEVENT")
-        }
-    }
-
     /// Watches the device on `loop` (EPOLLPRI, the way V4L2 signals pending events) and
     /// delivers its control events, then `.removed` when it goes away. Subscribe to the
     /// controls of interest with ``subscribe(to:sendInitial:)``; the subscriptions belong to

@@ -90,3 +90,38 @@ extension ActionsBoundsTests {
         await runner.shutdown()
     }
 }
+
+extension ActionsBoundsTests {
+    /// A burst of trigger messages' `video-stop`s (the rig, docs/mqtt.md) while the video
+    /// worker is busy: at most `queueLimit` of them wait, the rest are answered `queue-full`,
+    /// and a local press's stop still finds room, so its recording cannot be left running
+    /// (docs/behaviour.md#reliability).
+    @Test(.timeLimit(.minutes(1))) func aBurstOfRemoteStopsCannotCrowdOutALocalStop() async {
+        let log = OutcomeLog()
+        let busy = Atomic<Bool>(false)
+        let release = Atomic<Bool>(false)
+        let runner = ActionRunner(
+            configuration: ActionsConfiguration(
+                capture: nil, bindings: [.primary: ActionBinding(photoOn: nil, videoOnLongPress: true)], sound: .off, queueLimit: 4),
+            logger: testLogger,
+            onOutcome: { outcome in
+                log.add(outcome)
+                // The first answer (the remote start's: no camera) holds the video worker.
+                if !busy.exchange(true, ordering: .acquiringAndReleasing) {
+                    while !release.load(ordering: .acquiring) { usleep(1000) }
+                }
+            })
+        var remote = trigger(.click, press: .remote)
+        remote.action = nil
+        runner.perform(.videoStart, for: remote)
+        #expect(await eventually { busy.load(ordering: .acquiring) })
+        runner.handle(trigger(.longPress, press: 1))
+        for _ in 0..<1000 { runner.perform(.videoStop, for: remote) }
+        runner.handle(trigger(.ended, press: 1))
+        #expect(runner.videoCommandsDropped.load(ordering: .relaxed) == 0)
+        let queueFull = log.failures.count { if case .queueFull(kind: "video", _) = $0 { true } else { false } }
+        #expect(queueFull == 1000 - 4, "\(queueFull) stops answered queue-full")
+        release.store(true, ordering: .releasing)
+        await runner.shutdown()
+    }
+}

@@ -1,3 +1,4 @@
+import CLibjpeg
 import EvcaptureTesting
 import Foundation
 import Testing
@@ -37,6 +38,29 @@ func fourCC(_ b: [UInt8], _ o: Int) -> String { String(decoding: b[o..<o + 4], a
         #expect(Array(jpeg.suffix(2)) == [0xFF, 0xD9], "EOI")
         let info = try JPEG.decode(jpeg)
         #expect(info == JPEG.ImageInfo(width: 64, height: 48, components: 3, warnings: 0))
+    }
+
+    /// An encoder error after its output grew past the first buffer (here: the size limit)
+    /// frees the one live buffer once: jpeg_mem_dest's growth had freed the first one, which
+    /// the error path freed again (glibc aborts on it). And the limit the encoder is given, the
+    /// worst case of its size, holds noise at quality 100.
+    @Test func anErrorAfterTheOutputGrewIsAnErrorNotADoubleFree() throws {
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let noise = (0..<(256 * 2 * 256)).map { _ in
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: seed >> 56)
+        }
+        var out: UnsafeMutablePointer<UInt8>?
+        var size: UInt = 0
+        var message = [CChar](repeating: 0, count: 256)
+        for limit: UInt in [10_000, 100_000] {
+            let rc = evc_jpeg_encode_yuyv(noise, 256, 256, 512, 100, limit, &out, &size, &message, message.count)
+            #expect(rc == -1 && out == nil)
+            #expect(String(cString: message) == "the JPEG would be larger than \(limit) bytes")
+        }
+        let jpeg = try JPEG.encodeYUYV(noise, width: 256, height: 256, bytesPerLine: 512, quality: 100)
+        #expect(jpeg.count > 100_000, "\(jpeg.count) bytes")
+        #expect(try JPEG.decode(jpeg) == JPEG.ImageInfo(width: 256, height: 256, components: 3, warnings: 0))
     }
 
     @Test func oddWidthIsEncoded() throws {

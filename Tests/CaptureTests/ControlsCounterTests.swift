@@ -6,7 +6,7 @@ import Testing
 /// Counter axes (`slider:counter`): the Contour ShuttleXpress / ShuttlePro jog wheel's
 /// `REL_DIAL` carries the wheel's 8-bit position, not a step.
 @Suite struct ControlsCounterTests {
-    static let counter = RoleAssignment(role: .slider, source: .udev, reason: "test", isCounter: true)
+    static let counter = RoleAssignment(role: .slider, source: .udev, reason: "test", reading: .counter)
 
     /// The ShuttleXpress fixture's description with the jog as a counter (the shuttle ring's
     /// REL_WHEEL has no role, as the shipped rule says).

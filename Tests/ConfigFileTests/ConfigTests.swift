@@ -49,7 +49,7 @@ import Frames
                     dedicated: false))
         #expect(
             c.overrides(forDevice: "knob")
-                == RoleOverrides(codes: [.mute: CodeRole(.lightPress), .relDial: CodeRole(.slider, isCounter: true)]))
+                == RoleOverrides(codes: [.mute: CodeRole(.lightPress), .relDial: CodeRole(.slider, reading: .counter)]))
         #expect(c.overrides(forDevice: "gpio-keys") == nil)
     }
 
@@ -63,7 +63,7 @@ import Frames
         ),
         (
             "# top\n\n[camra]\nx = 1\n",
-            "bad.toml:3: unknown key \"camra\" (known: capture, devices, camera, output, handlers, hooks, sound, socket, controls, session, mqtt, http, outputs)"
+            "bad.toml:3: unknown key \"camra\" (known: capture, devices, camera, output, handlers, hooks, sound, socket, controls, session, mqtt, http, rtsp, outputs)"
         ),
         (
             "# top\n\n[camera]\nx = 1\n",
@@ -74,6 +74,11 @@ import Frames
             "bad.toml:2: camera.external-changes must be \"follow\" or \"restore\", not \"ignore\""
         ),
         ("[output]\njpeg-quality = 101\n", "bad.toml:2: output.jpeg-quality must be between 1 and 100, not 101"),
+        // docs/configuration.md#handlers: an explicit false beside the table is a contradiction, not a precedence
+        (
+            "[capture]\nsecondary-handler = false\n\n[handlers.secondary]\nclick = \"none\"\n",
+            "bad.toml:2: capture.secondary-handler = false, but [handlers.secondary] (line 4) installs a secondary handler: remove one of them"
+        ),
         ("[session]\nmode = \"manual\"\n", "bad.toml:2: session.mode must be one of \"always\", \"launch\", not \"manual\""),
         ("[session]\nlaunch-button = \"REL_X\"\n", "bad.toml:2: session.launch-button must be a key name like KEY_CAMERA, not \"REL_X\""),
         ("[session]\nidle-stop = 3601\n", "bad.toml:2: session.idle-stop must be more than 0 and at most 3600 seconds, not 3601"),
@@ -173,7 +178,7 @@ import Frames
         ("capture = 3\n", "bad.toml:1: capture must be a table, not 3"),
         (
             "[devices.\"gpio-keys\"]\nkind = \"shutter\"\nroles = { KEY_ENTER = \"shutter\" }\n",
-            "bad.toml:3: unknown role \"shutter\" for KEY_ENTER (use primary, secondary, light-press, slider, slider+1, slider-1, slider:counter or ignore)"
+            "bad.toml:3: unknown role \"shutter\" for KEY_ENTER (use primary, secondary, light-press, slider, slider+1, slider-1, slider:counter, slider:rate or ignore)"
         ),
         (
             "[devices.jog]\nvendor = \"0b33\"\n\nroles = { KEY_ENTER = \"slider:counter\" }\n",
@@ -354,20 +359,11 @@ import Frames
     }
 }
 
-/// The README's examples are configs the parser accepts (a README that drifts fails here).
+/// What the README's full example sets (that every example parses: DocsConfigTests).
 @Suite struct ReadmeConfigTests {
-    static func tomlBlocks() throws -> [String] {
-        let readme = try String(contentsOfFile: Fixtures.repository + "/README.md", encoding: .utf8)
-        return readme.components(separatedBy: "```toml\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
-    }
-
-    @Test func everyTOMLExampleInTheREADMEParses() throws {
-        let blocks = try Self.tomlBlocks()
+    @Test func theREADMEsFullExampleSetsTheCaptureStreamAsItSays() throws {
+        let blocks = try DocsConfigTests.tomlBlocks("README.md").map(\.text)
         #expect(blocks.count >= 2)
-        for (i, block) in blocks.enumerated() {
-            #expect(throws: Never.self, "README toml block \(i + 1)") { _ = try Config.parse(block, file: "README.md#\(i + 1)") }
-        }
-        // The full example sets the capture stream as documented.
         let full = try Config.parse(try #require(blocks.first { $0.contains("[capture]") }), file: "README.md")
         #expect(
             full.daemon.capture.preRoll == .milliseconds(500) && full.daemon.capture.streamMode == .always

@@ -44,12 +44,12 @@ import ConfigFile
         return (raws, camera)
     }
 
-    @Test func theKnownDeviceTableMakesTheJogACounterAndIgnoresTheShuttleRing() throws {
+    @Test func theKnownDeviceTableMakesTheJogACounterAndTheShuttleRingARate() throws {
         let d = try EvemuRecording.load(path: Self.fixture).description
         let p = RoleClassifier.profile(for: d, node: "n", udevRole: nil)
         #expect(p.roles[.relDial]?.isCounter == true && p.role(of: .relDial) == .slider)
         #expect(p.roles[.relDial]?.source == .knownDevice)
-        #expect(p.role(of: .relWheel) == .ignore && p.kind == .dial && p.warnings.isEmpty)
+        #expect(p.roles[.relWheel]?.reading == .rate && p.kind == .dial && p.warnings.isEmpty)
         // The ShuttlePro v2 gets the same; another product of the vendor does not.
         var pro = d
         pro.product = 0x0030
@@ -62,11 +62,27 @@ import ConfigFile
     }
 
     /// The fixture: first report 250 (a position), +1 +1 +2 +1, +2 across 255 → 1, +1; the
-    /// shuttle ring's frames repeat 2; −1, −2 across 1 → 255, −1; a button frame repeats 254.
+    /// shuttle ring held at 3 (1.0 s: a step at once, the next due 1/6 s later), 5 (1.1 s: the
+    /// next re-timed to 1.2 s) and −2 (1.2 s: a step back at once, the next at 1.45 s), back at
+    /// rest in the jog's report at 1.5 s; −1, −2 across 1 → 255, −1; a button frame repeats 254.
     @Test func theFixtureMovesTheZoomByExactlyItsSteps() throws {
         let (raws, camera) = try Self.zooms([ReplayInput.load(paths: [Self.fixture])[0]])
-        #expect(raws == [108, 116, 132, 140, 156, 164, 156, 140, 132])
+        #expect(raws == [108, 116, 132, 140, 156, 164, 172, 180, 172, 164, 156, 140, 132])
         #expect(try camera.value(of: .zoomAbsolute) == 132)
+    }
+
+    /// The ring turned out to +2 and held for two seconds, then let go (the next report has no
+    /// REL_WHEEL): the zoom moves at 4 steps a second while held and not at all after, however
+    /// long the replay's clock runs on (a slider of detents moved it by the position instead,
+    /// and on the way back again).
+    @Test func theRingMovesTheZoomWhileHeldAndStopsWhenLetGo() throws {
+        let input = try Self.recording(
+            Self.jog("0.000001", 40) + Self.jog("1.000001", 40, ring: 1) + Self.jog("1.100001", 40, ring: 2)
+                + Self.jog("3.100001", 40) + Self.jog("9.000001", 40))
+        let (raws, _) = try Self.zooms([input])
+        // +1 at 1.0; +2 at 1.1 re-times: steps at 1.35, 1.6, …, 3.1 (eight), the last at the
+        // very time of the rest report, which comes after it.
+        #expect(raws == (1...9).map { 100 + 8 * Int64($0) }, "\(raws)")
     }
 
     @Test func theConfigCanMakeAnyDeviceACounter() throws {
@@ -114,10 +130,10 @@ import ConfigFile
             Self.jog("0.000001", 250) + Self.jog("0.100001", 255)  // reference, then +5
                 + Self.jog("0.200001", 1)  // +2 up across the wrap
                 + Self.jog("0.300001", 255)  // −2 down across the wrap
-                + Self.jog("0.400001", 255, ring: 4) + Self.jog("0.500001", 255, ring: -3)  // repeats
+                + Self.jog("0.400001", 255, ring: 4) + Self.jog("0.500001", 255, ring: -3)  // repeats; the ring +1, −1
                 + Self.jog("0.600001", 254) + Self.jog("0.700001", 2))  // −1, then +4 across the wrap
         let (raws, _) = try Self.zooms([input])
-        #expect(raws == [140, 156, 140, 132, 164])
+        #expect(raws == [140, 156, 140, 148, 140, 132, 164])
     }
 
     /// Turns while the session is stopped (camera unplugged, say) move nothing, but the

@@ -1,4 +1,6 @@
-import LinuxIO
+import CLinuxShims
+import Foundation
+@testable import LinuxIO
 import Synchronization
 import Testing
 
@@ -22,6 +24,13 @@ private actor OnLoop {
         unownedExecutor = loop.asUnownedSerialExecutor()
     }
     func onLoopThread() -> Bool { loop.isCurrent }
+    func threadName() -> String {
+        let fd = open("/proc/thread-self/comm", O_RDONLY)
+        defer { close(fd) }
+        var name = [UInt8](repeating: 0, count: 32)
+        let n = read(fd, &name, name.count)
+        return String(decoding: name.prefix(max(0, n)), as: UTF8.self).trimmingCharacters(in: .newlines)
+    }
     func got(_ byte: UInt8) { reads.append(byte) }
 }
 
@@ -121,5 +130,56 @@ private func eventually(_ condition: () -> Bool) -> Bool {
         defer { timer.cancel() }
         timer.arm(atMonotonicMicroseconds: 0)
         #expect(eventually { fired.load(ordering: .acquiring) == 1 })
+    }
+
+    /// The loop's thread is named after what it serves (docs/architecture.md#threads), as
+    /// every thread the program starts; `stop()` waits for it to end.
+    @Test func theLoopsThreadHasItsName() async throws {
+        let loop = try IOLoop(name: "evc-test-loop")
+        #expect(await OnLoop(loop).threadName() == "evc-test-loop")
+        loop.stop()
+        loop.stop()  // a second stop returns too
+    }
+
+    /// `arm` after `cancel()` (the booth clock re-arms from other threads) must not touch the
+    /// descriptor number the loop closed: by then it may be another file's.
+    @Test func armingACancelledTimerLeavesTheReusedDescriptorAlone() async throws {
+        let loop = try IOLoop()
+        defer { loop.stop() }
+        let timer = try IOTimer(loop: loop) {}
+        let old = timer.fd
+        timer.cancel()
+        #expect(eventually { fcntl(old, F_GETFD) == -1 })
+        // The lowest free number is handed out first: open timers until one gets `old`.
+        var opened: [Int32] = []
+        defer { for fd in opened { close(fd) } }
+        while opened.last.map({ $0 < old }) ?? true {
+            let fd = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_CLOEXEC))
+            try #require(fd >= 0)
+            opened.append(fd)
+        }
+        try #require(opened.last == old, "another thread took descriptor \(old)")
+        timer.arm(atMonotonicMicroseconds: monotonicMicroseconds() + 60_000_000)
+        var current = itimerspec()
+        #expect(timerfd_gettime(old, &current) == 0)
+        #expect(current.it_value.tv_sec == 0 && current.it_value.tv_nsec == 0, "the other timer was armed: \(current.it_value)")
+    }
+
+    /// An `epoll_wait` that fails (here: its descriptor closed under it, a bug) stops the process
+    /// with a message naming it, instead of ending the loop's thread in silence and leaving every
+    /// later job waiting forever.
+    @Test func aFailingEpollWaitIsReportedNotSilent() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let loop = try IOLoop()
+            var fds: [Int32] = [0, 0]
+            _ = pipe(&fds)
+            try loop.register(fd: fds[0], handler: { _ in })
+            close(loop.epfd)
+            // Wakes the loop (its epoll instance lives on while it waits), whose next wait fails.
+            _ = write(fds[1], "x", 1)
+            usleep(500_000)
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("the I/O loop's epoll_wait failed: epoll_wait: bad file descriptor"), "\(stderr)")
     }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import NIOCore
 @testable import LiveView
 import Testing
 
@@ -38,6 +39,7 @@ import Testing
         close(photo.fd)
         for name in [
             "link.jpg", "passwd.jpg", "folder.jpg", "../secret.jpg", "..", ".", "", ".evcapture-2.jpg.part", "/etc/passwd", "nothing.jpg",
+            "notes.txt",
         ] {
             #expect(media.open(name) == nil, "\(name)")
         }
@@ -46,5 +48,56 @@ import Testing
     @Test func listingJSON() {
         let json = MediaDirectory.json([.init(name: "a \"b\".jpg", bytes: 10, modified: 1_700_000_000, kind: "photo")])
         #expect(json == #"{"files":[{"name":"a \"b\".jpg","kind":"photo","bytes":10,"modified":1700000000}]}"#)
+    }
+
+    /// One rule for the listing and /media/: names a header could not carry (CR, LF), names
+    /// that are not UTF-8 and files the daemon does not write are in neither.
+    @Test func oddNamesAreNeitherListedNorServed() throws {
+        var template = Array("/tmp/liveview-names-XXXXXX".utf8CString)
+        let dir = try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }.map { String(cString: $0) })
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func create(_ name: [UInt8]) {
+            let path = Array(dir.utf8) + [UInt8(ascii: "/")] + name + [0]
+            let fd = path.withUnsafeBufferPointer { p in
+                p.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_WRONLY | O_CREAT, 0o644) }
+            }
+            #expect(fd >= 0)
+            close(fd)
+        }
+        create(Array("a\r\nSet-Cookie: x.jpg".utf8))
+        create([0x66, 0xFF, 0x2E, 0x6A, 0x70, 0x67])  // "f\xFF.jpg"
+        create(Array("notes.txt".utf8))
+        create(Array("Straße ok.jpg".utf8))
+        let media = MediaDirectory(path: dir)
+        #expect(media.list().map(\.name) == ["Straße ok.jpg"])
+        #expect(media.open("a\r\nSet-Cookie: x.jpg") == nil && media.open("notes.txt") == nil)
+        let ok = try #require(media.open("Straße ok.jpg"))
+        close(ok.fd)
+        #expect(
+            MediaDirectory.contentDisposition("Straße ok.jpg")
+                == "inline; filename=\"Stra__e ok.jpg\"; filename*=UTF-8\'\'Stra%C3%9Fe%20ok.jpg")
+        #expect(MediaDirectory.contentDisposition("a\"b\\.jpg") == "inline; filename=\"a_b_.jpg\"; filename*=UTF-8\'\'a%22b%5C.jpg")
+    }
+
+    /// The listing is kept while the directory is unchanged, and made again when it changes.
+    @Test func theListingIsCachedUntilTheDirectoryChanges() throws {
+        var template = Array("/tmp/liveview-cache-XXXXXX".utf8CString)
+        let dir = try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }.map { String(cString: $0) })
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Data([1]).write(to: URL(fileURLWithPath: dir + "/a.jpg"))
+        // The directory last changed a minute ago.
+        var times = [timespec(tv_sec: time(nil) - 60, tv_nsec: 0), timespec(tv_sec: time(nil) - 60, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, dir, &times, 0) == 0)
+        let media = MediaDirectory(path: dir)
+        let first = String(buffer: media.listing())
+        #expect(first.contains("\"a.jpg\""))
+        // A change the directory's time does not show (a file's size) is not seen: cached.
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: dir + "/a.jpg"))
+        #expect(utimensat(AT_FDCWD, dir, &times, 0) == 0)
+        #expect(String(buffer: media.listing()) == first)
+        // A new file changes the directory: listed.
+        try Data([1]).write(to: URL(fileURLWithPath: dir + "/b.jpg"))
+        let second = String(buffer: media.listing())
+        #expect(second.contains("\"b.jpg\"") && second.contains("\"bytes\":3"), "\(second)")
     }
 }

@@ -18,9 +18,10 @@ import Testing
         // Changing requests are POST only; reading ones GET only.
         ("GET", "/api/capture", .methodNotAllowed(allow: "POST")),
         ("PUT", "/api/control/next", .methodNotAllowed(allow: "POST")),
-        ("POST", "/stream.mjpg", .methodNotAllowed(allow: "GET")),
-        ("DELETE", "/media/a.jpg", .methodNotAllowed(allow: "GET")),
-        ("HEAD", "/snapshot.jpg", .methodNotAllowed(allow: "GET")),
+        ("POST", "/stream.mjpg", .methodNotAllowed(allow: "GET, HEAD")),
+        ("DELETE", "/media/a.jpg", .methodNotAllowed(allow: "GET, HEAD")),
+        ("HEAD", "/snapshot.jpg", .snapshot),
+        ("HEAD", "/media/a.jpg", .media("a.jpg")),
         ("POST", "/api/control/step", .badRequest("by must be a whole number of steps, -100 to 100, not 0")),
         ("POST", "/api/control/step?by=0", .badRequest("by must be a whole number of steps, -100 to 100, not 0")),
         ("POST", "/api/control/step?by=1000", .badRequest("by must be a whole number of steps, -100 to 100, not 0")),

@@ -24,8 +24,15 @@ import V4L2
         #expect(pi4.gopSize == 15)
         let pi5 = EncoderSetup(encoder: "libx264", settings: settings, width: 1280, height: 720, framesPerSecond: 30)
         #expect(pi5.bitRate == nil)
-        #expect(pi5.privateOptions == ["crf": "23", "preset": "veryfast", "tune": "zerolatency"])
+        #expect(pi5.privateOptions == ["crf": "23", "preset": "veryfast", "tune": "zerolatency", "forced-idr": "1"])
         #expect(pi5.globalHeader && !pi5.repeatsParameterSets)
+        // a live stream wants the parameter sets in the stream: libx264 puts them before each
+        // IDR frame itself, h264_v4l2m2m gets them repeated
+        let live5 = EncoderSetup(encoder: "libx264", settings: settings, width: 1280, height: 720, framesPerSecond: 30, globalHeader: false)
+        #expect(!live5.globalHeader && !live5.repeatsParameterSets)
+        let live4 = EncoderSetup(
+            encoder: "h264_v4l2m2m", settings: settings, width: 1280, height: 720, framesPerSecond: 30, globalHeader: false)
+        #expect(!live4.globalHeader && live4.repeatsParameterSets)
         let bitrate = EncoderSetup(
             encoder: "libx264", settings: H264Settings(rateControl: .bitrate(2_000_000)), width: 640, height: 480, framesPerSecond: nil)
         #expect(bitrate.bitRate == 2_000_000 && bitrate.privateOptions["crf"] == nil)
@@ -116,5 +123,30 @@ import V4L2
         #expect(throws: MovieError.self) {
             _ = try FragmentedMP4Writer(fd: fd, path: path, format: format, settings: H264Settings(), encoder: named, creationTime: 0)
         }
+    }
+
+    /// The live stream opens its encoder the same way: the hardware choice that cannot be
+    /// opened falls back to software, whose IDR frames carry their parameter sets.
+    @Test(.enabled(if: EncoderChoice.availableEncoders.isSuperset(of: ["h264_v4l2m2m", "libx264"]) && EncoderChoice.hardwareNode == nil))
+    func theLiveStreamFallsBackToSoftwareToo() throws {
+        let format = StreamFormat(width: 64, height: 48, pixelFormat: .yuyv, bytesPerLine: 128, framesPerSecond: 25)
+        let hardware = EncoderChoice(
+            name: "h264_v4l2m2m", isHardware: true, reason: "hardware H.264 encoder /dev/video11", fallback: "libx264")
+        let live = try H264LiveEncoder(format: format, settings: H264Settings(), encoder: hardware)
+        #expect(live.encoder.name == "libx264" && !live.encoder.isHardware)
+        var keyframes: [[UInt8]] = []
+        for i in 0..<6 {
+            let picture = [UInt8](repeating: UInt8(i * 30), count: 64 * 48 * 2)
+            let out = try live.encode(picture, at: Int64(i) * 40_000, keyframe: i == 0 || i == 4)
+            keyframes += out.filter(\.isKeyframe).map(\.bytes)
+        }
+        #expect(keyframes.count == 2)
+        for frame in keyframes {
+            let types = Set(AnnexB.nalUnits(frame).map(\.type))
+            #expect(types.isSuperset(of: [7, 8, 5]), "SPS, PPS and the IDR slice: \(types)")
+        }
+        var named = hardware
+        named.fallback = nil
+        #expect(throws: MovieError.self) { _ = try H264LiveEncoder(format: format, settings: H264Settings(), encoder: named) }
     }
 }

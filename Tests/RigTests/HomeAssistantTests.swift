@@ -1,3 +1,4 @@
+import EvcaptureTesting
 import Foundation
 import MQTT
 import Rig
@@ -30,6 +31,7 @@ import Testing
                 "ha/button/\(node)/photo/config",
                 "ha/button/\(node)/video-start/config",
                 "ha/button/\(node)/video-stop/config",
+                "ha/camera/\(node)/photo/config",
             ])
         #expect(discovery.messages.allSatisfy { $0.retain && $0.qos == .atLeastOnce })
     }
@@ -95,5 +97,62 @@ import Testing
         let d = HomeAssistantDiscovery(RigSettings(station: "cam.1"))
         #expect(d?.discoveryPrefix == "homeassistant")
         #expect(d?.messages.first?.topic == "homeassistant/binary_sensor/evcapture_cam_1/status/config")
+    }
+
+    /// The camera entity: the latest photo's topic, raw JPEG (no `image_encoding`),
+    /// unavailable while the station is offline; checked against Home Assistant's schema.
+    @Test func theCameraShowsTheLatestPhotoAndFitsHomeAssistantsSchema() throws {
+        let c = try message("ha/camera/studio_rig_cam-3/photo/config")
+        #expect(c["topic"] as? String == "studio/rig/cam-3/photo")
+        #expect(c["unique_id"] as? String == "evcapture:studio/rig/cam-3:photo")
+        #expect(c["availability_topic"] as? String == "studio/rig/cam-3/status")
+        #expect(c["image_encoding"] == nil, "the photo goes as raw JPEG bytes")
+        #expect(c["json_attributes_topic"] == nil, "no live view, no links")
+        #expect(HomeAssistantCameraSchema.problems(c) == [])
+        #expect(discovery.topics.photo == "studio/rig/cam-3/photo")
+    }
+
+    /// With a live view, the device's `configuration_url` is its page (on every entity, one
+    /// device) and the camera's attributes are the addresses, retained on their own topic.
+    @Test func withALiveViewTheDeviceLinksToItsPage() throws {
+        let links = StationLinks(page: "https://cam-3:8443/", mjpeg: "https://cam-3:8443/stream.mjpg", rtsp: "rtsp://cam-3:8554/live")
+        let d = try #require(HomeAssistantDiscovery(RigSettings(station: "cam-3", discoveryPrefix: "ha"), links: links))
+        let configs = d.messages.filter { $0.topic.hasSuffix("/config") }
+        #expect(configs.count == d.messages.count - 1)
+        for m in configs {
+            let device = try #require(object(m)["device"] as? [String: Any], "\(m.topic)")
+            #expect(device["configuration_url"] as? String == "https://cam-3:8443/", "\(m.topic)")
+        }
+        let camera = try object(#require(configs.first { $0.topic == "ha/camera/evcapture_cam-3/photo/config" }))
+        #expect(camera["json_attributes_topic"] as? String == "evcapture/cam-3/links")
+        #expect(HomeAssistantCameraSchema.problems(camera) == [])
+        let attributes = try #require(d.messages.last)
+        #expect(attributes.topic == "evcapture/cam-3/links" && attributes.retain)
+        #expect(
+            try object(attributes) as NSDictionary
+                == [
+                    "live_view": "https://cam-3:8443/", "mjpeg_url": "https://cam-3:8443/stream.mjpg", "rtsp_url": "rtsp://cam-3:8554/live",
+                ] as NSDictionary)
+    }
+
+    /// The schema check itself refuses what Home Assistant would: a missing topic, an
+    /// unknown key, a wrong type, a bad `image_encoding`, a device without identifiers.
+    @Test(arguments: [
+        (#"{"name":"x"}"#, "topic is required"),
+        (#"{"topic":"a/b","image_url":"x"}"#, "image_url is not a key of an MQTT camera"),
+        (#"{"topic":3}"#, "topic must be a string"),
+        (#"{"topic":"a/b","image_encoding":"hex"}"#, "image_encoding must be one of b64"),
+        (#"{"topic":"a/+"}"#, "topic a/+ has a wildcard"),
+        (#"{"topic":"a/b","device":{"name":"x"}}"#, "device needs identifiers or connections"),
+        (#"{"topic":"a/b","device":{"identifiers":["x"],"colour":"red"}}"#, "device.colour is not a key of a device"),
+        (
+            #"{"topic":"a/b","device":{"identifiers":["x"],"configuration_url":"ftp://x"}}"#,
+            "device.configuration_url ftp://x is not an http(s) or homeassistant:// URL"
+        ),
+        (#"{"topic":"a/b","availability_mode":"most"}"#, "availability_mode must be one of all, any, latest"),
+    ])
+    func theSchemaCheckRefusesWhatHomeAssistantWould(_ json: String, _ problem: String) throws {
+        let payload = try #require(JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        #expect(HomeAssistantCameraSchema.problems(payload) == [problem])
     }
 }

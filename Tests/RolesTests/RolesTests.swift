@@ -155,7 +155,7 @@ private func table(_ p: DeviceProfile) -> [String: String] {
             p.warnings == [
                 "EVCAPTURE_ROLE: unknown item \"wobble\" (device kinds: buttons, shutter, headset, knob, dial, encoder, keyboard, pointer, ignore; or CODE=role)",
                 "EVCAPTURE_ROLE: unknown event code \"KEY_NOPE\"",
-                "EVCAPTURE_ROLE: unknown role \"zoom\" for BTN_0 (use primary, secondary, light-press, slider, slider+1, slider-1, slider:counter or ignore)",
+                "EVCAPTURE_ROLE: unknown role \"zoom\" for BTN_0 (use primary, secondary, light-press, slider, slider+1, slider-1, slider:counter, slider:rate or ignore)",
                 "EVCAPTURE_ROLE: KEY_A is not a code this device sends",
             ])
         // defaults stand for the rest
@@ -167,12 +167,12 @@ private func table(_ p: DeviceProfile) -> [String: String] {
             #expect(CodeRole(parsing: text)?.spelling == text)
         }
         #expect(CodeRole(parsing: "shutter") == nil)
-        #expect(CodeRole(parsing: "slider:counter") == CodeRole(.slider, isCounter: true))
+        #expect(CodeRole(parsing: "slider:counter") == CodeRole(.slider, reading: .counter))
         #expect(CodeRole(parsing: "counter") == nil && CodeRole(parsing: "light-press:counter") == nil)
     }
 
     @Test func aCounterFlagOnlyFitsARelativeAxis() {
-        #expect((try? CodeRole.parse("slider:counter", for: .relDial).get()) == CodeRole(.slider, isCounter: true))
+        #expect((try? CodeRole.parse("slider:counter", for: .relDial).get()) == CodeRole(.slider, reading: .counter))
         #expect(throws: RoleSyntaxError("KEY_ENTER=slider:counter: only relative axes (REL_*) can be position counters")) {
             try CodeRole.parse("slider:counter", for: .enter).get()
         }
@@ -188,7 +188,7 @@ private func table(_ p: DeviceProfile) -> [String: String] {
         #expect(p.warnings == ["EVCAPTURE_ROLE: KEY_ENTER=slider:counter: only relative axes (REL_*) can be position counters"])
         #expect(
             p.roles[.relDial]
-                == RoleAssignment(role: .slider, source: .udev, reason: "EVCAPTURE_ROLE: REL_DIAL=slider:counter", isCounter: true))
+                == RoleAssignment(role: .slider, source: .udev, reason: "EVCAPTURE_ROLE: REL_DIAL=slider:counter", reading: .counter))
         #expect(p.roles[.enter] == nil)
         // The config overrides udev, counter flag included.
         let plain = RoleClassifier.profile(

@@ -107,6 +107,25 @@ public final class MosquittoBroker: @unchecked Sendable {
         return r.output.hasSuffix("\n") ? String(r.output.dropLast()) : r.output
     }
 
+    /// The retained message of a topic as bytes (nil when none comes within two seconds):
+    /// `mosquitto_sub -F %x` prints the payload in hex, so binary payloads (a JPEG) come
+    /// back whole.
+    public func retainedBytes(_ topic: String) throws -> [UInt8]? {
+        let r = try Self.run(
+            ["/usr/bin/mosquitto_sub", "-h", "127.0.0.1", "-p", String(port), "-t", topic, "-C", "1", "-W", "2", "-F", "%x"]
+                + credentials)
+        guard r.status == 0 else { return nil }
+        let hex = Array(r.output.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        guard hex.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(hex.count / 2)
+        for i in stride(from: 0, to: hex.count, by: 2) {
+            guard let b = UInt8(String(decoding: hex[i..<(i + 2)], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(b)
+        }
+        return bytes
+    }
+
     /// A `mosquitto_sub -v` on `topics` that runs until released.
     public func subscribe(_ topics: String...) throws -> Subscription {
         try Subscription(

@@ -103,8 +103,13 @@ struct InputUdevTests {
 
     /// Root ignores file modes, so the opening happens in a child process (this test bundle
     /// again, running only ``accessBackoffChild()``) that drops to `nobody` first.
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["EVCAPTURE_TEST_ACCESS_NODE"] == nil))
-    func unreadableNodeIsOpenedOnceReadable() async throws {
+    /// The same test function is the child: started again with the node in its environment,
+    /// it takes the child's half (one test, never a skipped one).
+    @Test func unreadableNodeIsOpenedOnceReadable() async throws {
+        if let node = ProcessInfo.processInfo.environment["EVCAPTURE_TEST_ACCESS_NODE"] {
+            try await accessBackoffChild(node: node)
+            return
+        }
         try #require(getuid() == 0, "needs root to chmod the node and start the child as nobody")
         let description = try EvemuRecording.load(path: InputPaths.fixture("gpio-keys-volume-keys")).description
         let uinput = try UinputDevice(description)
@@ -133,7 +138,7 @@ struct InputUdevTests {
         }
         let self_ = try #require(realpathString("/proc/self/exe"))
         let child = try runProgram(
-            self_, ["--testing-library", "swift-testing", "--filter", "accessBackoffChild"], environment: env)
+            self_, ["--testing-library", "swift-testing", "--filter", "unreadableNodeIsOpenedOnceReadable"], environment: env)
         close(signal[1])
         #expect(opened.withLock { $0 } == 0)
         let text = child.stdout + child.stderr
@@ -142,12 +147,9 @@ struct InputUdevTests {
         #expect(ContinuousClock.now - started >= .seconds(1))
     }
 
-    @Test(
-        .enabled(
-            if: ProcessInfo.processInfo.environment["EVCAPTURE_TEST_ACCESS_NODE"] != nil,
-            "child half of unreadableNodeIsOpenedOnceReadable; runs only when started by it"))
-    func accessBackoffChild() async throws {
-        let node = ProcessInfo.processInfo.environment["EVCAPTURE_TEST_ACCESS_NODE"]!
+    /// The child's half of ``unreadableNodeIsOpenedOnceReadable()``: as `nobody`, denied once,
+    /// then opened with patience once the parent makes the node readable.
+    private func accessBackoffChild(node: String) async throws {
         // glibc applies set*uid to every thread of the process.
         #expect(setgid(65534) == 0)
         #expect(setuid(65534) == 0)

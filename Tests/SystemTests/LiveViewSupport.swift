@@ -58,12 +58,25 @@ enum LiveViewClient {
     }
 
     /// A TCP connection to 127.0.0.1:`port` with a tiny receive buffer (a phone on a bad
-    /// link); `request` is sent, nothing is ever read.
-    static func slowClient(port: Int, request: String?) throws -> Int32 {
+    /// link), from the loopback address `source` (127.0.0.N: another machine, as the server
+    /// counts them); `request` is sent, nothing is ever read.
+    static func slowClient(port: Int, request: String?, from source: String? = nil) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         var size: Int32 = 4096
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                close(fd)
+                throw POSIXError(.init(rawValue: errno) ?? .EIO)
+            }
+        }
         var addr = sockaddr_in()
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -90,5 +103,42 @@ enum LiveViewClient {
             if n <= 0 { return true }
         }
         return false
+    }
+
+    /// Sends `bytes` without blocking until the socket takes no more (or all went); returns
+    /// how many it took.
+    static func sendUntilFull(_ fd: Int32, _ bytes: [UInt8], within timeout: Duration) -> Int {
+        var sent = 0
+        let deadline = ContinuousClock.now + timeout
+        while sent < bytes.count, ContinuousClock.now < deadline {
+            let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            if n > 0 {
+                sent += n
+            } else if n < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&p, 1, 200)
+            } else {
+                break
+            }
+        }
+        return sent
+    }
+
+    /// The process's private memory in KB (`Private_Clean` + `Private_Dirty` of
+    /// /proc/PID/smaps_rollup): what it costs the machine.
+    static func privateKB(_ pid: pid_t) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) else { return 0 }
+        return text.split(separator: "\n").filter { $0.hasPrefix("Private_") }.reduce(0) { sum, line in
+            sum + (line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.flatMap { Int($0) } ?? 0)
+        }
+    }
+
+    /// TCP connections of the server on `port` that it has not closed (ESTABLISHED or
+    /// CLOSE-WAIT on its side), as `ss` shows them.
+    static func serverConnections(port: Int) -> Int {
+        guard let r = try? run(["/usr/bin/ss", "-Htn", "state", "established", "state", "close-wait", "sport", "= :\(port)"]) else {
+            return -1
+        }
+        return r.stdout.split(separator: "\n").count
     }
 }

@@ -119,17 +119,24 @@ typedef struct evc_lc_camera evc_lc_camera;
 
 /// A camera appeared (added = 1) or went away (added = 0). Called on libcamera's thread.
 typedef void (*evc_lc_hotplug_callback)(void *context, const char *camera_id, int added);
-/// A frame completed. Called on libcamera's thread; must not block for long.
+/// A frame completed. Called on libcamera's thread; must not block for long. A frame with
+/// a negative status and no planes says the stream failed (a request could not be queued
+/// again): no more frames will come.
 typedef void (*evc_lc_frame_callback)(void *context, const evc_lc_frame *frame);
 
 /// The version of this interface: the loader refuses a bridge built with another one
 /// (raised at every change of a signature or a struct below).
-#define EVC_LC_BRIDGE_INTERFACE 4
+#define EVC_LC_BRIDGE_INTERFACE 5
 /// The bridge's EVC_LC_BRIDGE_INTERFACE.
 int evc_lc_bridge_interface(void);
 
 /// The libcamera version the bridge was compiled against ("0.0.3").
 const char *evc_lc_compiled_version(void);
+
+/// Writes `message` through the filter libcamera's log goes to once the manager started
+/// (its ERROR and FATAL lines to stderr), as libcamera's own threads write to it: one call
+/// per message, from any thread.
+void evc_lc_log_write(const char *message);
 
 /// Starts libcamera's camera manager (one per process). nil on failure, with `error` filled.
 evc_lc_manager *evc_lc_manager_start(evc_lc_hotplug_callback hotplug, void *context, evc_lc_error *error);
@@ -174,10 +181,11 @@ int evc_lc_camera_start(evc_lc_camera *camera, evc_lc_frame_callback callback, v
 /// Without a callback: waits at most `timeout_ms` for the next completed frame and lends it
 /// (its planes stay valid, and its request out of the camera, until evc_lc_camera_requeue).
 /// -ETIMEDOUT when none came, -ENODEV once the camera was disconnected (unplugged), -EPIPE
-/// when not streaming. One frame at a time.
+/// when not streaming, libcamera's code once the stream failed on its thread (a request not
+/// queued again, an exception in the completion handler). One frame at a time.
 int evc_lc_camera_next_frame(evc_lc_camera *camera, int timeout_ms, evc_lc_frame *frame, evc_lc_error *error);
 /// Gives the frame lent by evc_lc_camera_next_frame back: its request is queued again (with
-/// the controls set since).
+/// the controls set since); libcamera's code when it refuses it.
 int evc_lc_camera_requeue(evc_lc_camera *camera, evc_lc_error *error);
 /// Stops streaming; no callback runs after it returns.
 int evc_lc_camera_stop(evc_lc_camera *camera, evc_lc_error *error);

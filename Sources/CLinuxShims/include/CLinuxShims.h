@@ -9,6 +9,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
+#include <malloc.h>
 #include <linux/input.h>
 #include <linux/uinput.h>
 #include <linux/videodev2.h>

@@ -231,7 +231,4 @@ public struct Control: Sendable {
         }
         return String(cFormat: valueFormat, value)
     }
-
-    /// The picker's selected index (the value as an integer).
-    public var selectedIndex: Int { Int(value.rounded()) }
 }
