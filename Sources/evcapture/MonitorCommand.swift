@@ -28,7 +28,9 @@ struct MonitorCommand: ParsableCommand {
     func run() throws {
         let candidates = DaemonSettings.monitorSocketCandidates()
         // The first that exists; with none, the first, so the error names where a daemon would be.
-        let socket = self.socket ?? candidates.first { access($0, F_OK) == 0 } ?? candidates[0]
+        // first(where:) spelled out: Swift 6.2 did not type-check `first { … }` between two ??s
+        let existing = candidates.first(where: { access($0, F_OK) == 0 })
+        let socket: String = self.socket ?? existing ?? candidates[0]
         let terminal = isatty(STDOUT_FILENO) == 1
         let renderer = MonitorRenderer(isTerminal: terminal, width: terminal ? Self.terminalWidth() : 100)
         do {
