@@ -863,9 +863,10 @@ def parse_args(argv):
     p.add_argument("--no-bundle", action="store_true", help="run only the --shell-script steps")
     p.add_argument("--no-build", action="store_true", help="do not run swift build --build-tests first")
     p.add_argument("--bundle", metavar="PATH", help="test bundle (default .build/debug/evcapturePackageTests.xctest)")
-    p.add_argument("--guests", type=int, default=int(os.environ.get("EVCAPTURE_SYSTEST_GUESTS", 2)), metavar="N",
-                   help="boot N guests at once and split the suites between them (default 2; a run with "
-                        "--filter boots one)")
+    p.add_argument("--guests", type=int, metavar="N",
+                   default=int(os.environ.get("EVCAPTURE_SYSTEST_GUESTS", min(4, max(1, (os.cpu_count() or 1) // 2)))),
+                   help="boot N guests at once and split the suites between them (default: one per two "
+                        "cores, at most 4; a run with --filter boots one)")
     p.add_argument("--parallel", action="store_true", help="let Swift Testing run tests in parallel (default: serial)")
     p.add_argument("-e", "--env", action="append", default=[], metavar="NAME=VALUE",
                    help="environment variable for the guest steps (repeatable)")
@@ -1158,17 +1159,18 @@ def record_suite_seconds(build_dir, out_dirs):
 def plan_guests(args, bundle, build_dir):
     """The --filter list of each guest. A run of every suite is split over --guests VMs booted at
     once: whole suites, the longest first, each onto the guest with the fewest seconds so far (the
-    seconds a suite took last time, or as kept in Tests/System/suite-seconds.json). The tests wait
-    on the emulated kernel more than they compute, so two guests take about half the time even on
-    two cores. A run with --filter boots one guest."""
+    seconds a suite took last time, or as kept in Tests/System/suite-seconds.json); a suite a --skip
+    pattern matches is left out. A guest keeps about 70 % of a core busy (the tests wait on the
+    emulated kernel more than they compute), and timing tests need what is left: one guest per two
+    cores by default. A run with --filter boots one guest."""
     if args.guests <= 1 or args.filter or args.no_bundle:
         return [args.filter]
     listing = subprocess.run([bundle, "--testing-library", "swift-testing", "--list-tests"],
                              capture_output=True, text=True)
     tests = {}
     for line in listing.stdout.splitlines():
-        if line.startswith("SystemTests."):
-            suite = line.split("/", 1)[0]
+        suite = line.split("/", 1)[0]
+        if line.startswith("SystemTests.") and not any(re.search(skip, suite) for skip in args.skip):
             tests[suite] = tests.get(suite, 0) + 1
     if listing.returncode != 0 or not tests:
         say(f"the test bundle listed no system tests (status {listing.returncode}): one guest runs them all")
