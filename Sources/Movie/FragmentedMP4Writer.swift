@@ -19,8 +19,9 @@ import V4L2
 public final class FragmentedMP4Writer {
     public let width: Int
     public let height: Int
-    /// The encoder used; nil when the camera's H.264 is muxed as it is.
-    public let encoder: EncoderChoice?
+    /// The encoder used (the choice, or its fallback when that could not be opened); nil
+    /// when the camera's H.264 is muxed as it is.
+    public private(set) var encoder: EncoderChoice?
     /// Frames in the file (in whole fragments or the one being recorded).
     public private(set) var frames = 0
     /// Frames in fragments already on disk.
@@ -40,6 +41,8 @@ public final class FragmentedMP4Writer {
     private let converter: FrameConverter?
     private let sink: UnsafeMutablePointer<evc_fd_sink>
     private var packet: UnsafeMutablePointer<AVPacket>?
+    /// For encoders that send the parameter sets once (``EncoderSetup/repeatsParameterSets``).
+    private var repeater: ParameterSetRepeater?
     private var framesInFragment = 0
     private var failure: MovieError?
     private static let timeBase = AVRational(num: 1, den: Int32(FrameTiming.ticksPerSecond))
@@ -62,13 +65,12 @@ public final class FragmentedMP4Writer {
             keyframeInterval: min(settings.keyframeInterval, H264Settings.maximumKeyframeInterval), nominalRate: format.framesPerSecond)
         let converter = format.pixelFormat == .h264 ? nil : try FrameConverter(format: format, crop: crop)
         self.converter = converter
-        self.encoder = converter == nil ? nil : encoder
         sink = .allocate(capacity: 1)
         sink.initialize(to: evc_fd_sink(fd: fd, written: 0, error: 0))
         packet = av_packet_alloc()
         if converter != nil {
             guard let encoder else { throw MovieError(code: .noEncoder, context: "no H.264 encoder for \(format.pixelFormat) frames") }
-            try openEncoder(encoder, settings, format.framesPerSecond)
+            self.encoder = try openEncoder(encoder, settings, format.framesPerSecond)
         }
         try openMuxer(creationTime: creationTime)
     }
@@ -83,10 +85,14 @@ public final class FragmentedMP4Writer {
         sink.deallocate()
     }
 
-    private func openEncoder(_ choice: EncoderChoice, _ settings: H264Settings, _ fps: Double?) throws(MovieError) {
-        codec = try openH264Encoder(
-            choice, settings, width: width, height: height, framesPerSecond: fps, keyframeInterval: timing.keyframeInterval,
-            timeBase: Self.timeBase, globalHeader: true)
+    /// Opens `choice`, or its software fallback (``EncoderChoice/fallback``); returns the
+    /// encoder opened.
+    private func openEncoder(_ choice: EncoderChoice, _ settings: H264Settings, _ fps: Double?) throws(MovieError) -> EncoderChoice {
+        let opened = try openH264Encoder(
+            choice, settings, width: width, height: height, framesPerSecond: fps, timeBase: Self.timeBase, globalHeader: true)
+        codec = opened.codec
+        repeater = opened.setup.repeatsParameterSets ? ParameterSetRepeater() : nil
+        return opened.choice
     }
 
     private func openMuxer(creationTime: Double) throws(MovieError) {
@@ -191,8 +197,30 @@ public final class FragmentedMP4Writer {
             let rc = avcodec_receive_packet(codec, packet)
             if rc == evc_averror_eagain() || rc == evc_averror_eof() { return }
             guard rc >= 0 else { throw MovieError(code: .codec, averror: rc, "encoding a frame") }
+            if repeater != nil {
+                guard try repeatParameterSets(packet) else { continue }
+            }
             try write(packet)
         }
+    }
+
+    /// Runs the encoder's packet through ``repeater``: false when it held no picture (its
+    /// parameter sets wait for the next one).
+    private func repeatParameterSets(_ packet: UnsafeMutablePointer<AVPacket>) throws(MovieError) -> Bool {
+        guard let data = packet.pointee.data, packet.pointee.size > 0 else { return true }
+        let bytes = Array(UnsafeBufferPointer(start: data, count: Int(packet.pointee.size)))
+        guard let out = repeater?.process(bytes) else {
+            av_packet_unref(packet)
+            return false
+        }
+        guard out.count != bytes.count else { return true }
+        let (pts, dts, duration, flags) = (packet.pointee.pts, packet.pointee.dts, packet.pointee.duration, packet.pointee.flags)
+        av_packet_unref(packet)
+        let rc = av_new_packet(packet, Int32(out.count))
+        guard rc >= 0 else { throw MovieError(code: .codec, averror: rc, "allocating a packet") }
+        out.withUnsafeBytes { packet.pointee.data.update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: out.count) }
+        (packet.pointee.pts, packet.pointee.dts, packet.pointee.duration, packet.pointee.flags) = (pts, dts, duration, flags)
+        return true
     }
 
     /// Muxes one packet; a keyframe first cuts the fragment before it.

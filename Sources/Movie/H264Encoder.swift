@@ -4,18 +4,49 @@ import Glibc
 import CFFmpeg
 import V4L2
 
-/// Opens an FFmpeg H.264 encoder for `width`×`height` YUV 4:2:0 pictures: no B-frames (each
-/// frame's packet comes out at once), a keyframe at least every `keyframeInterval` ticks of
-/// `timeBase`'s 90 kHz clock, the rate control of `settings`. `globalHeader`: SPS and PPS in
-/// the codec's extradata (an MP4's `avcC`) instead of before each IDR frame in the stream (a
-/// live stream, which a viewer joins at any keyframe).
+/// An FFmpeg H.264 encoder opened by ``openH264Encoder(_:_:width:height:framesPerSecond:timeBase:globalHeader:)``.
+struct OpenedH264Encoder {
+    var codec: UnsafeMutablePointer<AVCodecContext>
+    /// The encoder opened: the choice, or its software fallback.
+    var choice: EncoderChoice
+    /// What it was told (``EncoderSetup``): whether its packets need a ``ParameterSetRepeater``.
+    var setup: EncoderSetup
+}
+
+/// Opens the H.264 encoder of `choice` for `width`×`height` YUV 4:2:0 pictures, set up as
+/// ``EncoderSetup`` says: no B-frames (each frame's packet comes out at once), a keyframe
+/// at least every ``H264Settings/keyframeInterval``, the rate control of `settings`.
+/// `globalHeader`: SPS and PPS wanted in the codec's extradata (an MP4's `avcC`), for the
+/// encoders that can give them there; otherwise they come in the stream before each IDR frame
+/// (a live stream, which a viewer joins at any keyframe). When the choice cannot be opened and
+/// has a software fallback (``EncoderChoice/fallback``: the hardware encoder under `auto`,
+/// busy or refusing the size), opens that instead (docs/video.md#which-encoder).
 func openH264Encoder(
     _ choice: EncoderChoice, _ settings: H264Settings, width: Int, height: Int, framesPerSecond fps: Double?,
-    keyframeInterval: Int64, timeBase: AVRational, globalHeader: Bool
-) throws(MovieError) -> UnsafeMutablePointer<AVCodecContext> {
-    guard let found = avcodec_find_encoder_by_name(choice.name), var ctx = Optional(avcodec_alloc_context3(found)), let c = ctx else {
-        throw MovieError(code: .noEncoder, context: "FFmpeg has no encoder \(choice.name)")
+    timeBase: AVRational, globalHeader: Bool
+) throws(MovieError) -> OpenedH264Encoder {
+    do {
+        return try openH264Encoder(
+            named: choice.name, choice, settings, width: width, height: height, framesPerSecond: fps, timeBase: timeBase,
+            globalHeader: globalHeader)
+    } catch {
+        guard let software = choice.fallback else { throw error }
+        let fallback = EncoderChoice(name: software, isHardware: false, reason: "software: \(choice.name) could not be opened (\(error))")
+        return try openH264Encoder(
+            named: software, fallback, settings, width: width, height: height, framesPerSecond: fps, timeBase: timeBase,
+            globalHeader: globalHeader)
     }
+}
+
+private func openH264Encoder(
+    named name: String, _ choice: EncoderChoice, _ settings: H264Settings, width: Int, height: Int, framesPerSecond fps: Double?,
+    timeBase: AVRational, globalHeader: Bool
+) throws(MovieError) -> OpenedH264Encoder {
+    guard let found = avcodec_find_encoder_by_name(name), var ctx = Optional(avcodec_alloc_context3(found)), let c = ctx else {
+        throw MovieError(code: .noEncoder, context: "FFmpeg has no encoder \(name)")
+    }
+    let setup = EncoderSetup(
+        encoder: name, settings: settings, width: width, height: height, framesPerSecond: fps, globalHeader: globalHeader)
     let rate = fps.flatMap { $0.isFinite && $0 > 0 ? $0 : nil } ?? 30
     c.pointee.width = Int32(width)
     c.pointee.height = Int32(height)
@@ -23,28 +54,19 @@ func openH264Encoder(
     c.pointee.time_base = timeBase
     c.pointee.framerate = AVRational(num: Int32((rate * 1000).rounded()), den: 1000)
     // Frames, as an upper bound: a recording places its keyframes by time (FrameTiming).
-    c.pointee.gop_size = Int32(max(1, (rate * Double(keyframeInterval) / Double(FrameTiming.ticksPerSecond)).rounded(.down)))
+    c.pointee.gop_size = Int32(setup.gopSize)
     c.pointee.max_b_frames = 0
-    if globalHeader { c.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER) }
-    if choice.name == "libx264", case .quality(let crf) = settings.rateControl {
-        av_opt_set(c.pointee.priv_data, "crf", "\(crf)", 0)
-    } else {
-        c.pointee.bit_rate = Int64(settings.bitrate(width: width, height: height, framesPerSecond: rate))
-    }
-    if choice.name == "libx264" {
-        // No lookahead and no B-frames: each frame's packet comes out at once, so a
-        // fragment holds exactly the frames sent before its cut, and a live frame is not held back.
-        av_opt_set(c.pointee.priv_data, "preset", "veryfast", 0)
-        av_opt_set(c.pointee.priv_data, "tune", "zerolatency", 0)
-        // A frame asked to be a keyframe is an IDR frame, which a viewer can start from.
-        av_opt_set(c.pointee.priv_data, "forced-idr", "1", 0)
+    if setup.globalHeader { c.pointee.flags |= Int32(AV_CODEC_FLAG_GLOBAL_HEADER) }
+    if let bitRate = setup.bitRate { c.pointee.bit_rate = Int64(bitRate) }
+    for (option, value) in setup.privateOptions.sorted(by: { $0.key < $1.key }) {
+        av_opt_set(c.pointee.priv_data, option, value, 0)
     }
     let rc = avcodec_open2(c, found, nil)
     guard rc >= 0 else {
         avcodec_free_context(&ctx)
-        throw MovieError(code: .codec, averror: rc, "opening the encoder \(choice.name) at \(width)×\(height)")
+        throw MovieError(code: .codec, averror: rc, "opening the encoder \(name) at \(width)×\(height)")
     }
-    return c
+    return OpenedH264Encoder(codec: c, choice: choice, setup: setup)
 }
 
 /// One encoded frame of a live stream: an H.264 access unit in Annex B.
@@ -69,11 +91,14 @@ public struct EncodedFrame: Sendable, Hashable {
 /// ``H264Settings/keyframeInterval``. One instance belongs to one thread.
 public final class H264LiveEncoder {
     public let format: StreamFormat
+    /// The encoder used (the choice, or its fallback when that could not be opened).
     public let encoder: EncoderChoice
     private var codec: UnsafeMutablePointer<AVCodecContext>?
     private let converter: FrameConverter
     private var packet: UnsafeMutablePointer<AVPacket>?
     private var lastPTS: Int64 = .min
+    /// For encoders that send the parameter sets once (``EncoderSetup/repeatsParameterSets``).
+    private var repeater: ParameterSetRepeater?
     /// Camera frames left out because they could not be decoded (damaged MJPEG).
     public private(set) var undecodable = 0
     /// The encoder's clock: µs, the kernel timestamps' own unit.
@@ -83,12 +108,14 @@ public final class H264LiveEncoder {
         try FFmpegLibraries.load()
         av_log_set_level(AV_LOG_ERROR)
         self.format = format
-        self.encoder = encoder
         converter = try FrameConverter(format: format, crop: CropRect(x: 0, y: 0, width: format.width, height: format.height))
         packet = av_packet_alloc()
-        codec = try openH264Encoder(
+        let opened = try openH264Encoder(
             encoder, settings, width: format.width, height: format.height, framesPerSecond: format.framesPerSecond,
-            keyframeInterval: Int64((settings.keyframeInterval / .milliseconds(1)) * 90), timeBase: Self.timeBase, globalHeader: false)
+            timeBase: Self.timeBase, globalHeader: false)
+        codec = opened.codec
+        self.encoder = opened.choice
+        repeater = opened.setup.repeatsParameterSets ? ParameterSetRepeater() : nil
     }
 
     deinit {
@@ -118,7 +145,15 @@ public final class H264LiveEncoder {
             rc = avcodec_receive_packet(codec, packet)
             if rc == evc_averror_eagain() || rc == evc_averror_eof() { break }
             guard rc >= 0 else { throw MovieError(code: .codec, averror: rc, "encoding a live frame") }
-            let unit = [UInt8](UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
+            var unit = [UInt8](UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
+            if repeater != nil {
+                // parameter sets alone wait for the next picture
+                guard let withSets = repeater?.process(unit) else {
+                    av_packet_unref(packet)
+                    continue
+                }
+                unit = withSets
+            }
             out.append(
                 EncodedFrame(
                     bytes: unit, timestampMicroseconds: packet.pointee.pts,

@@ -66,11 +66,15 @@ public struct EncoderChoice: Sendable, Hashable, CustomStringConvertible {
     public var isHardware: Bool
     /// Why this one, in a sentence.
     public var reason: String
+    /// The software encoder a recording uses when this hardware one cannot be opened (it is
+    /// busy, or refuses the size): set under `auto` only — a named encoder has none.
+    public var fallback: String?
 
-    public init(name: String, isHardware: Bool, reason: String) {
+    public init(name: String, isHardware: Bool, reason: String, fallback: String? = nil) {
         self.name = name
         self.isHardware = isHardware
         self.reason = reason
+        self.fallback = fallback
     }
 
     public var description: String { "\(name) (\(reason))" }
@@ -102,7 +106,9 @@ public struct EncoderChoice: Sendable, Hashable, CustomStringConvertible {
             return .success(EncoderChoice(name: name, isHardware: false, reason: "configured"))
         case .automatic:
             if let node = hardwareNode, available.contains("h264_v4l2m2m") {
-                return .success(EncoderChoice(name: "h264_v4l2m2m", isHardware: true, reason: "hardware H.264 encoder \(node)"))
+                let software = ["libx264", "libopenh264"].first(where: available.contains)
+                return .success(
+                    EncoderChoice(name: "h264_v4l2m2m", isHardware: true, reason: "hardware H.264 encoder \(node)", fallback: software))
             }
             let why =
                 hardwareNode == nil
@@ -113,6 +119,63 @@ public struct EncoderChoice: Sendable, Hashable, CustomStringConvertible {
             }
             return .failure(
                 MovieError(code: .noEncoder, context: "no H.264 encoder: \(why), and FFmpeg has neither libx264 nor libopenh264"))
+        }
+    }
+}
+
+/// How the codec context is set up for one encoder: what a recording (``FragmentedMP4Writer``)
+/// and the live stream (``H264LiveEncoder``) hand FFmpeg, as data (docs/video.md#which-encoder).
+public struct EncoderSetup: Sendable, Hashable {
+    /// At most this many frames between keyframes (keyframes are placed by time, ``FrameTiming``).
+    public var gopSize: Int
+    /// The bitrate, for encoders without constant quality; nil: the encoder's own rate control.
+    public var bitRate: Int?
+    /// The encoder's private options (`av_opt_set` on its private data).
+    public var privateOptions: [String: String]
+    /// Whether the parameter sets go in the codec's extradata (an MP4's `avcC`) only
+    /// (`AV_CODEC_FLAG_GLOBAL_HEADER`): when asked for, by the encoders that can give them up
+    /// front. FFmpeg's `h264_v4l2m2m` cannot (it sends them once, before the first picture,
+    /// in FFmpeg 5.1 and 7.1 alike). Without it, libx264 and libopenh264 put them before
+    /// every IDR frame themselves.
+    public var globalHeader: Bool
+    /// Whether the writer puts the stream's SPS and PPS before every keyframe that lacks
+    /// them (``ParameterSetRepeater``): a stream joined at any keyframe then decodes.
+    /// `h264_v4l2m2m` has no option for it (FFmpeg 5.1 and 7.1), and its `dump_extra`
+    /// bitstream filter needs the global header that encoder does not give.
+    public var repeatsParameterSets: Bool
+
+    /// The setup of `encoder` for pictures at `framesPerSecond` (nil or not finite: 30);
+    /// `globalHeader`: the parameter sets wanted in the extradata (a recording), or in the
+    /// stream (a live stream).
+    public init(encoder: String, settings: H264Settings, width: Int, height: Int, framesPerSecond: Double?, globalHeader: Bool = true) {
+        let rate = framesPerSecond.flatMap { $0.isFinite && $0 > 0 ? $0 : nil } ?? 30
+        let interval = min(settings.keyframeInterval, H264Settings.maximumKeyframeInterval) / .seconds(1)
+        gopSize = Int(max(1, (rate * interval).rounded(.down)))
+        privateOptions = [:]
+        switch encoder {
+        case "libx264":
+            // No lookahead and no B-frames: each frame's packet comes out at once, so a
+            // fragment holds exactly the frames sent before its cut.
+            privateOptions["preset"] = "veryfast"
+            privateOptions["tune"] = "zerolatency"
+            // A frame asked to be a keyframe is an IDR frame, which a viewer can start from.
+            privateOptions["forced-idr"] = "1"
+            if case .quality(let crf) = settings.rateControl {
+                privateOptions["crf"] = "\(crf)"
+                bitRate = nil
+            } else {
+                bitRate = settings.bitrate(width: width, height: height, framesPerSecond: rate)
+            }
+            self.globalHeader = globalHeader
+            repeatsParameterSets = false
+        case "h264_v4l2m2m":
+            bitRate = settings.bitrate(width: width, height: height, framesPerSecond: rate)
+            self.globalHeader = false
+            repeatsParameterSets = true
+        default:
+            bitRate = settings.bitrate(width: width, height: height, framesPerSecond: rate)
+            self.globalHeader = globalHeader
+            repeatsParameterSets = false
         }
     }
 }

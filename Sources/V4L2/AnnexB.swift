@@ -27,4 +27,26 @@ public enum AnnexB {
     public static func containsIDR(_ bytes: [UInt8]) -> Bool {
         bytes.withUnsafeBytes { containsIDR($0) }
     }
+
+    /// The NAL units of an access unit: each one's type (the low 5 bits of its first byte)
+    /// and its bytes from its start code (`00 00 01`, or `00 00 00 01`) to the next one's.
+    /// Bytes before the first start code are not a NAL unit and are left out.
+    public static func nalUnits(_ bytes: [UInt8]) -> [(type: UInt8, range: Range<Int>)] {
+        var starts: [(codeAt: Int, type: UInt8)] = []
+        var zeros = 0
+        for i in bytes.indices {
+            let b = bytes[i]
+            if b == 0 {
+                zeros += 1
+                continue
+            }
+            if b == 1, zeros >= 2, i + 1 < bytes.count {
+                starts.append((codeAt: i - min(zeros, 3), type: bytes[i + 1] & 0x1F))
+            }
+            zeros = 0
+        }
+        return starts.indices.map { n in
+            (type: starts[n].type, range: starts[n].codeAt..<(n + 1 < starts.count ? starts[n + 1].codeAt : bytes.count))
+        }
+    }
 }
