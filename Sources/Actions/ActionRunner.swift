@@ -58,6 +58,8 @@ public final class ActionRunner: ActionTriggerSink {
     /// "action queue full" at most every 10 s, with the count dropped meanwhile: a flood of
     /// requests (a script POSTing to the live view) cannot flood the log.
     private let queueFullLog = Mutex(LogThrottle(interval: .seconds(10)))
+    /// The clock that throttle reads (``monotonicNow()``; a hand-driven one in tests).
+    private let logClock: @Sendable () -> Timestamp
     /// Presses whose photo is being prepared (at most `queueLimit`).
     let preparations: PhotoPreparations
     /// Where photos' frames come from: the ring (`frames`), or a fake in tests.
@@ -102,14 +104,17 @@ public final class ActionRunner: ActionTriggerSink {
             photoFrames: nil)
     }
 
-    /// `photoFrames`: where photos' frames come from instead of the capture stream (tests).
+    /// `photoFrames`: where photos' frames come from instead of the capture stream (tests);
+    /// `logClock`: the clock of the "action queue full" line's throttle (tests drive one by hand).
     init(
         configuration: ActionsConfiguration, frameStream: FrameStreamOpener = .v4l2, logger: Logger,
         continuing previous: ActionRunner? = nil,
-        onOutcome: @escaping @Sendable (ActionOutcome) -> Void, photoFrames: (any NearestFrameSource)?
+        onOutcome: @escaping @Sendable (ActionOutcome) -> Void, photoFrames: (any NearestFrameSource)?,
+        logClock: @escaping @Sendable () -> Timestamp = monotonicNow
     ) {
         self.configuration = configuration
         self.logger = logger
+        self.logClock = logClock
         // A timelapse's photos and failures also count as its shots and misses.
         let runner = Mutex<WeakRunner>(WeakRunner())
         self.onOutcome = { outcome in
@@ -339,7 +344,7 @@ public final class ActionRunner: ActionTriggerSink {
     }
 
     private func logQueueFull(kind: String, press: PressID) {
-        guard let left = queueFullLog.withLock({ $0.admit(now: monotonicNow()) }) else { return }
+        guard let left = queueFullLog.withLock({ $0.admit(now: logClock()) }) else { return }
         logger.info(
             "action queue full, request dropped\(left > 0 ? " (and \(left) more since the last such line)" : "")",
             metadata: ["action.kind": "\(kind)", "press": "\(press)"])

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import Capture
 @testable import Actions
+import Evdev
 import LinuxIO
 @testable import Media
 
@@ -121,6 +122,64 @@ extension ActionsBoundsTests {
         #expect(runner.videoCommandsDropped.load(ordering: .relaxed) == 0)
         let queueFull = log.failures.count { if case .queueFull(kind: "video", _) = $0 { true } else { false } }
         #expect(queueFull == 1000 - 4, "\(queueFull) stops answered queue-full")
+        release.store(true, ordering: .releasing)
+        await runner.shutdown()
+    }
+}
+
+extension ActionsBoundsTests {
+    /// A flood of photo requests while the photo worker is busy (a script POSTing to the live
+    /// view): each dropped one is answered `queue-full`, but the log gets "action queue full"
+    /// at most once per 10 s, and the next line counts those left out
+    /// (docs/behaviour.md#reliability). The throttle's clock is driven by hand.
+    @Test(.timeLimit(.minutes(1))) func theQueueFullLineIsLoggedAtMostEveryTenSecondsWithTheCountLeftOut() async {
+        let log = OutcomeLog()
+        let recorded = RecordedLog()
+        let now = Atomic<Int64>(1_000_000_000)
+        let busy = Atomic<Bool>(false)
+        let release = Atomic<Bool>(false)
+        let runner = ActionRunner(
+            configuration: ActionsConfiguration(
+                capture: nil, bindings: [.primary: ActionBinding(photoOn: .click)], sound: .off, queueLimit: 4),
+            logger: recorded.logger,
+            onOutcome: { outcome in
+                log.add(outcome)
+                // The first answer (the first photo's: no camera) holds the photo worker.
+                if !busy.exchange(true, ordering: .acquiringAndReleasing) {
+                    while !release.load(ordering: .acquiring) { usleep(1000) }
+                }
+            },
+            photoFrames: nil, logClock: { Timestamp(microseconds: now.load(ordering: .relaxed)) })
+        var remote = trigger(.click, press: .remote)
+        remote.action = nil
+        runner.perform(.photo, for: remote)
+        #expect(await eventually { busy.load(ordering: .acquiring) })
+        func flood(_ n: Int) { for _ in 0..<n { runner.perform(.photo, for: remote) } }
+        func queueFullLines() -> [String] { recorded.lines.filter { $0.contains("action queue full") } }
+        func queueFullAnswers() -> Int { log.failures.count { if case .queueFull(kind: "photo", _) = $0 { true } else { false } } }
+
+        // 4 wait, 996 are dropped: one line.
+        flood(1000)
+        #expect(queueFullAnswers() == 996)
+        #expect(queueFullLines().count == 1, "\(queueFullLines().count) lines, the first: \(queueFullLines().prefix(2))")
+        #expect(queueFullLines().first == "info: action queue full, request dropped action.kind=photo press=0")
+        // 9.999999 s later: still that one line.
+        now.add(9_999_999, ordering: .relaxed)
+        flood(10)
+        #expect(queueFullAnswers() == 1006)
+        #expect(queueFullLines().count == 1, "\(queueFullLines().count) lines")
+        // 10 s after the first line: the next drop is logged, with the 1,005 left out since.
+        now.add(1, ordering: .relaxed)
+        flood(1)
+        let second = "info: action queue full, request dropped (and 1005 more since the last such line) action.kind=photo press=0"
+        #expect(queueFullLines().last == second, "\(queueFullLines())")
+        // And again nothing for the next 10 s; then a line with the count of those.
+        flood(50)
+        now.add(10_000_000, ordering: .relaxed)
+        flood(1)
+        #expect(queueFullLines().count == 3, "\(queueFullLines().count) lines")
+        #expect(queueFullLines().last?.contains("(and 50 more since the last such line)") == true, "\(queueFullLines())")
+        #expect(queueFullAnswers() == 1058)
         release.store(true, ordering: .releasing)
         await runner.shutdown()
     }

@@ -63,22 +63,21 @@ func parseEnv(_ output: String) -> [String: String] {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir).isEmpty, "nothing was executed")
     }
 
-    /// No wall-clock bound near the timeout (a loaded machine can take seconds to schedule
-    /// the kill): the hook would sleep 60 s; it is reported as killed for its timeout, ends
-    /// far sooner than its sleep would, and its whole process group dies with it.
+    /// No wall-clock bound (the awaiting test resumes on Swift's cooperative pool, which
+    /// tests blocking their threads in parallel can hold for as long as a minute on a loaded
+    /// machine): the hook would sleep 60 s and then exit 0; it is reported as killed for its
+    /// timeout, which only the kill can make it, and its whole process group dies with it.
     @Test func aHookPastItsTimeoutIsKilled() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let sleeperFile = "\(dir)/sleeper"
-        let start = ContinuousClock.now
         // The shell's child (sleep) is in the hook's process group and must die with it.
         let hook = ExecHook(
             argv: ["/bin/sh", "-c", "sleep 60 & echo $! > \"$0\"; wait $!; echo never", sleeperFile], on: [.click],
             timeout: .milliseconds(400))
         let result = await hook.run(for: trigger(), logger: testLogger)
-        let elapsed = ContinuousClock.now - start
+        // Not killed, the shell would have waited for its sleep and exited 0.
         #expect(result == .failure(.hook(name: "/bin/sh", problem: "killed after its timeout")))
-        #expect(elapsed < .seconds(30), "took \(elapsed): not killed, the hook ran its sleep out")
         let sleeper = try #require(
             Int32(try String(contentsOfFile: sleeperFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
         // Gone or a zombie (reparented, maybe not reaped yet): either way it no longer runs.

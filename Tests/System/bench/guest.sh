@@ -11,6 +11,17 @@ shutter_rounds=${EVC_BENCH_SHUTTER_ROUNDS:-4}
 status=0
 echo "bench: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU(s), QEMU TCG"
 
+# --- hostile clients (hostile.py): the live view's private memory and the owner's snapshot
+# latency against 16 hostile clients of each of five kinds, alternating with quiet blocks in one
+# daemon; EVC_BENCH_ONLY=hostile ---
+case "${EVC_BENCH_ONLY:-}" in ""|hostile)
+echo "bench: === hostile: live view memory and the owner's snapshot latency against hostile clients (one daemon, alternating blocks) ==="
+python3 "$EVC_BENCH_DIR_SRC/hostile.py" "$EVC_BENCH_EVCAPTURE" --rounds "${EVC_BENCH_HOSTILE_ROUNDS:-2}" \
+    --block "${EVC_BENCH_HOSTILE_BLOCK:-12}" --clients "${EVC_BENCH_HOSTILE_CLIENTS:-16}" || status=1
+;; esac
+[ "${EVC_BENCH_ONLY:-}" = hostile ] && exit $status
+# --- end of hostile clients ---
+
 # --- libcamera (libcamera.py): shutter lag on vimc through libcamera, CPU per streaming second
 # against libcamera's cam; EVC_BENCH_ONLY=libcamera ---
 case "${EVC_BENCH_ONLY:-}" in ""|libcamera)

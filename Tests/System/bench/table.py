@@ -132,6 +132,47 @@ def rows(reports, figures):
                         "met" if int(m["median"]) <= 150 else "missed"))
     out += video_rows(reports, figures)
     out += libcamera_rows(figures)
+    out += hostile_rows(figures)
+    return out
+
+
+HOSTILE_KINDS = {
+    "pipeline": "pipelining without reading (with the credentials)",
+    "trickle": "trickling a request head, a byte every 2 s",
+    "unauth": "collecting 401s without credentials",
+    "noread": "downloads, streams and snapshots never read (with the credentials)",
+    "guess": "guessing the password",
+}
+
+
+def hostile_rows(figures):
+    """The live view against hostile clients (the VM, hostile.py): the owner's snapshot p99
+    beside each kind against the quiet blocks around it, and the daemon's private memory
+    before, during and after them."""
+    out = []
+    for f in figures:
+        m = re.match(r"hostile-owner (?P<kind>\w+): p99=(?P<p99>[\d.]+) ms p50=(?P<p50>[\d.]+) ms quiet p99=(?P<q99>[\d.]+) ms "
+                     r"p50=(?P<q50>[\d.]+) ms ratio=(?P<r>[\d.]+) interval=(?P<lo>[\d.]+)-(?P<hi>[\d.]+) n=(?P<n>\S+) "
+                     r"failed=(?P<failed>\d+)", f)
+        if m:
+            ok = float(m["r"]) <= 2 and m["failed"] == "0"
+            out.append((f"hostile: the owner's snapshot p99 beside 16 clients {HOSTILE_KINDS.get(m['kind'], m['kind'])}, "
+                        "against quiet blocks (VM, alternating)",
+                        f"p99 {m['p99']} ms (p50 {m['p50']}); quiet p99 {m['q99']} ms (p50 {m['q50']}); ratio {m['r']}, "
+                        f"90 % interval {m['lo']}–{m['hi']}; n {m['n']}; {m['failed']} failed",
+                        "≤ 2 × quiet, none failed", "met" if ok else "missed"))
+        m = re.match(r"hostile-memory (?P<kind>\w+): before=(?P<before>\d+) kB peak=(?P<peak>\d+) kB after=(?P<after>\d+) kB "
+                     r"growth=(?P<growth>[-+]\d+) kB \((?P<rest>[^)]*)\) (?P<load>.*)$", f)
+        if m:
+            ok = int(m["growth"]) <= 1024
+            out.append((f"hostile: private memory before, during and after 16 clients {HOSTILE_KINDS.get(m['kind'], m['kind'])} (VM)",
+                        f"{m['before']} → peak {m['peak']} → {m['after']} kB ({m['growth']} kB; {m['rest']}); {m['load']}",
+                        "after ≤ before + 1 MB", "met" if ok else "missed"))
+        m = re.match(r"hostile-memory all: start=(?P<start>\d+) kB end=(?P<end>\d+) kB growth=(?P<growth>[-+]\d+) kB", f)
+        if m:
+            out.append(("hostile: private memory at the start and after every block (VM)",
+                        f"{m['start']} → {m['end']} kB ({m['growth']} kB)", "≤ start + 1 MB",
+                        "met" if int(m["growth"]) <= 1024 else "missed"))
     return out
 
 

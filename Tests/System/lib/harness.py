@@ -6,6 +6,7 @@ test bundle, boots the guest under QEMU/TCG, runs the system tests inside it and
 reports what Swift Testing counted. See Tests/System/README.md.
 """
 import argparse
+import copy
 import fcntl
 import hashlib
 import json
@@ -19,6 +20,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 
 from testcounts import count_results
@@ -744,9 +746,10 @@ REBOOT_NOISE = re.compile(rb"^\[ *[0-9.]+\] reboot: ")
 class Console:
     """Streams the guest's serial console to stdout and to a log file."""
 
-    def __init__(self, log_path, quiet):
+    def __init__(self, log_path, quiet, prefix=b""):
         self.log = open(log_path, "wb")
         self.quiet = quiet
+        self.prefix = prefix  # "[2] " on the lines of the second guest of a sharded run
         self.partial = b""
         self.text = bytearray()
 
@@ -768,7 +771,7 @@ class Console:
         self.text += data
         self.log.write(data)
         self.log.flush()
-        shown = [line for line in data.split(b"\n")[:-1] if self.shown(line)]
+        shown = [self.prefix + line for line in data.split(b"\n")[:-1] if self.shown(line)]
         if shown:
             sys.stdout.buffer.write(b"\n".join(shown) + b"\n")
             sys.stdout.flush()
@@ -779,13 +782,17 @@ class Console:
         return not REBOOT_NOISE.match(line)  # the kernel's own goodbye is always printed
 
 
-def boot(args, qemu, console_log, status_path):
+RUNNING_GUESTS = set()  # the QEMU processes of this run, killed on an interrupt
+
+
+def boot(args, qemu, console_log, status_path, prefix=b""):
     """Boots once; returns (outcome, seconds, console text). outcome: 'done', 'timeout',
     'crashed' or 'early-crash' (died before the guest's init ran: worth a retry)."""
     started = time.monotonic()
-    console = Console(console_log, args.quiet)
+    console = Console(console_log, args.quiet, prefix)
     proc = subprocess.Popen(qemu, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
+    RUNNING_GUESTS.add(proc)
     fd = proc.stdout.fileno()
     outcome = None
     try:
@@ -808,6 +815,7 @@ def boot(args, qemu, console_log, status_path):
     if outcome == "timeout":
         os.killpg(proc.pid, signal.SIGKILL)
     rc = proc.wait()
+    RUNNING_GUESTS.discard(proc)
     console.close()
     text = console.text.decode(errors="replace")
     if outcome is None:
@@ -855,13 +863,17 @@ def parse_args(argv):
     p.add_argument("--no-bundle", action="store_true", help="run only the --shell-script steps")
     p.add_argument("--no-build", action="store_true", help="do not run swift build --build-tests first")
     p.add_argument("--bundle", metavar="PATH", help="test bundle (default .build/debug/evcapturePackageTests.xctest)")
+    p.add_argument("--guests", type=int, metavar="N",
+                   default=int(os.environ.get("EVCAPTURE_SYSTEST_GUESTS", min(4, max(1, (os.cpu_count() or 1) // 2)))),
+                   help="boot N guests at once and split the suites between them (default: one per two "
+                        "cores, at most 4; a run with --filter boots one)")
     p.add_argument("--parallel", action="store_true", help="let Swift Testing run tests in parallel (default: serial)")
     p.add_argument("-e", "--env", action="append", default=[], metavar="NAME=VALUE",
                    help="environment variable for the guest steps (repeatable)")
     p.add_argument("--no-project-rules", action="store_true",
                    help="do not install the repository's udev-rules/*.rules into the guest's udevd")
-    p.add_argument("--timeout", type=float, default=float(os.environ.get("EVCAPTURE_SYSTEST_TIMEOUT", 1200)),
-                   metavar="SEC", help="stop the guest after SEC seconds (default 1200)")
+    p.add_argument("--timeout", type=float, default=float(os.environ.get("EVCAPTURE_SYSTEST_TIMEOUT", 1800)),
+                   metavar="SEC", help="stop a guest after SEC seconds (default 1800)")
     p.add_argument("--memory", type=int, default=2048, metavar="MIB", help="guest memory (default 2048)")
     p.add_argument("--cpus", type=int, default=1, metavar="N",
                    help="guest CPUs (default 1: with more, GadgetFS loses back-to-back control "
@@ -946,99 +958,240 @@ def main(argv):
     if args.prepare_only:
         return EXIT_OK
 
-    out_dir = os.path.join(build_dir, "out")
     if os.path.exists(os.path.join(build_dir, "result.json")):
         os.unlink(os.path.join(build_dir, "result.json"))
-    attempts = 3
-    for attempt in range(1, attempts + 1):
-        shutil.rmtree(out_dir, ignore_errors=True)
-        os.makedirs(out_dir)
-        steps = write_run_plan(out_dir, args, bundle, fakeuvc, vimc, loopback, libcamera3)
-        qemu = qemu_command(args, kernel, initramfs, out_dir)
-        if args.verbose:
-            say("qemu: " + " ".join(shlex.quote(a) for a in qemu))
-        status_path = os.path.join(out_dir, "status")
-        try:
-            outcome, seconds, console = boot(args, qemu, os.path.join(build_dir, "console.log"), status_path)
-        except KeyboardInterrupt:
-            say("interrupted")
-            return 130
-        if outcome != "early-crash" or attempt == attempts:
-            break
-        say(f"booting again (attempt {attempt + 1} of {attempts})")
+    plans = plan_guests(args, bundle, build_dir)
+    results = [None] * len(plans)
 
-    statuses = read_status(status_path)
-    ready = re.search(r"evc-guest: ready after ([0-9.]+)s", console)
-    counts = None if args.no_bundle else count_results(os.path.join(out_dir, "events.jsonl"))
-    counts3 = count_results(os.path.join(out_dir, LIBCAMERA3_EVENTS)) if libcamera3 else None
+    def run(index):
+        results[index - 1] = run_guest(args, index, len(plans), plans[index - 1], build_dir, bundle,
+                                       (kernel, initramfs, fakeuvc, vimc, loopback), libcamera3)
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(2, len(plans) + 1)]
+    try:
+        for thread in threads:
+            thread.start()
+        run(1)
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(1.0)
+    except KeyboardInterrupt:
+        for proc in list(RUNNING_GUESTS):
+            os.killpg(proc.pid, signal.SIGKILL)
+        say("interrupted")
+        return 130
 
     # ---- verdict
     status = EXIT_OK
     problems = []
-    if outcome == "timeout":
-        status = EXIT_TIMEOUT
-        problems.append(f"timeout: the guest was still running after {args.timeout:g}s (killed)")
-    elif outcome in ("crashed", "early-crash"):
-        status = EXIT_CRASHED
-        panic = re.search(r"Kernel panic[^\n]*", console)
-        problems.append("the guest crashed" + (f": {panic.group(0)}" if panic else " (no status written)"))
-    for i, (title, _) in enumerate(steps, start=1):
-        rc = statuses.get(i)
-        if rc is None:
-            if status == EXIT_OK:
-                status = EXIT_CRASHED
-            problems.append(f"step {i} ({title}) reported no status")
-        elif rc != 0:
+    counts = counts3 = None
+    for index, guest in enumerate(results, start=1):
+        who = f"guest {index}: " if len(results) > 1 else ""
+        if guest["outcome"] == "timeout":
+            status = EXIT_TIMEOUT
+            problems.append(f"{who}timeout: the guest was still running after {args.timeout:g}s (killed)")
+        elif guest["outcome"] in ("crashed", "early-crash"):
+            status = EXIT_CRASHED
+            panic = re.search(r"Kernel panic[^\n]*", guest["console"])
+            problems.append(f"{who}the guest crashed" + (f": {panic.group(0)}" if panic else " (no status written)"))
+        for i, (title, _) in enumerate(guest["steps"], start=1):
+            rc = guest["statuses"].get(i)
+            if rc is None:
+                if status == EXIT_OK:
+                    status = EXIT_CRASHED
+                problems.append(f"{who}step {i} ({title}) reported no status")
+            elif rc != 0:
+                status = status or EXIT_FAILED
+                problems.append(f"{who}step {i} ({title}) exited with status {rc}")
+        if guest["libcamera3"] and guest["outcome"] == "done" and guest["counts3"] is None:
             status = status or EXIT_FAILED
-            problems.append(f"step {i} ({title}) exited with status {rc}")
+            problems.append(f"{who}the libcamera {libcamera3['version']} pass wrote no Swift Testing event stream")
+        if not args.no_bundle and guest["outcome"] == "done" and guest["counts"] is None:
+            status = status or EXIT_FAILED
+            problems.append(f"{who}the bundle wrote no Swift Testing event stream")
+        counts = add_counts(counts, guest["counts"])
+        counts3 = add_counts(counts3, guest["counts3"])
     if libcamera3_problem:
         status = status or EXIT_FAILED
         problems.append(libcamera3_problem)
-    if libcamera3 and outcome == "done" and counts3 is None:
-        status = status or EXIT_FAILED
-        problems.append(f"the libcamera {libcamera3['version']} pass wrote no Swift Testing event stream")
-    if counts is not None and counts3 is not None:
-        counts = tuple(a + b for a, b in zip(counts, counts3))
-    if not args.no_bundle and outcome == "done":
-        if counts is None:
+    all_counts = add_counts(counts, counts3)
+    if not args.no_bundle and all(guest["outcome"] == "done" for guest in results) and all_counts is not None:
+        passed, failed, skipped, stray = all_counts
+        if failed or stray:
             status = status or EXIT_FAILED
-            problems.append("the bundle wrote no Swift Testing event stream")
-        else:
-            passed, failed, skipped, stray = counts
-            if failed or stray:
-                status = status or EXIT_FAILED
-            if passed + failed + skipped == 0:
-                # Swift Testing also exits non-zero when nothing matched: say what happened
-                status = EXIT_NOTHING_RAN if status in (EXIT_OK, EXIT_FAILED) else status
-                problems.append(f"no system test ran (filter: {' '.join(args.filter or ['SystemTests'])})")
+        if passed + failed + skipped == 0:
+            # Swift Testing also exits non-zero when nothing matched: say what happened
+            status = EXIT_NOTHING_RAN if status in (EXIT_OK, EXIT_FAILED) else status
+            problems.append(f"no system test ran (filter: {' '.join(args.filter or ['SystemTests'])})")
+    record_suite_seconds(build_dir, [guest["out_dir"] for guest in results])
 
     # ---- summary
     print("", flush=True)
     for problem in problems:
         say(f"FAILED: {problem}")
-    if counts is not None:
-        passed, failed, skipped, stray = counts
+    if all_counts is not None:
+        passed, failed, skipped, stray = all_counts
         extra = f", {stray} issue(s) outside tests" if stray else ""
         say(f"system tests: {passed} passed, {failed} failed, {skipped} skipped{extra}")
     if counts3 is not None:
-        say(f"  of them against libcamera {libcamera3['version']} ({' '.join(libcamera3['filters'])}): "
+        suites = sorted({s for guest in results if guest["libcamera3"] for s in guest["libcamera3"]["filters"]})
+        say(f"  of them against libcamera {libcamera3['version']} ({' '.join(suites)}): "
             f"{counts3[0]} passed, {counts3[1]} failed, {counts3[2]} skipped")
+    seconds = max(guest["seconds"] for guest in results)
     timing = f"total {time.monotonic() - T_START:.1f}s (prepare {t_prepared - T_START:.1f}s, " \
              f"guest {seconds:.1f}s"
+    if len(results) > 1:
+        timing = timing.replace("guest ", f"{len(results)} guests at once, the longest ")
+    ready = re.search(r"evc-guest: ready after ([0-9.]+)s", results[0]["console"])
     if ready:
         timing += f", of it boot {float(ready.group(1)):.1f}s"
     say(timing + ")")
     result = {"status": status, "problems": problems, "seconds": round(time.monotonic() - T_START, 1),
-              "boot_seconds": float(ready.group(1)) if ready else None}
-    if counts is not None:
-        result.update(zip(("passed", "failed", "skipped", "stray_issues"), counts))
+              "boot_seconds": float(ready.group(1)) if ready else None, "guests": len(results)}
+    if all_counts is not None:
+        result.update(zip(("passed", "failed", "skipped", "stray_issues"), all_counts))
     if counts3 is not None:
         result["libcamera_0_3"] = dict(zip(("passed", "failed", "skipped", "stray_issues"), counts3),
                                        version=libcamera3["version"])
     atomic_write(os.path.join(build_dir, "result.json"), json.dumps(result, indent=1).encode())
-    say(f"console log: {os.path.relpath(os.path.join(build_dir, 'console.log'))}; "
+    logs = ", ".join(os.path.relpath(guest["console_log"]) for guest in results)
+    say(f"console log{'s' if len(results) > 1 else ''}: {logs}; "
         f"result: {'PASS' if status == EXIT_OK else f'FAIL (exit status {status})'}")
     return status
+
+
+def add_counts(a, b):
+    if a is None or b is None:
+        return b if a is None else a
+    return tuple(x + y for x, y in zip(a, b))
+
+
+def run_guest(args, index, guests, filters, build_dir, bundle, lab, libcamera3):
+    """Boots guest `index` (of `guests`) with the run's suites that `filters` select, in its own
+    output directory (out/, out-2/, ...) and console log; returns what it did."""
+    kernel, initramfs, fakeuvc, vimc, loopback = lab
+    guest_args = copy.copy(args)
+    guest_args.filter = filters
+    suffix = "" if index == 1 else f"-{index}"
+    out_dir = os.path.join(build_dir, "out" + suffix)
+    console_log = os.path.join(build_dir, f"console{suffix}.log")
+    guest_libcamera3 = None
+    if libcamera3 and not args.no_bundle:
+        selected = libcamera3_filters(guest_args)
+        guest_libcamera3 = dict(libcamera3, filters=selected) if selected else None
+    prefix = f"[{index}] ".encode() if guests > 1 else b""
+    attempts = 3
+    for attempt in range(1, attempts + 1):
+        shutil.rmtree(out_dir, ignore_errors=True)
+        os.makedirs(out_dir)
+        steps = write_run_plan(out_dir, guest_args, bundle, fakeuvc, vimc, loopback, guest_libcamera3)
+        qemu = qemu_command(args, kernel, initramfs, out_dir)
+        if args.verbose:
+            say("qemu: " + " ".join(shlex.quote(a) for a in qemu))
+        status_path = os.path.join(out_dir, "status")
+        outcome, seconds, console = boot(args, qemu, console_log, status_path, prefix)
+        if outcome != "early-crash" or attempt == attempts:
+            break
+        say(f"{prefix.decode()}booting again (attempt {attempt + 1} of {attempts})")
+    return {"outcome": outcome, "seconds": seconds, "console": console, "steps": steps,
+            "statuses": read_status(status_path), "libcamera3": guest_libcamera3,
+            "counts": None if args.no_bundle else count_results(os.path.join(out_dir, "events.jsonl")),
+            "counts3": count_results(os.path.join(out_dir, LIBCAMERA3_EVENTS)) if guest_libcamera3 else None,
+            "out_dir": out_dir, "console_log": console_log}
+
+
+# ------------------------------------------------------------------------- guests
+
+# Seconds each suite took, kept so that a fresh clone's first run splits its suites well; a run
+# then records its own in .build-systest/suite-seconds.json, which the next one prefers.
+SUITE_SECONDS = os.path.join(SYSTEM_DIR, "suite-seconds.json")
+
+
+def suite_seconds(build_dir):
+    seconds = {}
+    for path in (SUITE_SECONDS, os.path.join(build_dir, "suite-seconds.json")):
+        try:
+            with open(path) as f:
+                seconds.update({k: float(v) for k, v in json.load(f).items()})
+        except (OSError, ValueError, AttributeError, TypeError):
+            pass
+    return seconds
+
+
+def measured_suite_seconds(events_path):
+    """Each suite's seconds in a Swift Testing event stream, from its testStarted to its testEnded."""
+    begun, took = {}, {}
+    try:
+        f = open(events_path)
+    except OSError:
+        return took
+    with f:
+        for line in f:
+            try:
+                payload = json.loads(line).get("payload", {})
+            except ValueError:
+                continue
+            test = payload.get("testID") or ""
+            at = payload.get("instant", {}).get("absolute")
+            if "/" in test or not test.startswith("SystemTests.") or at is None:
+                continue
+            if payload.get("kind") == "testStarted":
+                begun[test] = at
+            elif payload.get("kind") == "testEnded" and test in begun:
+                took[test] = round(at - begun[test], 1)
+    return took
+
+
+def record_suite_seconds(build_dir, out_dirs):
+    seconds = {}
+    path = os.path.join(build_dir, "suite-seconds.json")
+    try:
+        with open(path) as f:
+            seconds = json.load(f)
+    except (OSError, ValueError):
+        pass
+    for out_dir in out_dirs:
+        seconds.update(measured_suite_seconds(os.path.join(out_dir, "events.jsonl")))
+    if seconds:
+        atomic_write(path, (json.dumps(seconds, indent=1, sort_keys=True) + "\n").encode())
+
+
+def plan_guests(args, bundle, build_dir):
+    """The --filter list of each guest. A run of every suite is split over --guests VMs booted at
+    once: whole suites, the longest first, each onto the guest with the fewest seconds so far (the
+    seconds a suite took last time, or as kept in Tests/System/suite-seconds.json); a suite a --skip
+    pattern matches is left out. A guest keeps about 70 % of a core busy (the tests wait on the
+    emulated kernel more than they compute), and timing tests need what is left: one guest per two
+    cores by default. A run with --filter boots one guest."""
+    if args.guests <= 1 or args.filter or args.no_bundle:
+        return [args.filter]
+    listing = subprocess.run([bundle, "--testing-library", "swift-testing", "--list-tests"],
+                             capture_output=True, text=True)
+    tests = {}
+    for line in listing.stdout.splitlines():
+        suite = line.split("/", 1)[0]
+        if line.startswith("SystemTests.") and not any(re.search(skip, suite) for skip in args.skip):
+            tests[suite] = tests.get(suite, 0) + 1
+    if listing.returncode != 0 or not tests:
+        say(f"the test bundle listed no system tests (status {listing.returncode}): one guest runs them all")
+        return [args.filter]
+    known = suite_seconds(build_dir)
+    rates = sorted(known[s] / tests[s] for s in tests if s in known)
+    per_test = rates[len(rates) // 2] if rates else 5.0
+
+    def weight(suite):
+        seconds = known.get(suite, per_test * tests[suite])
+        return seconds * 2 if suite in LIBCAMERA3_SUITES else seconds  # and the libcamera 0.3 pass
+
+    guests = [[] for _ in range(min(args.guests, len(tests)))]
+    loads = [0.0] * len(guests)
+    for suite in sorted(tests, key=lambda s: (-weight(s), s)):
+        i = loads.index(min(loads))
+        guests[i].append(suite)
+        loads[i] += weight(suite)
+    say(f"{len(guests)} guests at once: " + "; ".join(
+        f"{i}: {len(g)} suites, about {load:.0f}s" for i, (g, load) in enumerate(zip(guests, loads), start=1)))
+    return [[re.escape(suite) + "(/|$)" for suite in sorted(g)] for g in guests]
 
 
 if __name__ == "__main__":
