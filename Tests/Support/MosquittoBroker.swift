@@ -55,11 +55,32 @@ public final class MosquittoBroker: @unchecked Sendable {
         if let tls, let tlsPort {
             // After the global settings: the lines below a `listener` line are that listener's.
             conf += "listener \(tlsPort) 127.0.0.1\ncertfile \(tls.certificate)\nkeyfile \(tls.key)\n"
+            // TLS clients connect to "localhost" (the name the certificate is checked
+            // against). Where that is ::1 first (Debian 13's /etc/hosts), libmosquitto's
+            // non-blocking connect takes the first address, so the broker is there too.
+            if Self.localhostHasIPv6 {
+                conf += "listener \(tlsPort) ::1\ncertfile \(tls.certificate)\nkeyfile \(tls.key)\n"
+            }
         }
         try conf.write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
     }
 
     deinit { stop() }
+
+    /// Whether "localhost" resolves to an IPv6 address on this machine.
+    static var localhostHasIPv6: Bool {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo("localhost", nil, &hints, &list) == 0 else { return false }
+        defer { freeaddrinfo(list) }
+        var entry = list
+        while let e = entry {
+            if e.pointee.ai_family == AF_INET6 { return true }
+            entry = e.pointee.ai_next
+        }
+        return false
+    }
 
     public var url: String { "mqtt://127.0.0.1:\(port)" }
     /// The TLS listener as `mqtts://host:port`; `host` is the name the client checks the
