@@ -17,7 +17,8 @@ echo "bench: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPU(s), QEM
 case "${EVC_BENCH_ONLY:-}" in ""|hostile)
 echo "bench: === hostile: live view memory and the owner's snapshot latency against hostile clients (one daemon, alternating blocks) ==="
 python3 "$EVC_BENCH_DIR_SRC/hostile.py" "$EVC_BENCH_EVCAPTURE" --rounds "${EVC_BENCH_HOSTILE_ROUNDS:-2}" \
-    --block "${EVC_BENCH_HOSTILE_BLOCK:-12}" --clients "${EVC_BENCH_HOSTILE_CLIENTS:-16}" || status=1
+    --block "${EVC_BENCH_HOSTILE_BLOCK:-12}" --clients "${EVC_BENCH_HOSTILE_CLIENTS:-16}" \
+    ${EVC_BENCH_HOSTILE_KINDS:+--kinds "$EVC_BENCH_HOSTILE_KINDS"} ${EVC_BENCH_HOSTILE_IDLE:+--clients-idle} || status=1
 ;; esac
 [ "${EVC_BENCH_ONLY:-}" = hostile ] && exit $status
 # --- end of hostile clients ---

@@ -29,7 +29,7 @@ The daemon's private memory (smaps_rollup Private_Clean + Private_Dirty): settle
 of 5 readings 0.3 s apart) before each hostile block, its peak during (a reading every
 0.25 s), settled again after the clients left and the server holds no connection of theirs.
 
-Usage: hostile.py EVCAPTURE [--rounds N] [--block S] [--clients N] [--kinds K,K...]
+Usage: hostile.py EVCAPTURE [--rounds N] [--block S] [--clients N] [--kinds K,K...] [--clients-idle]
        hostile.py load KIND PORT SECONDS CLIENTS PASSWORD  (the hostile clients alone)
 Prints latency lines (`NAME: n=... p50=...us p90=...us p99=...us`) and "figure hostile-..."
 lines; exits 1 if something could not be measured.
@@ -317,6 +317,9 @@ def main():
     p.add_argument("--clients", type=int, default=16)
     p.add_argument("--kinds", default=",".join(KINDS))
     p.add_argument("--port", type=int, default=18190)
+    p.add_argument("--clients-idle", action="store_true",
+                   help="the hostile clients' process under SCHED_IDLE: it runs only when the daemon and the owner leave "
+                   "the CPU free (separates their CPU from the daemon's on the VM's one CPU)")
     a = p.parse_args()
     kinds = a.kinds.split(",")
     for k in kinds:
@@ -363,14 +366,16 @@ password = "{PASSWORD}"
                 raise SystemExit(f"hostile.py: nothing listens on {a.port}: {open(d.err_path).read()[-2000:]}")
             time.sleep(0.2)
     owner = Owner(a.port)
-    log(f"vivid {vivid} at 25 fps, daemon {pid} on 127.0.0.1:{a.port}, {a.clients} clients per kind, {a.rounds} rounds of "
-        f"{a.block:.0f} s blocks")
+    log(f"vivid {vivid} at 25 fps, daemon {pid} on 127.0.0.1:{a.port}, {a.clients} clients per kind"
+        f"{' (SCHED_IDLE)' if a.clients_idle else ''}, {a.rounds} rounds of {a.block:.0f} s blocks")
 
-    # Warm up: the snapshot path's buffers made once.
-    for _ in range(20):
+    # Warm up for a block: the snapshot path's buffers made and the ring's filled once.
+    end = time.monotonic() + a.block
+    while time.monotonic() < end:
         owner.snapshot()
+        time.sleep(random.uniform(0.05, 0.15))
     baseline, baseline_anon = settled_kb(pid)
-    log(f"private memory at the start (after 20 snapshots): {baseline} kB (anonymous {baseline_anon} kB)")
+    log(f"private memory at the start (after a block of snapshots): {baseline} kB (anonymous {baseline_anon} kB)")
 
     quiet_blocks = []  # [latencies] of each quiet block, in order
     hostile = {k: {"lat": [], "failed": 0, "n": 0, "quiet_neighbours": [], "memory": [], "anonymous": [], "loads": []} for k in kinds}
@@ -414,7 +419,9 @@ password = "{PASSWORD}"
             sampler = threading.Thread(target=sample, daemon=True)
             sampler.start()
             load = subprocess.Popen([sys.executable, os.path.abspath(__file__), "load", kind, str(a.port), str(a.block + 1),
-                                     str(a.clients), PASSWORD], stdout=subprocess.PIPE, text=True)
+                                     str(a.clients), PASSWORD], stdout=subprocess.PIPE, text=True,
+                                    preexec_fn=(lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0)))
+                                    if a.clients_idle else None)
             time.sleep(1)  # the clients connected and at it
             lat, failed = owner_block(a.block)
             out, _ = load.communicate(timeout=60)
