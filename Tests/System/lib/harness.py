@@ -872,8 +872,8 @@ def parse_args(argv):
                    help="environment variable for the guest steps (repeatable)")
     p.add_argument("--no-project-rules", action="store_true",
                    help="do not install the repository's udev-rules/*.rules into the guest's udevd")
-    p.add_argument("--timeout", type=float, default=float(os.environ.get("EVCAPTURE_SYSTEST_TIMEOUT", 1800)),
-                   metavar="SEC", help="stop a guest after SEC seconds (default 1800)")
+    p.add_argument("--timeout", type=float, default=float(os.environ.get("EVCAPTURE_SYSTEST_TIMEOUT", 2700)),
+                   metavar="SEC", help="stop a guest after SEC seconds (default 2700: a fresh run of every suite took 1538 s with Debian 13 building beside it)")
     p.add_argument("--memory", type=int, default=2048, metavar="MIB", help="guest memory (default 2048)")
     p.add_argument("--cpus", type=int, default=1, metavar="N",
                    help="guest CPUs (default 1: with more, GadgetFS loses back-to-back control "
