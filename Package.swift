@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .library(
             name: "EvcaptureKit",
-            targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Movie", "Frames", "Media", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView", "LiveH264", "RTSP", "Booth", "OutputDevices"]),
+            targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Movie", "Frames", "Media", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView", "LiveH264", "RTSP", "WebRTC", "Booth", "OutputDevices"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
         // The libcamera bridge as its own shared object, opened on first use (CLibcameraLoader,
         // docs/libcamera.md): evcapture never links libcamera.
@@ -77,7 +77,7 @@ let package = Package(
         // libcamera cameras for Swift: enumeration and controls, a frame stream, the backend choice.
         .target(
             name: "LibcameraCamera",
-            dependencies: ["CLibcameraLoader", "Frames", "Actions", "Camera", "Capture", "V4L2", "LinuxIO", "Evdev", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CLibcameraLoader", "Frames", "Actions", "Camera", "V4L2", "Evdev"]),
 
         // Every job without an executor of its own on the main thread: no libdispatch pool,
         // so no 1 Hz pool-monitor wakeup while idle.
@@ -89,15 +89,15 @@ let package = Package(
         // The only importer of CLibevdev: event types and names, devices, frames, grab, uinput, evemu files.
         .target(
             name: "Evdev",
-            dependencies: ["CLibevdev", "CLinuxShims", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CLibevdev", "CLinuxShims", "LinuxIO"]),
         // The only importer of CLibudev: enumerate-after-monitor, hotplug.
         .target(
             name: "Udev",
-            dependencies: ["CLibudev", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CLibudev", "LinuxIO"]),
         // V4L2 over ioctls: controls, control events, frame streaming.
         .target(
             name: "V4L2",
-            dependencies: ["CLinuxShims", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CLinuxShims", "LinuxIO"]),
         // Roles: what each device's codes do (capabilities, udev, config), and device pairing. Pure.
         .target(name: "Roles", dependencies: ["Evdev"]),
         // The pure core: press lifecycle, gestures, controls, the pipeline; typed events, no I/O, no clock.
@@ -113,7 +113,7 @@ let package = Package(
         // Cameras: V4L2 (and simulated) cameras bound to the controls, discovery, the camera session.
         .target(
             name: "Camera",
-            dependencies: ["Capture", "JSON", "V4L2", "Udev", "LinuxIO", "CLinuxShims", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Capture", "JSON", "V4L2", "Udev", "LinuxIO", "CLinuxShims", .product(name: "Logging", package: "swift-log"), "Evdev"]),
         // The only importer of CFFmpeg: H.264 (hardware or software encoder) in fragmented MP4, and MP4 recovery.
         .target(name: "Movie", dependencies: ["CFFmpeg", "V4L2", "LinuxIO"]),
         // The booth's timing: countdowns, bursts, timelapse schedules, what outputs follow; pure, time passed in.
@@ -125,15 +125,15 @@ let package = Package(
         // Files of frames: JPEG encoding, EXIF and lossless crops, AVI, video recovery, atomic files and their names.
         .target(
             name: "Media",
-            dependencies: ["Capture", "V4L2", "Movie", "LinuxIO", "CLinuxShims", "CLibjpeg", "CLibturbojpeg", "CLibexif"]),
+            dependencies: ["Capture", "V4L2", "Movie", "LinuxIO", "CLinuxShims", "CLibjpeg", "CLibturbojpeg", "CLibexif", "Evdev"]),
         // Actions on capture events: the runner and its workers, photos and videos from the ring, hooks, the shutter sound, the booth.
         .target(
             name: "Actions",
-            dependencies: ["Booth", "Capture", "Runtime", "Frames", "Media", "V4L2", "LinuxIO", "Movie", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Booth", "Capture", "Runtime", "Frames", "Media", "V4L2", "LinuxIO", "Movie", .product(name: "Logging", package: "swift-log"), "CLinuxShims", "Evdev"]),
         // Typed events rendered as JSON lines and readable text; line writers, the socket, the monitor.
         .target(
             name: "Output",
-            dependencies: ["Capture", "Runtime", "JSON", "Actions", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Capture", "Runtime", "JSON", "Actions", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log"), "CLinuxShims", "Evdev"]),
         // The only importer of CGPIOD: LED class devices and GPIO lines following the booth's events, on a thread of their own.
         .target(
             name: "OutputDevices",
@@ -154,37 +154,25 @@ let package = Package(
         .target(
             name: "RTSP",
             dependencies: ["CGstRTSP", "LiveH264", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+        // WebRTC viewers of the live view (`/api/whep`): webrtcbin per viewer, fed from the shared H.264.
+        .target(
+            name: "WebRTC",
+            dependencies: ["CGstRTSP", "LiveH264", "LiveView", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
         // The live view (`[http]`): the ring as MJPEG, snapshots, events as SSE, the web page; SwiftNIO.
         .target(
             name: "LiveView",
-            dependencies: [
-                "Capture", "Frames", "Media", "Actions", "Output", "Evdev", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]),
+            dependencies: ["Frames", "Media", "Actions", "Output", "Evdev", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl")]),
         // The TOML config, parsed straight into the runtime types.
         .target(
             name: "ConfigFile",
-            dependencies: ["Capture", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "Booth", "OutputDevices", .product(name: "TOMLKit", package: "TOMLKit")]),
+            dependencies: ["Capture", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "Booth", "OutputDevices", .product(name: "TOMLKit", package: "TOMLKit"), "Evdev", "LinuxIO"]),
         // The daemon: devices, camera and actions composed into a service; sd_notify; the devices report; replay.
         .target(
             name: "EvcaptureDaemon",
-            dependencies: [
-                "Capture", "Runtime", "JSON", "Camera", "Frames", "Media", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig", "LiveView",
-                "LiveH264", "RTSP", "Movie", "LibcameraCamera",
-                "OutputDevices",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]),
+            dependencies: ["Capture", "Runtime", "Camera", "Frames", "Media", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig", "LiveView", "LiveH264", "RTSP", "WebRTC", "Movie", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "CLinuxShims"]),
         .executableTarget(
             name: "evcapture",
-            dependencies: [
-                "EvcaptureDaemon", "Capture", "Camera", "Media", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO",
-                "ConcurrencyRuntime", "LibcameraCamera", "Movie",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ]),
+            dependencies: ["EvcaptureDaemon", "Capture", "Camera", "Media", "Actions", "Output", "ConfigFile", "Evdev", "LinuxIO", "ConcurrencyRuntime", "LibcameraCamera", "Movie", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         // The README's library example, built with everything else (a system test runs it).
         .executableTarget(
             name: "capture-app-example", dependencies: ["Capture", "Runtime", "EvcaptureDaemon"],
@@ -194,7 +182,7 @@ let package = Package(
             name: "EvcaptureTesting", dependencies: ["Capture", "Roles", "Evdev", "V4L2", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support"),
 
-        .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO"]),
+        .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO", "CLinuxShims"]),
         .testTarget(name: "RolesTests", dependencies: ["Roles", "Evdev", "EvcaptureTesting"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev", "EvcaptureTesting"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
@@ -202,23 +190,19 @@ let package = Package(
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2"]),
         .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2", "LinuxIO"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "Evdev", "V4L2", "EvcaptureTesting"]),
-        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Frames", "Media", "Actions", "Movie", "Capture", "Evdev", "V4L2", "LinuxIO"]),
+        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Frames", "Media", "Actions", "Movie", "Capture", "Evdev", "V4L2", "LinuxIO", "CLibjpeg"]),
         .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Evdev", "Media", "Actions", "Movie", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP"]),
+        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "V4L2"]),
         .testTarget(
             name: "LiveViewTests",
-            dependencies: [
-                "LiveView", "Output", "Media", "Actions", "Capture", "Evdev", "Frames", "V4L2", "EvcaptureTesting",
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
-            ]),
-        .testTarget(name: "LiveH264Tests", dependencies: ["LiveH264", "Movie", "V4L2", "Frames", "LinuxIO"]),
+            dependencies: ["LiveView", "Media", "Actions", "Evdev", "Frames", "V4L2", "EvcaptureTesting", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "LiveH264Tests", dependencies: ["LiveH264", "Movie"]),
         .testTarget(
             name: "RTSPTests",
-            dependencies: ["RTSP", "LiveH264", "Frames", "Movie", "V4L2", "Evdev", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["RTSP", "WebRTC", "LiveView", "LiveH264", "EvcaptureTesting", "Frames", "Movie", "V4L2", "Evdev", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RigTests", dependencies: ["Rig", "MQTT", "Actions", "Capture", "Evdev", "EvcaptureTesting"]),
         // Against a real mosquitto broker on a free 127.0.0.1 port (skipped when mosquitto is not installed).
-        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "CMosquitto", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "DaemonTests",
             dependencies: [
@@ -226,15 +210,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),
-        .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Actions", "Camera", "V4L2", "Frames", "Evdev"], exclude: ["Fixtures"]),
-        .testTarget(name: "BoothTests", dependencies: ["Booth", "OutputDevices", "Actions", "ConfigFile", "Capture", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Actions", "Camera", "V4L2", "Frames", "Evdev", "CLibcameraLoader", "Capture"], exclude: ["Fixtures"]),
+        .testTarget(name: "BoothTests", dependencies: ["Booth", "OutputDevices", "Actions", "ConfigFile", "Evdev", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
         .testTarget(
             name: "SystemTests",
-            dependencies: [
-                "EvcaptureDaemon", "Camera", "Frames", "Media", "Actions", "Output", "ConfigFile", "Capture", "Evdev", "Udev", "V4L2", "LinuxIO",
-                "EvcaptureTesting", "MQTT", "LiveView", "LibcameraCamera", "Booth", "OutputDevices",
-            ]),
+            dependencies: ["EvcaptureDaemon", "Camera", "Frames", "Media", "Actions", "Output", "ConfigFile", "Capture", "Evdev", "Udev", "V4L2", "LinuxIO", "EvcaptureTesting", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log")]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

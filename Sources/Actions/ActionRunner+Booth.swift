@@ -21,7 +21,10 @@ extension ActionRunner {
         guard let clock = self.booth else { return false }
         let now = trigger.eventTime ?? monotonicNow()
         if let interval = booth.timelapse {
-            let (started, press, schedule) = clock.toggleTimelapse(trigger, interval: interval, now: now)
+            // On the camera's frames: shots a whole number of frame intervals apart each
+            // get a frame at their very moment, never one half a frame away either side.
+            let start = photoFrames?.frameTime(nearest: now) ?? now
+            let (started, press, schedule) = clock.toggleTimelapse(trigger, interval: interval, start: start)
             onOutcome(
                 .timelapse(
                     TimelapseReport(

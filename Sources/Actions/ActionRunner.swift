@@ -36,7 +36,7 @@ public final class ActionRunner: ActionTriggerSink {
     let logger: Logger
     let onOutcome: @Sendable (ActionOutcome) -> Void
 
-    private enum VideoCommand: Sendable {
+    enum VideoCommand: Sendable {
         case start(ActionTrigger)
         case stop(ActionTrigger)
         case stopAll
@@ -54,7 +54,7 @@ public final class ActionRunner: ActionTriggerSink {
     private let photos: AsyncStream<PhotoCommand>.Continuation
     /// Photo requests (clicks, trigger messages) queued and not yet taken by the worker: at
     /// most `queueLimit`, as for the other queues.
-    private let pendingPhotos = Atomic<Int>(0)
+    let pendingPhotos = Atomic<Int>(0)
     /// "action queue full" at most every 10 s, with the count dropped meanwhile: a flood of
     /// requests (a script POSTing to the live view) cannot flood the log.
     private let queueFullLog = Mutex(LogThrottle(interval: .seconds(10)))
@@ -67,10 +67,10 @@ public final class ActionRunner: ActionTriggerSink {
     private let videos: AsyncStream<VideoCommand>.Continuation
     private let hooks: AsyncStream<(ExecHook, ActionTrigger)>.Continuation
     private let sounds: AsyncStream<ActionTrigger>.Continuation
-    private let pendingVideoStarts = Atomic<Int>(0)
+    let pendingVideoStarts = Atomic<Int>(0)
     /// Trigger messages' `video-stop`s queued and not yet taken by the worker: at most
     /// `queueLimit`, so a burst of them cannot fill the queue a local press's stop needs.
-    private let pendingRemoteStops = Atomic<Int>(0)
+    let pendingRemoteStops = Atomic<Int>(0)
     /// The capture stream and its ring, when there is a capture device.
     public let frames: FrameSource?
     /// The `began` time of each press in flight, for its photo and video.
@@ -354,135 +354,5 @@ public final class ActionRunner: ActionTriggerSink {
         for hook in configuration.hooks where hook.matches(trigger) {
             enqueue(hooks, (hook, trigger), kind: "hook", press: trigger.press)
         }
-    }
-
-    // MARK: - Workers
-
-    private func runPhotos(_ commands: AsyncStream<PhotoCommand>) async {
-        let prepared = configuration.capture.flatMap { settings in
-            photoFrames.map { PreparedPhotos(frames: $0, settings: settings, ledger: preparations) }
-        }
-        for await command in commands {
-            switch command {
-            case .prepare(let press, let moment):
-                prepared?.prepare(press: press, moment: moment, zoom: digitalZoom.withLock { $0 })
-            case .take(let trigger, let wasPrepared, let shotReported):
-                pendingPhotos.subtract(1, ordering: .relaxed)
-                await takePhoto(trigger, prepared: wasPrepared ? prepared : nil, shotReported: shotReported)
-            case .discard(let press):
-                prepared?.discard(press: press)
-            }
-        }
-        prepared?.discardAll()
-    }
-
-    private func takePhoto(_ trigger: ActionTrigger, prepared: PreparedPhotos?, shotReported: Bool) async {
-        guard let settings = configuration.capture, let frames = photoFrames else {
-            onOutcome(.failed(.noCamera, press: trigger.press))
-            return
-        }
-        let request = CaptureRequest(
-            press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
-            pressWallTime: trigger.pressWallTime,
-            zoom: digitalZoom.withLock { $0 })
-        // The press (zero shutter lag) or the release; a remote trigger's press by its
-        // wall-clock time (the same instant on every station with synchronised clocks);
-        // with no time at all, now.
-        let moment =
-            (settings.photoMoment == .press ? trigger.pressTime : nil)
-            ?? trigger.pressWallTime.map(Timestamp.init(wallSeconds:)) ?? trigger.eventTime ?? monotonicNow()
-        if !shotReported { onOutcome(.shot(time: moment, press: trigger.press)) }
-        if let booth = trigger.action.flatMap({ configuration.bindings[$0] })?.booth, booth.burst > 1 {
-            return takeBurst(trigger, booth, moment: moment, request: request, prepared: prepared)
-        }
-        // Blocking camera and file work runs right here: this worker has a thread of its
-        // own (see init), so it never occupies the cooperative pool. A photo prepared since
-        // the press is only committed; otherwise it is taken now.
-        let result =
-            prepared?.commit(press: trigger.press, moment: moment, request: request)
-            ?? Result { () throws(ActionError) -> PhotoResult in
-                let ring: RingFrame
-                do throws(StreamingError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch {
-                    throw .camera(error)
-                }
-                if let booth, !booth.accepts(press: trigger.press, frameTime: ring.time, moment: moment) {
-                    throw .camera(
-                        StreamingError(code: .timedOut, context: "no frame near the timelapse shot's moment (the camera was away)"))
-                }
-                return try Photo.save(ring, settings, request)
-            }
-        switch result {
-        case .success(var photo):
-            photo.pressOffset = trigger.pressWallTime == nil ? nil : photo.frameTime.map { $0.microseconds - moment.microseconds }
-            logger.info("photo saved", metadata: ["file.path": "\(photo.path)", "press": "\(trigger.press)"])
-            onOutcome(.photoSaved(photo, press: trigger.press))
-            fileWritten(.photo, photo.path, frameTime: photo.frameTime, for: trigger)
-        case .failure(let error):
-            logger.info("photo failed", metadata: ["error": "\(error)", "press": "\(trigger.press)"])
-            onOutcome(.failed(error, press: trigger.press))
-        }
-    }
-
-    /// Hooks that want the file (`on = ["photo"]` / `["video"]`) run once it is written.
-    func fileWritten(_ kind: ActionTrigger.Kind, _ path: String, frameTime: Timestamp?, for trigger: ActionTrigger) {
-        var done = trigger
-        done.kind = kind
-        done.file = path
-        done.frameTime = frameTime
-        done.time = wallClockNow()
-        runHooks(for: done)
-    }
-
-    private func runVideo(_ commands: AsyncStream<VideoCommand>) async {
-        var active: (trigger: ActionTrigger, recording: VideoRecording)?
-        func finish(at release: Timestamp? = nil) async {
-            guard let (trigger, recording) = active else { return }
-            active = nil
-            let result = await recording.stop(at: release)
-            switch result {
-            case .success(let video):
-                logger.info("video saved", metadata: ["file.path": "\(video.path)", "video.frames": "\(video.frames)"])
-                onOutcome(.videoSaved(video, press: trigger.press))
-                fileWritten(.video, video.path, frameTime: video.frameTime, for: trigger)
-            case .failure(let error):
-                onOutcome(.failed(error, press: trigger.press))
-            }
-        }
-        for await command in commands {
-            switch command {
-            case .start(let trigger):
-                pendingVideoStarts.subtract(1, ordering: .relaxed)
-                guard let settings = configuration.capture, let frames else {
-                    onOutcome(.failed(.noCamera, press: trigger.press))
-                    continue
-                }
-                if let current = active {
-                    let what = current.trigger.triggerID.map { "trigger \($0)" } ?? "press \(current.trigger.press)"
-                    let e = ActionError.camera(.init(code: .busy, context: "already recording \(what)"))
-                    onOutcome(.failed(e, press: trigger.press))
-                    continue
-                }
-                let request = CaptureRequest(
-                    press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
-                    pressWallTime: trigger.pressWallTime, zoom: digitalZoom.withLock { $0 })
-                // From the press (not the hold threshold), minus the pre-roll.
-                let from =
-                    (trigger.pressTime ?? trigger.pressWallTime.map(Timestamp.init(wallSeconds:)) ?? trigger.eventTime
-                        ?? monotonicNow()) - settings.preRoll
-                do {
-                    let recording = try await VideoRecording.start(from: frames, time: from, settings, request, logger: logger)
-                    active = (trigger, recording)
-                    onOutcome(.videoStarted(press: trigger.press, trigger: trigger.triggerID))
-                } catch {
-                    onOutcome(.failed(error, press: trigger.press))
-                }
-            case .stop(let trigger):
-                if trigger.press == .remote { pendingRemoteStops.subtract(1, ordering: .relaxed) }
-                if let current = active, Self.stop(trigger, ends: current.trigger) { await finish(at: trigger.eventTime) }
-            case .stopAll:
-                await finish()
-            }
-        }
-        await finish()
     }
 }

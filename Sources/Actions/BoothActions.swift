@@ -130,7 +130,7 @@ final class BoothClock: Sendable {
 
     /// Starts a timelapse for `trigger` (its first shot at `now`), or stops the one its
     /// action runs; returns which, the press that started it and its schedule.
-    func toggleTimelapse(_ trigger: ActionTrigger, interval: Int64, now: Timestamp) -> (
+    func toggleTimelapse(_ trigger: ActionTrigger, interval: Int64, start: Timestamp) -> (
         started: Bool, press: PressID, schedule: TimelapseSchedule
     ) {
         let result = state.withLock { s -> (Bool, PressID, TimelapseSchedule) in
@@ -138,7 +138,7 @@ final class BoothClock: Sendable {
                 s.lapses[press] = nil
                 return (false, press, lapse.schedule)
             }
-            let schedule = TimelapseSchedule(start: now.microseconds, interval: interval)
+            let schedule = TimelapseSchedule(start: start.microseconds, interval: interval)
             s.lapses[trigger.press] = Lapse(schedule: schedule, trigger: trigger)
             return (true, trigger.press, schedule)
         }

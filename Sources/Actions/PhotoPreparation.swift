@@ -21,6 +21,9 @@ import Media
 public protocol NearestFrameSource: Sendable {
     /// The frame nearest `time`, waiting at most `timeout`.
     func frame(nearest time: Timestamp, timeout: Duration) throws(StreamingError) -> RingFrame
+    /// The time of the camera's frame nearest `time`, from its cadence, without waiting
+    /// (nil: no cadence known); a timelapse starts on it (docs/booth.md#timelapse).
+    func frameTime(nearest time: Timestamp) -> Timestamp?
 }
 
 extension FrameSource: NearestFrameSource {}

@@ -11,42 +11,18 @@
 // the headers' values. Tests/LiveH264Tests/RTSPShimTests.swift compiles this file against
 // the real headers, so a prototype that differs is a compile error there.
 #include "CGstRTSP.h"
-#include <dlfcn.h>
+#include "gstloader.h"
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef EVC_RTSP_WITH_HEADERS
-typedef int gboolean;
-typedef char gchar;
-typedef int gint;
-typedef unsigned int guint;
-typedef unsigned long gulong;
-typedef size_t gsize;
-typedef void *gpointer;
-typedef const void *gconstpointer;
-typedef uint32_t GQuark;
-typedef struct _GError {
-    GQuark domain;
-    gint code;
-    gchar *message;
-} GError;
+#ifndef EVC_GST_WITH_HEADERS
 typedef struct _GMainContext GMainContext;
 typedef struct _GMainLoop GMainLoop;
 typedef struct _GSource GSource;
-typedef struct _GClosure GClosure;
-typedef void (*GCallback)(void);
-typedef void (*GClosureNotify)(gpointer data, GClosure *closure);
 typedef gboolean (*GSourceFunc)(gpointer user_data);
 typedef void (*GDestroyNotify)(gpointer data);
-typedef enum { G_CONNECT_AFTER = 1 << 0 } GConnectFlags;
-typedef struct _GstElement GstElement;
-typedef struct _GstBin GstBin;
-typedef struct _GstBuffer GstBuffer;
-typedef struct _GstMiniObject GstMiniObject;
-typedef struct _GstAppSrc GstAppSrc;
-typedef enum { GST_FLOW_OK = 0 } GstFlowReturn;
 typedef struct _GstRTSPServer GstRTSPServer;
 typedef struct _GstRTSPMountPoints GstRTSPMountPoints;
 typedef struct _GstRTSPMediaFactory GstRTSPMediaFactory;
@@ -58,13 +34,11 @@ typedef enum {
     GST_RTSP_LOWER_TRANS_UDP = 1 << 0,
     GST_RTSP_LOWER_TRANS_TCP = 1 << 2,
 } GstRTSPLowerTrans;
-typedef size_t GType;
 #define G_TYPE_BOOLEAN ((GType)(5 << 2))
 #define G_TYPE_STRING ((GType)(16 << 2))
 #define GST_RTSP_TOKEN_MEDIA_FACTORY_ROLE "media.factory.role"
 #define GST_RTSP_PERM_MEDIA_FACTORY_ACCESS "media.factory.access"
 #define GST_RTSP_PERM_MEDIA_FACTORY_CONSTRUCT "media.factory.construct"
-#define GST_STATE_PLAYING 4
 #define G_SOURCE_CONTINUE 1
 #endif
 
@@ -88,10 +62,8 @@ static const char *const sonames[LIBRARIES] = {
     X(GLIB, void, g_source_unref, (GSource *source)) \
     X(GLIB, GSource *, g_main_context_find_source_by_id, (GMainContext *context, guint source_id)) \
     X(GLIB, void, g_free, (gpointer mem)) \
-    X(GLIB, void, g_error_free, (GError *error)) \
     X(GOBJECT, gulong, g_signal_connect_data, (gpointer instance, const gchar *detailed_signal, GCallback c_handler, gpointer data, GClosureNotify destroy_data, GConnectFlags connect_flags)) \
     X(GOBJECT, void, g_object_unref, (gpointer object)) \
-    X(GST, gboolean, gst_init_check, (int *argc, char ***argv, GError **error)) \
     X(GST, GstElement *, gst_bin_get_by_name, (GstBin *bin, const gchar *name)) \
     X(GST, void, gst_object_unref, (gpointer object)) \
     X(GST, GstBuffer *, gst_buffer_new_memdup, (gconstpointer data, gsize size)) \
@@ -117,7 +89,7 @@ static const char *const sonames[LIBRARIES] = {
     X(GSTRTSPSERVER, void, gst_rtsp_auth_add_basic, (GstRTSPAuth *auth, const gchar *basic, GstRTSPToken *token)) \
     X(GSTRTSPSERVER, GstRTSPToken *, gst_rtsp_token_new, (const gchar *firstfield, ...))
 
-#ifdef EVC_RTSP_WITH_HEADERS
+#ifdef EVC_GST_WITH_HEADERS
 // Checked against the headers: each declaration above must match the real one, and each
 // constant the value written above.
 #define EVC_DECLARE(lib, ret, name, params) ret name params;
@@ -138,30 +110,10 @@ static char load_error[512];
 static int load_result = -1;
 
 static void load(void) {
-    void *handles[LIBRARIES];
-    for (int i = 0; i < LIBRARIES; i++) {
-        handles[i] = dlopen(sonames[i], RTLD_NOW | RTLD_LOCAL);
-        if (!handles[i]) {
-            snprintf(load_error, sizeof load_error,
-                     "cannot load %s (%s): install gstreamer1.0-rtsp and gstreamer1.0-plugins-base, -good, -bad",
-                     sonames[i], dlerror());
-            return;
-        }
-    }
-#define EVC_RESOLVE(lib, ret, name, params)                                                           \
-    *(void **)&gst.name = dlsym(handles[lib], #name);                                                 \
-    if (!gst.name) {                                                                                  \
-        snprintf(load_error, sizeof load_error, "%s has no %s", sonames[lib], #name);                 \
-        return;                                                                                       \
-    }
-    EVC_RTSP_FUNCTIONS(EVC_RESOLVE)
-    GError *error = NULL;
-    if (!gst.gst_init_check(NULL, NULL, &error)) {
-        snprintf(load_error, sizeof load_error, "GStreamer did not initialise: %s", error ? error->message : "no reason given");
-        if (error) gst.g_error_free(error);
-        return;
-    }
-    load_result = 0;
+#define EVC_SYMBOL(lib, ret, name, params) {lib, #name, (void **)&gst.name},
+    static const evc_gst_symbol symbols[] = {EVC_RTSP_FUNCTIONS(EVC_SYMBOL)};
+    load_result = evc_gst_open(sonames, LIBRARIES, symbols, sizeof symbols / sizeof symbols[0],
+                               "gstreamer1.0-rtsp and gstreamer1.0-plugins-base, -good, -bad", load_error, sizeof load_error);
 }
 
 int evc_rtsp_load(char *error, size_t error_size) {

@@ -15,8 +15,9 @@ import Synchronization
 /// (`$STATE_DIRECTORY/state.json` under systemd, whose unit has `StateDirectory=evcapture`
 /// and `ProtectHome=yes` — a home directory is out of reach there; else
 /// `$XDG_STATE_HOME/evcapture/state.json`, else `~/.local/state/evcapture/state.json`):
-/// `{"currentControl":"zoom"}`. The controls core takes and returns the name; this reads
-/// and writes the file, atomically (a temporary file renamed over it). The daemon writes
+/// `{"current_control":"zoom"}` (a file of an earlier version, `{"currentControl":"zoom"}`,
+/// is read too). The controls core takes and returns the name; this reads and writes the
+/// file, atomically (a temporary file renamed over it). The daemon writes
 /// through a ``ControlStateSaver``, off the input thread.
 public struct ControlStateFile: Sendable {
     public var path: String
@@ -53,21 +54,23 @@ public struct ControlStateFile: Sendable {
         }
         let contents: JSONValue
         do { contents = try JSONValue.parse(data) } catch {
-            throw Failure(path: path, problem: "not a state file (expected {\"currentControl\": \"name\"}): \(error)")
+            throw Failure(path: path, problem: "not a state file (expected {\"current_control\": \"name\"}): \(error)")
         }
-        switch contents["currentControl"] {
+        // The key in snake_case, as every JSON key the program writes; earlier versions wrote
+        // `currentControl`.
+        switch contents["current_control"] ?? contents["currentControl"] {
         case .string(let name): return name
         case nil where contents.isObject, .null: return nil
-        default: throw Failure(path: path, problem: "not a state file (expected {\"currentControl\": \"name\"})")
+        default: throw Failure(path: path, problem: "not a state file (expected {\"current_control\": \"name\"})")
         }
     }
 
-    /// Writes `currentControl`, creating the directory; the old file is replaced atomically.
+    /// Writes `current_control`, creating the directory; the old file is replaced atomically.
     public func save(currentControl: String) throws(Failure) {
         let url = URL(fileURLWithPath: path)
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            let data = Data((JSONValue.object([("currentControl", .string(currentControl))]).encoded + "\n").utf8)
+            let data = Data((JSONValue.object([("current_control", .string(currentControl))]).encoded + "\n").utf8)
             try data.write(to: url, options: .atomic)
         } catch {
             throw Failure(path: path, problem: "cannot write: \((error as? CocoaError)?.underlying.map { "\($0)" } ?? "\(error)")")

@@ -10,7 +10,11 @@ extension ConfigReader {
     func http(_ t: TOMLTable) throws(ConfigError) -> LiveViewSettings {
         let p = ["http"]
         try checkKeys(
-            t, path: p, allowed: ["listen", "username", "password", "certificate", "private-key", "max-clients", "preview-width"])
+            t, path: p,
+            allowed: [
+                "listen", "username", "password", "certificate", "private-key", "max-clients", "preview-width", "webrtc", "stun-server",
+                "turn-server",
+            ])
         var s = LiveViewSettings()
         if let listen = try string(t, "listen", path: p) {
             switch ListenAddress.parse(listen) {
@@ -57,6 +61,23 @@ extension ConfigReader {
         }
         if let n = try int(t, "max-clients", path: p, in: 1...64) { s.maxClients = n }
         if let w = try int(t, "preview-width", path: p, in: 160...4096) { s.previewWidth = w }
+        if let on = try bool(t, "webrtc", path: p) { s.webRTC = on }
+        // docs/live-view.md#webrtc: GStreamer's forms, checked here rather than on the first viewer.
+        for (key, schemes) in [("stun-server", ["stun://"]), ("turn-server", ["turn://", "turns://"])] {
+            guard let url = try string(t, key, path: p) else { continue }
+            guard schemes.contains(where: { url.hasPrefix($0) }), url.count > schemes[0].count + 2,
+                url.utf8.allSatisfy({
+                    $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "'") && $0 != UInt8(ascii: "\\")
+                        && $0 != UInt8(ascii: "!")
+                })
+            else {
+                throw error(
+                    p + [key],
+                    "http.\(key) \"\(url)\" must be \(key == "stun-server" ? "stun://HOST:PORT" : "turn://USER:PASSWORD@HOST:PORT (or turns://)") without spaces or quotes"
+                )
+            }
+            if key == "stun-server" { s.stunServer = url } else { s.turnServer = url }
+        }
         return s
     }
 }

@@ -20,6 +20,7 @@ import LiveView
 import LiveH264
 import Movie
 import RTSP
+import WebRTC
 import LibcameraCamera
 import OutputDevices
 import Media
@@ -177,11 +178,27 @@ public final class Daemon: Service, Sendable {
             await state.attach(link)
             rig = link
         }
+        // The camera's live H.264, shared by RTSP clients and WebRTC viewers: nothing runs
+        // until one of them watches (docs/live-view.md#h264).
+        let h264 = config.daemon.capture.h264
+        let liveH264 = LiveH264Stream(
+            source: .init(
+                frames: { [weak state] in state?.liveFrames.withLock { $0 } }, settings: h264, encoder: { EncoderChoice.current(h264) }),
+            logger: logger)
         // The live view (`[http]`): without it no HTTP socket is opened.
         var liveView: LiveViewServer?
+        var webRTC: WebRTCViewers?
         if let http = config.daemon.http {
+            if http.webRTC {
+                var settings = WebRTCSettings()
+                settings.localAddress = http.listen.host == "0.0.0.0" || http.listen.host == "::" ? nil : http.listen.host
+                settings.stunServer = http.stunServer
+                settings.turnServer = http.turnServer
+                settings.maxViewers = http.maxClients
+                webRTC = WebRTCViewers(settings: settings, stream: liveH264, logger: logger)
+            }
             let hooks = LiveViewHooks(
-                frames: { [weak state] in state?.liveFrames.withLock { $0 } }, viewfinder: cameras.libcamera?.viewfinder,
+                frames: { [weak state] in state?.liveFrames.withLock { $0 } }, viewfinder: cameras.libcamera?.viewfinder, whep: webRTC,
                 input: { [weak state] input in Task { await state?.accept(input) } })
             let server = try LiveViewServer(
                 settings: http, outputDirectory: outputDirectory, snapshotQuality: config.daemon.capture.jpegQuality, hooks: hooks,
@@ -194,12 +211,7 @@ public final class Daemon: Service, Sendable {
         // thread of their own; the camera's H.264 is made only while a client watches.
         var rtspServer: RTSPServer?
         if let rtsp = config.daemon.rtsp {
-            let h264 = config.daemon.capture.h264
-            let stream = LiveH264Stream(
-                source: .init(
-                    frames: { [weak state] in state?.liveFrames.withLock { $0 } }, settings: h264, encoder: { EncoderChoice.current(h264) }),
-                logger: logger)
-            let server = RTSPServer(settings: rtsp, stream: stream, logger: logger)
+            let server = RTSPServer(settings: rtsp, stream: liveH264, logger: logger)
             // Off the start-up path: loading GStreamer can take seconds (its plugin registry).
             startThread(name: "evc-rtsp-start") {
                 do { try server.start() } catch {
@@ -245,6 +257,7 @@ public final class Daemon: Service, Sendable {
         let actions = await state.stop()
         await actions.shutdown()
         await liveView?.stop()
+        webRTC?.stop()
         rtspServer?.stop()
         outputs?.stop()
         // Every line written (the last `session stopped` included), to stdout and to the

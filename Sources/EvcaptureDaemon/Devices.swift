@@ -212,7 +212,7 @@ extension DeviceReport {
             ("bus", .int(Int64(bus))), ("counters", .array(counters.map { .string($0) })), ("dedicated", .bool(dedicated)),
             ("headset", .bool(headset)), ("kind", .string(kind)), ("name", .string(name)), ("node", .string(node)),
             (
-                "pairedWith",
+                "paired_with",
                 .array(
                     pairedWith.map {
                         .object([("name", .string($0.name)), ("node", .string($0.node)), ("relation", .string($0.relation))])
@@ -226,7 +226,7 @@ extension DeviceReport {
             ("roles", table(roles) { .string($0) }),
             ("sources", table(sources) { .string($0) }), ("steps", table(steps) { .int(Int64($0)) }),
         ]
-        if let udevRole { fields.append(("udevRole", .string(udevRole))) }
+        if let udevRole { fields.append(("udev_role", .string(udevRole))) }
         if let uniq { fields.append(("uniq", .string(uniq))) }
         fields += [("vendor", .int(Int64(vendor))), ("version", .int(Int64(version))), ("warnings", .array(warnings.map { .string($0) }))]
         return .object(fields)

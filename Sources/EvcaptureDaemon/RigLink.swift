@@ -37,8 +37,11 @@ final class RigLink: JSONLineSink {
         let broker = connection.broker
         var connection = connection
         // Home Assistant's discovery configs go out, retained, on every connection: a broker
-        // restarted without persistence has lost them.
-        connection.announcements = HomeAssistantDiscovery(rig, links: links)?.messages ?? []
+        // restarted without persistence has lost them. A clean stop empties them: the
+        // station's entities leave Home Assistant (docs/mqtt.md#home-assistant).
+        let discovery = HomeAssistantDiscovery(rig, links: links)
+        connection.announcements = discovery?.messages ?? []
+        connection.farewells = discovery?.removals ?? []
         client = try MQTTClient(
             settings: connection, loop: loop, logger: logger, onMessage: onTrigger,
             onEvent: { event in

@@ -243,6 +243,25 @@ public final class FrameSource: Sendable {
         }
     }
 
+    /// The newest frame, once the camera has taken one after `time`: what a live view shows
+    /// next (docs/live-view.md). Not ``frame(nearest:timeout:)`` with the clock's time: once
+    /// the newest frame is older than the moment asked, that waits for the camera's next
+    /// frame and may still hand out the older one, a frame interval late (200 ms at 5 fps).
+    /// From a camera's H.264, with a ``PictureDecoder``, the newest frame's picture.
+    public func newest(after time: Timestamp, timeout: Duration) throws(StreamingError) -> RingFrame {
+        state.withLock { $0.readers += 1 }
+        defer { state.withLock { $0.readers -= 1 } }
+        resume()
+        let deadline = ContinuousClock.now + timeout
+        try waitFor(deadline: deadline, timeout: timeout) { s in
+            s.filled > 0 && s.slots[(s.head - 1 + s.slots.count) % s.slots.count].time > time
+        }
+        let newest = state.withLock { s in s.slots[(s.head - 1 + s.slots.count) % s.slots.count].time }
+        // The nearest frame to the newest's own time is that frame (or, should the camera have
+        // taken another meanwhile, that one's neighbour); it also decodes H.264.
+        return try frame(nearest: newest, timeout: max(deadline - ContinuousClock.now, .milliseconds(1)))
+    }
+
     /// Frames from the one nearest `time` (the oldest kept when the ring does
     /// not reach back that far) in order, then each new one, to `each` until it returns false. Frames the
     /// reader fell behind on (the ring overwrote them) are skipped and counted.

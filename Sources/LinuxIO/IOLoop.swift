@@ -194,12 +194,13 @@ public final class IOLoop: Sendable {
         var jobs: [UnownedJob] = []
         jobs.reserveCapacity(16)
         while true {
-            guard let n = try? retryingEINTR({ events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress!, 64, -1) } })
-            else {
+            let n: Int32
+            do {
+                n = try retryingEINTR { events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress!, 64, -1) } }
+            } catch {
                 // Only a bug makes epoll_wait on our own descriptor fail (EBADF, EINVAL): say so
-                // loudly rather than end the thread and leave every later job waiting. errno is
-                // still the call's: nothing ran since retryingEINTR read it.
-                preconditionFailure("the I/O loop's epoll_wait failed: \(SystemError(errno: errno, context: "epoll_wait"))")
+                // loudly rather than end the thread and leave every later job waiting.
+                preconditionFailure("the I/O loop's epoll_wait failed: \(error.doing("epoll_wait"))")
             }
             wakeups.add(1, ordering: .relaxed)
             for i in 0..<Int(n) {

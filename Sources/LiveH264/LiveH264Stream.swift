@@ -109,8 +109,8 @@ public final class LiveH264Stream: Sendable {
         var last = Timestamp(microseconds: 0)
         while wanted {
             do {
-                // The next frame from now: always the newest, never a backlog.
-                let ring = try frames.frame(nearest: max(monotonicNow(), last + .microseconds(1)), timeout: .seconds(2))
+                // The newest frame after the last one encoded: never a backlog.
+                let ring = try frames.newest(after: last, timeout: .seconds(2))
                 guard ring.time > last else { continue }
                 guard ring.frame.format == format else { return }  // the camera changed: a new encoder
                 last = ring.time

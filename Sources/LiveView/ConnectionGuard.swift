@@ -12,6 +12,8 @@ import NIOHTTP1
 final class Gatekeeper: @unchecked Sendable {
     let loop: any EventLoop
     let policy: ConnectionPolicy
+    /// The loop's turns: a connection answers one pipelined request per turn.
+    let turns: LoopTurns
     private var unauthenticated: [ObjectIdentifier: ConnectionGuard] = [:]
     private var unauthenticatedPerPeer: [String: Int] = [:]
     private var authenticated = 0
@@ -22,9 +24,10 @@ final class Gatekeeper: @unchecked Sendable {
     var credentialLog: LogThrottle
     var inputLog: LogThrottle
 
-    init(loop: any EventLoop, policy: ConnectionPolicy) {
+    init(loop: any EventLoop, policy: ConnectionPolicy, turns: LoopTurns) {
         self.loop = loop
         self.policy = policy
+        self.turns = turns
         backoff = FailureBackoff(policy: policy)
         inputs = RateLimit(burst: policy.inputBurst, perSecond: policy.inputsPerSecond)
         credentialLog = LogThrottle(interval: policy.logInterval.duration)

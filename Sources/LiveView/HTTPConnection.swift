@@ -12,14 +12,16 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    /// A POST body larger than this is refused (413): no endpoint takes one.
+    /// A POST body larger than this is refused (413): no endpoint takes one, but WHEP.
     static let maximumBody = 1024
+    /// A WHEP offer's SDP (a browser's is 5 to 10 KB).
+    static let maximumOffer = 32 * 1024
     /// How much of a file is read per write.
     static let fileChunk = 64 * 1024
     /// Events kept for a listener that does not read, before it is closed.
     static let maximumQueuedEvents = 1000
 
-    private enum Mode {
+    enum Mode {
         /// Between requests (an idle connection is closed by the read timeout).
         case idle
         case reading(HTTPRequestHead, Route, body: Int)
@@ -34,15 +36,21 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         case file(fd: Int32, offset: Int, remaining: Int, keepAlive: Bool)
         case closed
     }
-    private var mode = Mode.idle
+    var mode = Mode.idle
     /// The request's version, answered in kind (an HTTP/1.0 client gets no chunked stream).
     private var version = HTTPVersion.http1_1
     /// The request being answered, for the debug log.
-    private var request = ""
-    private var context: ChannelHandlerContext?
-    private let server: ServerCore
+    var request = ""
+    var context: ChannelHandlerContext?
+    let server: ServerCore
     /// The connection's slot, deadlines and bounds.
-    private let connection: ConnectionGuard
+    let connection: ConnectionGuard
+    /// The loop's turn in which the last answer ended (``LoopTurns``).
+    private var answeredTurn: UInt64?
+    /// A request waits for the next turn.
+    private var waitingForTurn = false
+    /// The body of a WHEP offer being read.
+    var offer: ByteBuffer?
 
     init(server: ServerCore, connection: ConnectionGuard) {
         self.server = server
@@ -76,30 +84,30 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
             request = "\(head.method) \(head.uri.prefix(200))"
             // Two Host headers could name two servers: which one is meant (RFC 9112 3.2)?
             if head.headers["host"].count > 1 { return fail(.badRequest, context) }
-            if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > Self.maximumBody {
+            let route = Route(method: head.method.rawValue, target: head.uri)
+            if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > Self.bodyLimit(route) {
                 return fail(.payloadTooLarge, context)
             }
             if let expect = head.headers.first(name: "expect") {
                 guard expect.lowercased() == "100-continue" else { return fail(.expectationFailed, context) }
                 context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .continue))), promise: nil)
             }
-            mode = .reading(head, Route(method: head.method.rawValue, target: head.uri), body: 0)
-        case .body(let part):
+            offer = nil
+            mode = .reading(head, route, body: 0)
+        case .body(var part):
             guard case .reading(let head, let route, let body) = mode else { return }
             let total = body + part.readableBytes
-            guard total <= Self.maximumBody else { return fail(.payloadTooLarge, context) }
+            guard total <= Self.bodyLimit(route) else { return fail(.payloadTooLarge, context) }
+            if route == .whepOffer {
+                if offer == nil { offer = context.channel.allocator.buffer(capacity: part.readableBytes) }
+                offer?.writeBuffer(&part)
+            }
             mode = .reading(head, route, body: total)
         case .end:
             guard case .reading(let head, let route, _) = mode else { return }
             connection.requestComplete()
-            // An answer is written only while the socket takes more: a client that pipelines
-            // requests and reads nothing holds one answer beyond the write buffer, not one per request.
-            guard context.channel.isWritable else {
-                mode = .parked(head, route)
-                return
-            }
-            mode = .busy
-            respond(to: head, route, context)
+            mode = .parked(head, route)
+            answerParked(context)
         }
     }
 
@@ -116,14 +124,16 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
+        defer { if case .stream = mode { server.hub.countReadyViewers() } }
         guard context.channel.isWritable else { return }
         switch mode {
-        case .parked(let head, let route):
-            mode = .busy
-            respond(to: head, route, context)
+        case .parked:
+            answerParked(context)
         case .stream(let pending?):
             mode = .stream(pending: nil)
-            send(pending)
+            // Unless the feed left newer frames unencoded meanwhile: then it encodes the
+            // newest for this viewer now (it counts as ready below).
+            if !server.hub.demand.isPaused { send(pending) }
         case .events(let queued) where !queued.isEmpty:
             mode = .events(queued: [])
             for b in queued { context.write(wrapOutboundOut(.body(.byteBuffer(b))), promise: nil) }
@@ -136,37 +146,25 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelWritabilityChanged()
     }
 
-    // MARK: - Streams
-
-    /// A frame for a viewer: written now when the socket takes it, else kept as the newest
-    /// (replacing an older one) until it does. A slow client drops frames; nothing piles up.
-    func send(_ frame: PreviewFrame) {
-        guard case .stream = mode, let context else { return }
-        guard context.channel.isWritable else {
-            mode = .stream(pending: frame)
+    /// Answers the complete request that waits, when the socket takes more and this
+    /// connection has not answered another in this turn of the loop (docs/live-view.md#security):
+    /// a client that pipelines requests and reads nothing holds one answer beyond the write
+    /// buffer, not one per request, and one that sends many in one packet gets one answer per
+    /// turn, as every other connection does.
+    private func answerParked(_ context: ChannelHandlerContext) {
+        guard case .parked(let head, let route) = mode, context.channel.isWritable else { return }
+        let turns = server.gatekeeper.turns
+        guard answeredTurn != turns.turn else {
+            guard !waitingForTurn else { return }
+            waitingForTurn = true
+            turns.afterThisTurn(on: context.eventLoop) { [self] in
+                waitingForTurn = false
+                if let context = self.context { answerParked(context) }
+            }
             return
         }
-        var header = context.channel.allocator.buffer(capacity: 160)
-        header.writeString(Framing.partHeader(length: frame.jpeg.readableBytes, time: frame.time, sequence: frame.sequence))
-        context.write(wrapOutboundOut(.body(.byteBuffer(header))), promise: nil)
-        // The same storage for every viewer: ByteBuffer is copy-on-write and nobody writes to it.
-        context.write(wrapOutboundOut(.body(.byteBuffer(frame.jpeg))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(server.partTrailer))), promise: nil)
-    }
-
-    /// An event for a listener; one that stops reading is closed once its queue is full.
-    func sendEvent(_ buffer: ByteBuffer) {
-        guard case .events(var queued) = mode, let context else { return }
-        if context.channel.isWritable && queued.isEmpty {
-            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-            return
-        }
-        guard queued.count < Self.maximumQueuedEvents else {
-            context.close(promise: nil)
-            return
-        }
-        queued.append(buffer)
-        mode = .events(queued: queued)
+        mode = .busy
+        respond(to: head, route, context)
     }
 
     // MARK: - Responses
@@ -298,24 +296,11 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
             mode = .file(fd: fd, offset: offset, remaining: headOnly ? 0 : length, keepAlive: keepAlive)
             pumpFile()
         case .input(let input):
-            guard originAllowed(origin: head.headers.first(name: "origin"), host: head.headers.first(name: "host")) else {
-                return reply(.forbidden, text: "Origin does not match Host\n", keepAlive: keepAlive, context)
-            }
-            let gate = server.gatekeeper
-            let now = context.eventLoop.now
-            guard gate.inputs.take(now: now) else {
-                if let left = gate.inputLog.admit(now: now.timestamp) {
-                    server.hub.logger.info(
-                        "live view: too many requests to act, \(request) refused (429)\(left > 0 ? "; \(left) more left out" : "")",
-                        metadata: ["http.client": "\(connection.peer)"])
-                }
-                var h = HTTPHeaders()
-                h.add(name: "Retry-After", value: "1")
-                return reply(
-                    .tooManyRequests, text: "too many requests: try again in a second\n", headers: h, keepAlive: keepAlive, context)
-            }
+            guard sameOrigin(head, keepAlive: keepAlive, context), withinRate(keepAlive: keepAlive, context) else { return }
             server.input(input)
             reply(.accepted, text: "{\"accepted\":true}", type: "application/json", keepAlive: keepAlive, context)
+        case .whepOffer, .whepEnd:
+            respondWHEP(to: head, route, keepAlive: keepAlive, context)
         case .methodNotAllowed(let allow):
             var h = HTTPHeaders()
             h.add(name: "Allow", value: allow)
@@ -326,6 +311,8 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
             reply(.notFound, text: "not found\n", keepAlive: keepAlive, context)
         }
     }
+
+    static func bodyLimit(_ route: Route) -> Int { route == .whepOffer ? maximumOffer : maximumBody }
 
     private func startStreaming(type: String, _ context: ChannelHandlerContext) {
         server.hub.logger.debug(
@@ -339,14 +326,14 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: h))), promise: nil)
     }
 
-    private func reply(
+    func reply(
         _ status: HTTPResponseStatus, text: String, type: String = "text/plain; charset=utf-8", headers: HTTPHeaders = [:],
         keepAlive: Bool, _ context: ChannelHandlerContext
     ) {
         reply(status, body: ByteBuffer(string: text), type: type, headers: headers, keepAlive: keepAlive, context)
     }
 
-    private func reply(
+    func reply(
         _ status: HTTPResponseStatus, body: ByteBuffer, type: String, headers: HTTPHeaders = [:], keepAlive: Bool,
         _ context: ChannelHandlerContext
     ) {
@@ -366,6 +353,7 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
     private func end(keepAlive: Bool, _ context: ChannelHandlerContext) {
         // Before the end is written: writing it may hand over the next pipelined request at once.
         mode = keepAlive ? .idle : .busy
+        answeredTurn = server.gatekeeper.turns.turn
         connection.responseEnded()
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !keepAlive {

@@ -22,6 +22,8 @@ final class Hub: @unchecked Sendable {
     /// Listeners of `/events`: the line writer does not wake the loop while there are none.
     private let listenerCount = Atomic<Int>(0)
     private var feed: PreviewFeed?
+    /// Whether a viewer can take a frame: the feed encodes only then.
+    let demand = ViewerDemand()
     /// Set once the server stops: nothing is handed to the loop after that (it shuts down).
     private let closed = Mutex(false)
     let frames: @Sendable () -> FrameSource?
@@ -59,7 +61,15 @@ final class Hub: @unchecked Sendable {
     func addViewer(_ c: HTTPConnection) {
         loop.preconditionInEventLoop()
         viewers[ObjectIdentifier(c)] = c
+        countReadyViewers()
         if viewers.count == 1 { feed?.start() }
+    }
+
+    /// On the loop, after a viewer came, left, was given a frame or its socket took more or
+    /// less: how many can take a frame now.
+    func countReadyViewers() {
+        loop.preconditionInEventLoop()
+        demand.set(ready: viewers.values.reduce(0) { $0 + ($1.canTakeFrame ? 1 : 0) })
     }
 
     func addListener(_ c: HTTPConnection) {
@@ -71,7 +81,10 @@ final class Hub: @unchecked Sendable {
     /// A connection closed (whatever it was).
     func remove(_ c: HTTPConnection) {
         loop.preconditionInEventLoop()
-        if viewers.removeValue(forKey: ObjectIdentifier(c)) != nil, viewers.isEmpty { feed?.stop() }
+        if viewers.removeValue(forKey: ObjectIdentifier(c)) != nil {
+            countReadyViewers()
+            if viewers.isEmpty { feed?.stop() }
+        }
         if listeners.removeValue(forKey: ObjectIdentifier(c)) != nil {
             listenerCount.store(listeners.count, ordering: .relaxed)
         }
@@ -82,6 +95,7 @@ final class Hub: @unchecked Sendable {
     func publish(_ frame: PreviewFrame) {
         onLoop { [self] in
             for v in viewers.values { v.send(frame) }
+            countReadyViewers()
         }
     }
 

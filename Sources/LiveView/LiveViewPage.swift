@@ -1,8 +1,14 @@
 /// The web page at `/`: the live picture, the active control and its value (live from
 /// `/events`, as a knob turns), a shutter button and the latest photos. Static, embedded in
-/// the binary; sized for a phone as well as a desktop.
+/// the binary; sized for a phone as well as a desktop. The picture is WebRTC (the browser's
+/// `RTCPeerConnection` and `/api/whep`) where it works, else MJPEG (docs/live-view.md#webrtc).
 enum LiveViewPage {
-    static let html = """
+    /// The page; `webRTC`: whether `/api/whep` answers (else the page goes straight to MJPEG).
+    static func html(webRTC: Bool) -> String {
+        template.replacing("data-webrtc=\"on\"", with: "data-webrtc=\"\(webRTC ? "on" : "off")\"")
+    }
+
+    static let template = """
         <!doctype html>
         <html lang="en"><head><meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -10,7 +16,8 @@ enum LiveViewPage {
         <style>
         body{margin:0;background:#111;color:#eee;font:16px system-ui,sans-serif}
         #view{position:relative;max-width:960px;margin:0 auto}
-        #live{width:100%;display:block;background:#000;min-height:120px}
+        #live,#video{width:100%;display:block;background:#000;min-height:120px}
+        [hidden]{display:none!important}
         #overlay{position:absolute;left:0;right:0;bottom:0;padding:8px 12px;background:rgba(0,0,0,.55)}
         #overlay.off{opacity:.35}
         #name{font-weight:600;text-transform:capitalize}
@@ -24,7 +31,7 @@ enum LiveViewPage {
         #status{text-align:center;color:#999;font-size:13px}
         </style></head>
         <body>
-        <div id="view"><img id="live" alt="live view">
+        <div id="view" data-webrtc="on"><video id="video" muted autoplay playsinline></video><img id="live" alt="live view" hidden>
         <div id="overlay" class="off"><span id="name">no control</span><span id="value"></span>
         <input id="slider" type="range" min="0" max="1" step="any" value="0"></div></div>
         <div id="bar"><button id="minus" aria-label="step down">&minus;</button>
@@ -94,8 +101,65 @@ enum LiveViewPage {
         $("live").onload = () => { $("view").dataset.picture = $("live").naturalWidth + "x" + $("live").naturalHeight; };
         // The stream ends when the daemon stops or restarts: try again.
         $("live").onerror = () => setTimeout(() => { $("live").src = "stream.mjpg?" + Date.now(); }, 2000);
-        // The stream starts once the page is parsed: a slow phone shows the controls first.
-        $("live").src = "stream.mjpg";
+        // MJPEG: every browser shows it, at a JPEG per frame.
+        function mjpeg(why) {
+          if ($("view").dataset.transport === "mjpeg") return;
+          $("view").dataset.transport = "mjpeg";
+          if (why) $("view").dataset.webrtcError = String(why);
+          $("video").hidden = true; $("live").hidden = false;
+          $("live").src = "stream.mjpg";
+        }
+        // WebRTC through WHEP: H.264 at a fraction of MJPEG's bits. The offer goes with its
+        // candidates (no trickle ICE); a picture that does not come in 45 s falls back to MJPEG.
+        let session = null;
+        async function webrtc() {
+          const pc = new RTCPeerConnection();
+          window.peer = pc;
+          pc.addTransceiver("video", {direction: "recvonly"});
+          pc.ontrack = e => { $("video").srcObject = e.streams[0] || new MediaStream([e.track]); };
+          await pc.setLocalDescription(await pc.createOffer());
+          await new Promise(done => {
+            if (pc.iceGatheringState === "complete") return done();
+            pc.onicegatheringstatechange = () => { if (pc.iceGatheringState === "complete") done(); };
+            setTimeout(done, 2000);
+          });
+          const r = await fetch("api/whep", {method: "POST", headers: {"Content-Type": "application/sdp"}, body: pc.localDescription.sdp});
+          if (r.status !== 201) throw new Error("api/whep: " + r.status);
+          session = r.headers.get("Location");
+          await pc.setRemoteDescription({type: "answer", sdp: await r.text()});
+          return pc;
+        }
+        function endSession() {
+          if (session) fetch(session, {method: "DELETE", keepalive: true}).catch(() => {});
+          session = null;
+          if (window.peer) window.peer.close();
+        }
+        $("video").onloadeddata = () => {
+          if ($("view").dataset.transport === "mjpeg") return;  // a picture after the page gave up
+          $("view").dataset.transport = "webrtc";
+          $("view").dataset.picture = $("video").videoWidth + "x" + $("video").videoHeight;
+        };
+        addEventListener("pagehide", endSession);
+        if ($("view").dataset.webrtc === "off") {
+          mjpeg("WebRTC is off");
+        } else if (!window.RTCPeerConnection || /[?&]mjpeg/.test(location.search)) {
+          mjpeg(window.RTCPeerConnection ? "asked for MJPEG" : "no RTCPeerConnection");
+        } else {
+          // The first answer can wait for GStreamer's first load (seconds on a small board).
+          let gaveUp = false, timer = null;
+          const giveUp = (why, ms) => setTimeout(() => { gaveUp = true; endSession(); mjpeg(why); }, ms);
+          timer = giveUp("no answer within 60 s", 60000);
+          webrtc().then(pc => {
+            clearTimeout(timer);
+            if (gaveUp) return endSession();
+            // Under emulation (the test lab) a first picture was seen to take over 20 s.
+            timer = giveUp("no picture within 45 s", 45000);
+            pc.onconnectionstatechange = () => {
+              if (pc.connectionState === "failed") { clearTimeout(timer); endSession(); mjpeg("connection failed"); }
+            };
+            $("video").addEventListener("loadeddata", () => clearTimeout(timer), {once: true});
+          }).catch(e => { clearTimeout(timer); endSession(); mjpeg(e.message || e); });
+        }
         photos();
         </script></body></html>
         """

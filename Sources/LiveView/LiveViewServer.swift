@@ -17,12 +17,15 @@ public struct LiveViewHooks: Sendable {
     /// The camera's own small stream for the live view, while the capture stream has one
     /// (a libcamera camera's, docs/libcamera.md#two-streams); else the stream's frames are used.
     public var viewfinder: ViewfinderFrames?
+    /// WebRTC viewers (`/api/whep`); without it the endpoint answers 404 and the page shows MJPEG.
+    public var whep: (any WHEPService)?
     public init(
-        frames: @escaping @Sendable () -> FrameSource?, viewfinder: ViewfinderFrames? = nil,
+        frames: @escaping @Sendable () -> FrameSource?, viewfinder: ViewfinderFrames? = nil, whep: (any WHEPService)? = nil,
         input: @escaping @Sendable (LiveViewInput) -> Void
     ) {
         self.frames = frames
         self.viewfinder = viewfinder
+        self.whep = whep
         self.input = input
     }
 }
@@ -33,6 +36,8 @@ final class ServerCore: Sendable {
     let hub: Hub
     let media: MediaDirectory
     let input: @Sendable (LiveViewInput) -> Void
+    /// WebRTC viewers, when the daemon offers them.
+    let whep: (any WHEPService)?
     let page: ByteBuffer
     let partTrailer: ByteBuffer
     let snapshotQuality: Int
@@ -40,15 +45,17 @@ final class ServerCore: Sendable {
     let gatekeeper: Gatekeeper
     init(
         settings: LiveViewSettings, hub: Hub, media: MediaDirectory, snapshotQuality: Int,
-        policy: ConnectionPolicy? = nil, input: @escaping @Sendable (LiveViewInput) -> Void
+        policy: ConnectionPolicy? = nil, turns: LoopTurns = LoopTurns(), whep: (any WHEPService)? = nil,
+        input: @escaping @Sendable (LiveViewInput) -> Void
     ) {
+        self.whep = whep
         self.settings = settings
         self.hub = hub
-        gatekeeper = Gatekeeper(loop: hub.loop, policy: policy ?? ConnectionPolicy(maxClients: settings.maxClients))
+        gatekeeper = Gatekeeper(loop: hub.loop, policy: policy ?? ConnectionPolicy(maxClients: settings.maxClients), turns: turns)
         self.media = media
         self.input = input
         self.snapshotQuality = snapshotQuality
-        page = ByteBuffer(string: LiveViewPage.html)
+        page = ByteBuffer(string: LiveViewPage.html(webRTC: whep != nil))
         partTrailer = ByteBuffer(string: Framing.partTrailer)
     }
 
@@ -101,16 +108,18 @@ public final class LiveViewServer: Sendable {
         }
         self.settings = settings
         self.logger = logger
-        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        // NIO tells the turns when each turn of the loop ends (fairness between connections).
+        let turns = LoopTurns()
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1, metricsDelegate: turns)
         let hub = Hub(loop: group.next(), maxClients: settings.maxClients, frames: hooks.frames, logger: logger)
         hub.attach(
             PreviewFeed(
                 source: hooks.frames, viewfinder: hooks.viewfinder, previewWidth: settings.previewWidth, quality: settings.previewQuality,
-                logger: logger
+                demand: hub.demand, logger: logger
             ) { [hub] frame in hub.publish(frame) })
         core = ServerCore(
-            settings: settings, hub: hub, media: MediaDirectory(path: outputDirectory), snapshotQuality: snapshotQuality, input: hooks.input
-        )
+            settings: settings, hub: hub, media: MediaDirectory(path: outputDirectory), snapshotQuality: snapshotQuality, turns: turns,
+            whep: settings.webRTC ? hooks.whep : nil, input: hooks.input)
     }
 
     /// TLS 1.2 and 1.3 only, with forward-secret AEAD suites only (ECDHE with AES-GCM or
@@ -178,12 +187,22 @@ extension LiveViewServer {
     /// (the guard, NIOHTTP1, the connection), on a server of its own without a camera whose
     /// inputs go nowhere: for driving the request path with bytes that never crossed a
     /// socket (an `EmbeddedChannel` in Tests/Fuzz). Call on the channel's event loop.
+    /// Returns what ends a turn of the loop, which an embedded loop does not know of (a
+    /// connection answers one pipelined request per turn, ``LoopTurns``): it says whether a
+    /// request still waits for a later turn (advance the loop's clock by a millisecond, then
+    /// call it again).
     public static func serveStandalone(
         _ channel: any Channel, settings: LiveViewSettings, outputDirectory: String, logger: Logger
-    ) throws {
+    ) throws -> () -> Bool {
         let hub = Hub(loop: channel.eventLoop, maxClients: settings.maxClients, frames: { nil }, logger: logger)
+        let turns = LoopTurns()
         let core = ServerCore(
-            settings: settings, hub: hub, media: MediaDirectory(path: outputDirectory), snapshotQuality: 90, input: { _ in })
+            settings: settings, hub: hub, media: MediaDirectory(path: outputDirectory), snapshotQuality: 90, turns: turns,
+            input: { _ in })
         try core.configure(channel, tls: nil)
+        return {
+            turns.endTurn()
+            return turns.waiting > 0
+        }
     }
 }

@@ -17,6 +17,13 @@ public struct LiveViewSettings: Sendable, Hashable {
     public var previewWidth = 640
     /// JPEG quality of the stream's encoded frames (uncompressed cameras).
     public var previewQuality = 75
+    /// WebRTC viewers through `/api/whep` (docs/live-view.md#webrtc); the page falls back to
+    /// MJPEG without it.
+    public var webRTC = true
+    /// `stun://HOST:PORT`, for viewers behind NAT (none by default: a LAN needs none).
+    public var stunServer: String?
+    /// `turn://USER:PASSWORD@HOST:PORT` (or `turns://`), to relay through (none by default).
+    public var turnServer: String?
 
     public init() {}
 

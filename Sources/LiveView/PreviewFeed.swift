@@ -23,7 +23,8 @@ public struct PreviewFrame: Sendable {
 /// Takes the newest frame from the capture stream's ring (or from the camera's own small
 /// stream for the live view, while it has one: ``ViewfinderFrames``), on a thread of its own,
 /// only while someone watches: MJPEG frames as the camera sent them, uncompressed frames scaled
-/// down and encoded once. Watching keeps the stream running (``FrameSource/addViewer()``).
+/// down and encoded once, and only while a viewer can take a frame (``ViewerDemand``).
+/// Watching keeps the stream running (``FrameSource/addViewer()``).
 final class PreviewFeed: Sendable {
     private let viewfinder: ViewfinderFrames?
     private let previewWidth: Int
@@ -31,11 +32,14 @@ final class PreviewFeed: Sendable {
     private let publish: @Sendable (PreviewFrame) -> Void
     private let logger: Logger
     private let thread: WatchedFeed
+    private let demand: ViewerDemand
 
+    /// `demand`: whether a viewer can take a frame; nothing is encoded while none can.
     init(
         source: @escaping @Sendable () -> FrameSource?, viewfinder: ViewfinderFrames? = nil, previewWidth: Int, quality: Int,
-        logger: Logger, publish: @escaping @Sendable (PreviewFrame) -> Void
+        demand: ViewerDemand, logger: Logger, publish: @escaping @Sendable (PreviewFrame) -> Void
     ) {
+        self.demand = demand
         thread = WatchedFeed(threadName: "evc-preview", source: source)
         self.viewfinder = viewfinder
         self.previewWidth = previewWidth
@@ -56,6 +60,12 @@ final class PreviewFeed: Sendable {
     private func feed(from frames: FrameSource) {
         var last = Timestamp(microseconds: 0)
         while wanted {
+            // Every viewer's socket is full (clients that read nothing, a stalled link):
+            // nothing to encode for, until one can take a frame.
+            guard demand.anyReady else {
+                demand.pause(waitingAtMost: .milliseconds(500))
+                continue
+            }
             do {
                 let ring: RingFrame
                 if let viewfinder, viewfinder.format != nil {
@@ -63,12 +73,16 @@ final class PreviewFeed: Sendable {
                     guard let newest = viewfinder.frame(after: last, timeout: .seconds(2)) else { continue }
                     ring = newest
                 } else {
-                    // The next frame from now: always the newest, never a backlog.
-                    ring = try frames.frame(nearest: max(monotonicNow(), last + .microseconds(1)), timeout: .seconds(2))
+                    // The newest frame after the last one shown: never a backlog.
+                    ring = try frames.newest(after: last, timeout: .seconds(2))
                 }
                 guard ring.time > last else { continue }
+                // Nobody can take it after all: not encoded, and still the newest for the
+                // first viewer that can.
+                guard demand.anyReady else { continue }
                 last = ring.time
                 let jpeg = try Self.jpeg(ring.frame, previewWidth: previewWidth, quality: quality)
+                demand.resume()
                 publish(PreviewFrame(jpeg: ByteBuffer(bytes: jpeg), time: ring.time, sequence: ring.frame.sequence))
             } catch let error as StreamingError where error.code == .timedOut {
                 continue

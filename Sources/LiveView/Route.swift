@@ -14,6 +14,10 @@ public enum Route: Sendable, Hashable {
     case media(String)
     /// `POST /api/capture`, `/api/control/next`, `/api/control/step?by=N`: as a button or knob.
     case input(LiveViewInput)
+    /// `POST /api/whep`: a WebRTC viewer's SDP offer (WHEP, RFC 9725; docs/live-view.md#webrtc).
+    case whepOffer
+    /// `DELETE /api/whep/ID`: the end of a WebRTC viewer's session.
+    case whepEnd(String)
     /// Known path, other method (405, with `Allow`). `GET` routes take `HEAD` too.
     case methodNotAllowed(allow: String)
     /// A target that cannot be read (400).
@@ -47,6 +51,7 @@ public enum Route: Sendable, Hashable {
         case "/api/media": self = readOnly(.mediaList)
         case "/api/capture": self = changing(.input(.capture))
         case "/api/control/next": self = changing(.input(.nextControl))
+        case "/api/whep": self = changing(.whepOffer)
         case "/api/control/step":
             guard let by = Self.parameter("by", in: query).flatMap({ Int($0) }), by != 0, (-100...100).contains(by) else {
                 self = method == "POST" ? .badRequest("by must be a whole number of steps, -100 to 100, not 0") : changing(.notFound)
@@ -54,13 +59,31 @@ public enum Route: Sendable, Hashable {
             }
             self = changing(.input(.step(by)))
         default:
-            if path.hasPrefix("/media/") {
+            if path.hasPrefix(Self.whepPrefix) {
+                let id = String(path.dropFirst(Self.whepPrefix.count))
+                guard Self.isSessionID(id) else {
+                    self = .notFound
+                    return
+                }
+                self = method == "DELETE" ? .whepEnd(id) : .methodNotAllowed(allow: "DELETE")
+            } else if path.hasPrefix("/media/") {
                 let name = String(path.dropFirst("/media/".count))
                 self = readOnly(MediaDirectory.isPlainName(name) ? .media(name) : .notFound)
             } else {
                 self = .notFound
             }
         }
+    }
+
+    /// Where a WebRTC viewer's session is (`Location` of the answer): this and its ID.
+    public static let whepPrefix = "/api/whep/"
+
+    /// A session ID as the server makes them: 1 to 64 letters, digits and `-`.
+    static func isSessionID(_ id: String) -> Bool {
+        (1...64).contains(id.utf8.count)
+            && id.utf8.allSatisfy {
+                $0 == UInt8(ascii: "-") || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+            }
     }
 
     static func parameter(_ name: String, in query: Substring) -> String? {

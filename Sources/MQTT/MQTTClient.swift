@@ -28,28 +28,28 @@ import Synchronization
 public actor MQTTClient {
     public nonisolated let unownedExecutor: UnownedSerialExecutor
     public nonisolated let settings: MQTTConnectionSettings
-    private let loop: IOLoop
-    private let logger: Logger
+    let loop: IOLoop
+    let logger: Logger
     private let onMessage: @Sendable (String, [UInt8]) -> Void
     private let onEvent: @Sendable (Event) -> Void
 
     /// `resolving`: a connection step runs on its own thread (``MosquittoConnectStep``) and
     /// the loop leaves libmosquitto alone; `connecting`: the TCP/TLS connect and the CONNACK
     /// are awaited on the loop.
-    private enum Phase { case idle, resolving, connecting, connected, waiting, stopped }
-    private var phase = Phase.idle
-    private var handle: MosquittoHandle?
-    private var mosq: OpaquePointer? { handle?.pointer }
+    enum Phase { case idle, resolving, connecting, connected, waiting, stopped }
+    var phase = Phase.idle
+    private(set) var handle: MosquittoHandle?
+    var mosq: OpaquePointer? { handle?.pointer }
     private var backoff: Backoff
     private var timer: IOTimer?
     /// The broker socket as the loop watches it: a duplicate of libmosquitto's descriptor,
     /// owned here. A duplicate so that this registration is ours to remove: libmosquitto
     /// closes its descriptor inside its own calls, and a number it closed may already name
     /// another file (even another watched one) by the time this client sees the change.
-    private var watched: (token: IOToken, fd: Int32, interest: Readiness)?
+    var watched: (token: IOToken, fd: Int32, interest: Readiness)?
     /// Set by libmosquitto's connect/disconnect callbacks and our own connect calls: its
     /// socket may have been replaced, so the watched duplicate must be renewed.
-    private var socketReplaced = false
+    var socketReplaced = false
     /// The reason of the last failure reported, so a broker that stays away is reported once.
     private var lastFailure: String?
     /// OpenSSL's reasons for a failed TLS handshake, as libmosquitto logs them (its return
@@ -175,14 +175,22 @@ public actor MQTTClient {
             let topic = String(cString: message.pointee.topic)
             let count = Int(message.pointee.payloadlen)
             let payload = count > 0 ? Array(UnsafeRawBufferPointer(start: message.pointee.payload, count: count)) : []
-            MQTTClient.from(obj).assumeIsolated { $0.onMessage(topic, payload) }
+            MQTTClient.from(obj).assumeIsolated { c in
+                // Read while stopping (``stop(timeout:)`` waits for acknowledgements): not taken.
+                if c.phase != .stopped { c.onMessage(topic, payload) }
+            }
+        }
+        mosquitto_publish_callback_set(m) { _, obj, mid in
+            MQTTClient.from(obj).assumeIsolated { c in
+                if c.awaited == mid { c.awaited = nil }
+            }
         }
         connect()
     }
 
-    /// Sends what is queued, then the will's payload (retained `offline`: a clean stop is
-    /// not a lost connection, so the broker would not send the will), disconnects and
-    /// closes the socket. Bounded: waits at most `timeout` for the broker's socket to take it.
+    /// Sends what is queued, then the farewells, then the will's payload (retained
+    /// `offline`: a clean stop is not a lost connection, so the broker would not send the
+    /// will), disconnects and closes the socket. Bounded: waits at most `timeout` for the broker's socket to take it.
     public func stop(timeout: Duration = .seconds(2)) {
         guard phase != .stopped else { return }
         let wasConnected = phase == .connected
@@ -199,22 +207,27 @@ public actor MQTTClient {
         }
         guard let m = mosq else { return }
         if wasConnected {
-            flush(force: true)
-            if let will = settings.will { send(will, m) }
-            mosquitto_disconnect(m)
-            // libmosquitto writes what it can at once; a full socket buffer gets a short,
-            // bounded wait here (shutdown only).
+            var last = flush(force: true)
+            for f in settings.farewells { last = send(f, m) ?? last }
+            if let will = settings.will { last = send(will, m) ?? last }
+            // libmosquitto writes what it can at once, but holds QoS 1 and 2 messages beyond
+            // its window of unacknowledged ones (20) until acknowledgements are read: the
+            // broker's answers are read here (shutdown only; bounded by `timeout`) until the
+            // last message is through. The broker takes a connection's messages in order.
             let deadline = monotonicMicroseconds() + timeout.microseconds
-            while mosquitto_want_write(m), monotonicMicroseconds() < deadline {
-                var p = pollfd(fd: mosquitto_socket(m), events: Int16(POLLOUT), revents: 0)
-                _ = poll(&p, 1, 50)
-                if mosquitto_loop_write(m, 100) != MOSQ_ERR_SUCCESS.rawValue { break }
-            }
+            awaited = last
+            exchange(m, until: deadline) { self.awaited == nil }
+            mosquitto_disconnect(m)
+            exchange(m, until: deadline) { !mosquitto_want_write(m) }
         }
         unwatch()
         mosquitto_destroy(m)
         handle = nil
     }
+
+    /// The message a stop waits for: nil once libmosquitto says it is through (acknowledged,
+    /// or written for QoS 0).
+    private var awaited: Int32?
 
     private static func from(_ obj: UnsafeMutableRawPointer?) -> MQTTClient {
         Unmanaged<MQTTClient>.fromOpaque(obj!).takeUnretainedValue()
@@ -253,10 +266,13 @@ public actor MQTTClient {
             failed(reason)
             return
         }
+        stepConnectionError = outcome.connectionError
         sync()
         timer?.arm(atMonotonicMicroseconds: monotonicMicroseconds() + settings.connectTimeout.microseconds)
     }
     private var addressSet = false
+    /// The connection step's ``MosquittoConnectStep/Outcome/connectionError``.
+    private(set) var stepConnectionError: Int32 = 0
 
     /// CONNACK: accepted (0) or refused (bad credentials, not authorised, ...).
     private func connackReceived(_ rc: Int32) {
@@ -287,7 +303,7 @@ public actor MQTTClient {
     private var refusal: String?
 
     /// The socket closed: a refused CONNACK, a lost connection, or our own disconnect.
-    private func connectionLost(_ why: String) {
+    func connectionLost(_ why: String) {
         socketReplaced = true
         guard phase != .stopped else { return }
         let reason = refusal.map { "refused by the broker: \($0)" } ?? why
@@ -303,7 +319,7 @@ public actor MQTTClient {
         }
     }
 
-    private func failed(_ why: String) {
+    func failed(_ why: String) {
         guard phase != .stopped else { return }
         phase = .waiting
         var reason = why
@@ -355,98 +371,37 @@ public actor MQTTClient {
         }
     }
 
-    // MARK: The socket
-
-    private func socketReady(_ readiness: Readiness) {
-        guard let m = mosq, phase == .connecting || phase == .connected else { return }
-        var rc = MOSQ_ERR_SUCCESS.rawValue
-        if !readiness.intersection([.readable, .hangup, .error]).isEmpty {
-            rc = mosquitto_loop_read(m, 16)
-        }
-        if rc == MOSQ_ERR_SUCCESS.rawValue, readiness.contains(.writable) || readiness.contains(.error),
-            mosquitto_socket(m) >= 0
-        {
-            rc = mosquitto_loop_write(m, 16)
-        }
-        if rc != MOSQ_ERR_SUCCESS.rawValue, phase == .connecting || phase == .connected {
-            // libmosquitto reports most losses through its disconnect callback; some
-            // (a refused TCP connect seen on write) only through the return code.
-            let reason = describeMosquitto(rc)
-            if mosquitto_socket(m) >= 0 { mosquitto_disconnect(m) }
-            connectionLost(reason)
-        }
-        sync()
-    }
-
-    /// Watches libmosquitto's current socket (renewing the duplicate when it was replaced)
-    /// for reading, and for writing only while it has output queued.
-    private func sync() {
-        guard let m = mosq else { return unwatch() }
-        let sock = mosquitto_socket(m)
-        if socketReplaced || sock < 0 {
-            unwatch()
-            socketReplaced = false
-        }
-        // Only while a connection is being made or used: a dead socket libmosquitto has not
-        // closed yet (it closes it on the next attempt) would otherwise wake the loop for ever.
-        guard sock >= 0, phase == .connecting || phase == .connected else { return }
-        let interest: Readiness = mosquitto_want_write(m) ? [.readable, .writable] : [.readable]
-        if let w = watched {
-            if w.interest != interest {
-                do {
-                    try loop.setInterest(w.token, interest)
-                    watched?.interest = interest
-                } catch {
-                    logger.warning("MQTT socket: \(error)")
-                }
-            }
-            return
-        }
-        let dup = fcntl(sock, F_DUPFD_CLOEXEC, 0)
-        guard dup >= 0 else {
-            logger.warning("MQTT socket: dup: \(SystemError(errno: errno))")
-            return
-        }
-        do {
-            let token = try loop.register(
-                fd: dup, interest: interest,
-                handler: { [weak self] readiness in self?.assumeIsolated { $0.socketReady(readiness) } },
-                onRemove: { close(dup) })
-            watched = (token, dup, interest)
-        } catch {
-            close(dup)
-            logger.warning("MQTT socket: \(error)")
-        }
-    }
-
-    private func unwatch() {
-        guard let w = watched else { return }
-        watched = nil
-        loop.remove(w.token)  // on this thread: removed now, its onRemove closes the duplicate
-    }
-
     // MARK: Publishing
 
     /// Hands queued messages to libmosquitto while connected (`force`: while stopping too).
-    private func flush(force: Bool = false) {
+    /// Returns the message id of the last message handed over, if any.
+    @discardableResult
+    private func flush(force: Bool = false) -> Int32? {
         guard let m = mosq, phase == .connected || force else {
             outbox.withLock { $0.wakePending = false }
-            return
+            return nil
         }
         let messages = outbox.withLock { o -> [MQTTMessage] in
             defer { o.messages.removeAll(keepingCapacity: true); o.wakePending = false }
             return o.messages
         }
-        for message in messages { send(message, m) }
+        var last: Int32?
+        for message in messages { last = send(message, m) ?? last }
         sync()
+        return last
     }
 
-    private func send(_ message: MQTTMessage, _ m: OpaquePointer) {
+    /// Hands one message to libmosquitto; returns its message id (nil when refused).
+    @discardableResult
+    private func send(_ message: MQTTMessage, _ m: OpaquePointer) -> Int32? {
+        var mid: Int32 = 0
         let rc = message.payload.withUnsafeBytes {
-            mosquitto_publish(m, nil, message.topic, Int32($0.count), $0.baseAddress, message.qos.rawValue, message.retain)
+            mosquitto_publish(m, &mid, message.topic, Int32($0.count), $0.baseAddress, message.qos.rawValue, message.retain)
         }
         if rc != MOSQ_ERR_SUCCESS.rawValue {
             logger.info("MQTT publish failed", metadata: ["mqtt.topic": "\(message.topic)", "mqtt.reason": "\(describeMosquitto(rc))"])
+            return nil
         }
+        return mid
     }
 }

@@ -122,6 +122,11 @@ public struct MQTTConnectionSettings: Sendable, Hashable {
     /// Published after the birth message on every connection, before the offline queue:
     /// retained state the broker may have lost while away (Home Assistant discovery).
     public var announcements: [MQTTMessage] = []
+    /// Published on a clean stop, before the will: retained state taken back (Home
+    /// Assistant's discovery configs, emptied: the station's entities are removed). A stop
+    /// while the broker is away cannot send them; the next connection's announcements
+    /// replace what stayed.
+    public var farewells: [MQTTMessage] = []
     /// Topics subscribed on every connection (clean sessions: nothing is kept in between).
     public var subscriptions: [(topic: String, qos: QoS)]
     /// Messages kept while there is no connection; the oldest are dropped beyond it.
@@ -156,7 +161,7 @@ public struct MQTTConnectionSettings: Sendable, Hashable {
     public static func == (a: Self, b: Self) -> Bool {
         a.broker == b.broker && a.clientID == b.clientID && a.username == b.username && a.passwordFile == b.passwordFile
             && a.caFile == b.caFile && a.keepalive == b.keepalive && a.birth == b.birth && a.will == b.will
-            && a.announcements == b.announcements
+            && a.announcements == b.announcements && a.farewells == b.farewells
             && a.subscriptions.map(\.topic) == b.subscriptions.map(\.topic) && a.subscriptions.map(\.qos) == b.subscriptions.map(\.qos)
             && a.offlineQueueLimit == b.offlineQueueLimit && a.initialBackoff == b.initialBackoff
             && a.maximumBackoff == b.maximumBackoff && a.connectTimeout == b.connectTimeout

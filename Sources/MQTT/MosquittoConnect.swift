@@ -38,6 +38,9 @@ final class MosquittoConnectStep: Sendable {
         var rc: Int32
         var reason: String?
         var first: Bool
+        /// The errno the call left when it says why a connection failed (``connectionErrno(_:)``),
+        /// else 0: libmosquitto 2.0.11's TLS connect may take the socket's error and go on.
+        var connectionError: Int32
     }
 
     private struct State {
@@ -64,11 +67,12 @@ final class MosquittoConnectStep: Sendable {
                 first
                 ? mosquitto_connect_async(handle.pointer, broker.host, Int32(broker.port), Int32(keepalive))
                 : mosquitto_reconnect_async(handle.pointer)
+            let connectionError = connectionErrno(errno)
             let reason = rc == MOSQ_ERR_SUCCESS.rawValue || rc == MOSQ_ERR_CONN_PENDING.rawValue ? nil : describeMosquitto(rc)
             let abandoned = state.withLock { s -> Bool in
                 s.running = false
                 guard !s.abandoned else { return true }
-                s.outcome = Outcome(rc: rc, reason: reason, first: first)
+                s.outcome = Outcome(rc: rc, reason: reason, first: first, connectionError: connectionError)
                 // Under the lock: abandon() (before the client closes the eventfd) cannot
                 // come between the check and this write.
                 var one: UInt64 = 1
@@ -117,6 +121,12 @@ func configureMosquitto(_ m: OpaquePointer, _ settings: MQTTConnectionSettings, 
             try check(mosquitto_tls_set(m, ca, nil, nil, nil, nil), "TLS with CA file \(ca)")
         } else {
             try check(mosquitto_int_option(m, MOSQ_OPT_TLS_USE_OS_CERTS, 1), "TLS with the system's CA store")
+            // libmosquitto 2.0.11 (Debian 12) builds its TLS context on the first connect and
+            // with the default "SSL_CTX with defaults" refuses every later connect that has
+            // no CA file ("invalid function arguments"): without it the later connects reuse
+            // that context (system store, host name check) as they are. From 2.0.12 the
+            // option only concerns a caller's own context, which is never set here.
+            try check(mosquitto_int_option(m, MOSQ_OPT_SSL_CTX_WITH_DEFAULTS, 0), "TLS context reuse")
         }
         try check(mosquitto_tls_insecure_set(m, false), "TLS host name verification")
     }
@@ -144,8 +154,14 @@ public struct MQTTClientError: Error, Sendable, Hashable, CustomStringConvertibl
 
 /// libmosquitto's code as text (errno's, for MOSQ_ERR_ERRNO: call it on the thread that saw it).
 func describeMosquitto(_ rc: Int32) -> String {
-    if rc == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(errno)).lowercased() }
+    if rc == MOSQ_ERR_ERRNO.rawValue { return SystemError(errno: errno).reason }
     return String(cString: mosquitto_strerror(rc)).lowercased()
+}
+
+/// `e` when it says why a TCP connection failed or ended (refused, reset, unreachable,
+/// timed out), else 0.
+func connectionErrno(_ e: Int32) -> Int32 {
+    [ECONNREFUSED, ECONNRESET, ECONNABORTED, ETIMEDOUT, EHOSTUNREACH, ENETUNREACH, EPIPE].contains(e) ? e : 0
 }
 
 /// OpenSSL's reason in a libmosquitto error line: "OpenSSL Error[0]:

@@ -135,9 +135,15 @@ extension Outputs: EventSink {
     public func follow(_ outcome: ActionOutcome) {
         switch outcome {
         case .shot(let time, _): follow(.shot(time: time.microseconds))
+        // A shot's moment known ahead is planned on the outputs' own timer (docs/booth.md#outputs).
         case .countdown(let remaining, let shot, _):
             follow(.countdownStarted(start: (shot - .seconds(remaining)).microseconds, shot: shot.microseconds))
-        case .countdownCancelled: follow(.countdownEnded)
+            follow(.shotDue(time: shot.microseconds))
+        case .countdownCancelled:
+            follow(.countdownEnded)
+            follow(.shotsCancelled)
+        case .timelapse(let report) where report.state == .stopped: follow(.shotsCancelled)
+        case .timelapse(let report): if let next = report.next { follow(.shotDue(time: next.microseconds)) }
         case .videoStarted: follow(.recording(true))
         case .videoSaved: follow(.recording(false))
         default: break

@@ -20,7 +20,8 @@ import MQTT
 ///
 /// Topics are `<discoveryPrefix>/<component>/<node>/<object>/config` (``nodeID``).
 /// Published, retained, on every connection (the broker or Home Assistant may have
-/// restarted without them).
+/// restarted without them); emptied on a clean stop (``removals``), which removes the
+/// station's entities and device from Home Assistant until it connects again.
 public struct HomeAssistantDiscovery: Sendable, Hashable {
     public static let defaultPrefix = "homeassistant"
 
@@ -79,6 +80,16 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
             out.append(MQTTMessage(topic: topics.links, payload: Array(links.attributes.encoded.utf8), qos: .atLeastOnce, retain: true))
         }
         return out
+    }
+
+    /// What a clean stop publishes: every discovery config emptied (retained, QoS 1), which
+    /// Home Assistant takes as its entity removed — the status sensor, the triggers, the
+    /// buttons and the camera alike (docs/mqtt.md#home-assistant). The latest photo and the
+    /// addresses stay retained: the camera shows them again when the station is back.
+    public var removals: [MQTTMessage] {
+        messages.filter { $0.topic != topics.links }.map {
+            MQTTMessage(topic: $0.topic, payload: [], qos: .atLeastOnce, retain: true)
+        }
     }
 
     func config(_ component: String, _ object: String, _ payload: JSONValue) -> MQTTMessage {

@@ -17,6 +17,8 @@ import V4L2
         let unplugged = Atomic<Bool>(false)
         /// µs between the time asked for and the frame given (a ring that lost the moment).
         let offset = Atomic<Int64>(0)
+        /// µs between the camera's frames, for ``frameTime(nearest:)`` (0: no cadence known).
+        let cadence = Atomic<Int64>(0)
         func frame(nearest time: Timestamp, timeout: Duration) throws(StreamingError) -> RingFrame {
             let time = time.microseconds + offset.load(ordering: .relaxed)
             if unplugged.load(ordering: .relaxed) { throw StreamingError(code: .deviceRemoved, context: "unplugged") }
@@ -26,6 +28,11 @@ import V4L2
                     format: StreamFormat(width: 64, height: 48, pixelFormat: .yuyv, bytesPerLine: 128),
                     sequence: 0, timestampMicroseconds: time),
                 timestampKind: FrameTimestampKind(isMonotonic: true, isStartOfExposure: false))
+        }
+        func frameTime(nearest time: Timestamp) -> Timestamp? {
+            let cadence = cadence.load(ordering: .relaxed)
+            guard cadence > 0 else { return nil }
+            return FrameSource.frameTime(nearest: time, newest: Timestamp(microseconds: 0), interval: Double(cadence))
         }
     }
 
@@ -140,6 +147,32 @@ import V4L2
         }
         #expect(stopped.count + stopped.missed >= progress.count, "\(stopped)")
         await after.shutdown()
+    }
+
+    /// A timelapse starts on the camera's frames: its first shot at the frame nearest the
+    /// press, so shots a whole number of frame intervals apart fall on frames; with no
+    /// cadence known (the ring holds no frames yet), at the press itself.
+    @Test(arguments: [0, 1, 99_999, 100_000, 100_001, 199_999])
+    func aTimelapseStartsOnTheFrameNearestThePress(phase: Int64) async throws {
+        let log = OutcomeLog()
+        let ring = SwitchableRing()
+        ring.cadence.store(200_000, ordering: .relaxed)
+        let (runner, _) = try runner(BoothBinding(timelapse: 400_000), ring: ring, log: log)
+        func reports() -> [TimelapseReport] { log.all.compactMap { if case .timelapse(let r) = $0 { r } else { nil } } }
+        // A press `phase` µs after a frame (frames every 200 ms from time 0).
+        let press = (monotonicMicroseconds() / 200_000 + 1) * 200_000 + phase
+        send(runner, .began, press: 1, at: press)
+        send(runner, .click, press: 1, at: press)
+        let start = try #require(reports().first { $0.state == .started }?.next?.microseconds)
+        // Half way (100 ms) goes to the later frame.
+        #expect(start == press - phase + (phase >= 100_000 ? 200_000 : 0), "press \(press): started at \(start)")
+        send(runner, .click, press: 2, at: press + 1)
+        // No cadence: the press's own moment.
+        ring.cadence.store(0, ordering: .relaxed)
+        send(runner, .click, press: 3, at: press + 2)
+        #expect(reports().last { $0.state == .started }?.next?.microseconds == press + 2, "\(reports())")
+        send(runner, .click, press: 4, at: press + 3)
+        await runner.shutdown()
     }
 
     @Test func aTimelapseShotWhoseFrameIsOfAnotherMomentIsMissedNotSaved() async throws {

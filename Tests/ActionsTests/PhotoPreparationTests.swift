@@ -41,6 +41,8 @@ final class FakeRing: NearestFrameSource {
         return frames.min { abs($0.time.microseconds - time.microseconds) < abs($1.time.microseconds - time.microseconds) }!
     }
 
+    func frameTime(nearest time: Timestamp) -> Timestamp? { nil }
+
     var askedTimes: [Int64] { asked.withLock { $0 } }
 }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Booth
+import Evdev
 import EvcaptureTesting
 import Foundation
 import Logging
@@ -9,6 +10,8 @@ import OutputDevices
 import LinuxIO
 import Synchronization
 import Testing
+
+@testable import Actions
 
 /// The outputs' thread against an LED class directory made in a scratch directory (the
 /// kernel's own LED class devices are in the system tests), and a GPIO chip that is not there.
@@ -26,11 +29,17 @@ import Testing
         ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "?").split(separator: "\n").first.map(String.init) ?? ""
     }
 
-    @Test func aShotPulsesTheLEDAtMaxBrightnessThenOff() throws {
+    /// An LED named "flash" pulsing `length` µs at each shot; its brightness file.
+    func flash(pulse length: Int64) throws -> (Outputs, brightness: String) {
         let (root, brightness) = try ledDirectory("flash")
         let outputs = try Outputs(
-            [OutputConfiguration(name: "flash", target: .led("flash"), rule: .pulseAtShot(length: 300_000))], ledRoot: root,
+            [OutputConfiguration(name: "flash", target: .led("flash"), rule: .pulseAtShot(length: length))], ledRoot: root,
             logger: Logger(label: "t"), onError: { Issue.record("\($0)") })
+        return (outputs, brightness)
+    }
+
+    @Test func aShotPulsesTheLEDAtMaxBrightnessThenOff() throws {
+        let (outputs, brightness) = try flash(pulse: 300_000)
         defer { outputs.stop() }
         // Off at start.
         #expect(pollUntil { read(brightness) == "0" })
@@ -42,6 +51,33 @@ import Testing
         #expect(on >= now + 100_000)
         #expect(pollUntil(timeout: .seconds(2)) { read(brightness) == "0" })
         #expect(monotonicMicroseconds() >= now + 400_000)
+    }
+
+    /// A timelapse's line carries its next shot's moment (docs/booth.md#outputs): the LED
+    /// lights at that moment with no shot reported, and the timelapse's stop drops the next.
+    @Test func aTimelapsesNextShotPulsesAtItsMomentWithoutItsShotEvent() throws {
+        let (outputs, brightness) = try flash(pulse: 100_000)
+        defer { outputs.stop() }
+        #expect(pollUntil { read(brightness) == "0" })
+        func report(_ state: TimelapseReport.State, next: Int64?) -> ActionOutcome {
+            .timelapse(TimelapseReport(state: state, press: 1, count: 1, missed: 0, next: next.map(Timestamp.init(microseconds:))))
+        }
+        let next = monotonicMicroseconds() + 300_000
+        outputs.follow(report(.shot, next: next))
+        #expect(read(brightness) == "0", "on before the moment")
+        #expect(pollUntil(timeout: .seconds(2)) { read(brightness) == "255" })
+        #expect(monotonicMicroseconds() >= next)
+        #expect(pollUntil(timeout: .seconds(2)) { read(brightness) == "0" })
+        // Stopped before its next moment: that one never lights.
+        let later = monotonicMicroseconds() + 300_000
+        outputs.follow(report(.shot, next: later))
+        outputs.follow(report(.stopped, next: nil))
+        var lit = false
+        while monotonicMicroseconds() < later + 200_000 {
+            lit = lit || read(brightness) == "255"
+            usleep(2_000)
+        }
+        #expect(!lit, "the stopped timelapse's next shot lit the LED")
     }
 
     @Test func aMissingGPIOChipIsOneErrorAndTheOtherOutputsGoOn() throws {

@@ -38,9 +38,26 @@ import V4L2
         #expect(try file.load() == "exposure-bias")
         try file.save(currentControl: "zoom")
         #expect(try file.load() == "zoom")
-        #expect(try String(contentsOfFile: file.path, encoding: .utf8) == "{\"currentControl\":\"zoom\"}\n")
+        #expect(try String(contentsOfFile: file.path, encoding: .utf8) == "{\"current_control\":\"zoom\"}\n")
         // No temporary files are left next to it.
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/evcapture") == ["state.json"])
+    }
+
+    /// An earlier version's file (`currentControl`) is still read; the new key wins when a
+    /// file has both; a key of neither is nothing remembered, a name that is not a string an error.
+    @Test func anEarlierVersionsFileIsRead() throws {
+        let dir = try tempDir()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = ControlStateFile(path: dir + "/state.json")
+        for (text, expected) in [
+            ("{\"currentControl\":\"iso\"}\n", "iso"), ("{\"currentControl\":\"iso\",\"current_control\":\"wb\"}", "wb"),
+            ("{\"other\":\"iso\"}", nil), ("{\"current_control\":null}", nil),
+        ] as [(String, String?)] {
+            try text.write(toFile: file.path, atomically: true, encoding: .utf8)
+            #expect(try file.load() == expected, "\(text)")
+        }
+        try "{\"current_control\":3}".write(toFile: file.path, atomically: true, encoding: .utf8)
+        #expect(throws: ControlStateFile.Failure.self) { try file.load() }
     }
 
     @Test func corruptFileIsAClearError() throws {

@@ -26,12 +26,20 @@ import Testing
             private-key = "/dev/null"
             max-clients = 2
             preview-width = 320
+            webrtc = false
+            stun-server = "stun://stun.example.net:3478"
+            turn-server = "turns://user:secret@turn.example.net:5349"
             """, file: "c.toml")
         let http = try #require(c.daemon.http)
         #expect(http.listen == ListenAddress(host: "0.0.0.0", port: 8443))
         #expect(http.credentials == Credentials(username: "viewer", password: "correct horse"))
         #expect(http.tls == .init(certificate: "/dev/null", privateKey: "/dev/null"))
         #expect(http.maxClients == 2 && http.previewWidth == 320)
+        #expect(!http.webRTC && http.stunServer == "stun://stun.example.net:3478")
+        #expect(http.turnServer == "turns://user:secret@turn.example.net:5349")
+        // docs/live-view.md#webrtc: on by default, no STUN or TURN server.
+        let plain = try #require(try Config.parse("[http]\n", file: "c.toml").daemon.http)
+        #expect(plain.webRTC && plain.stunServer == nil && plain.turnServer == nil)
     }
 
     @Test func localhostAndIPv6LoopbackNeedNoCredentials() throws {
@@ -43,7 +51,7 @@ import Testing
     static let bad: [(String, String)] = [
         (
             "[http]\nport = 1\n",
-            "bad.toml:2: unknown key \"port\" in [http] (known: listen, username, password, certificate, private-key, max-clients, preview-width)"
+            "bad.toml:2: unknown key \"port\" in [http] (known: listen, username, password, certificate, private-key, max-clients, preview-width, webrtc, stun-server, turn-server)"
         ),
         (
             "[http]\n\nlisten = \"0.0.0.0:8080\"\n",
@@ -69,6 +77,18 @@ import Testing
         ),
         ("[http]\nmax-clients = 0\n", "bad.toml:2: http.max-clients must be between 1 and 64, not 0"),
         ("[http]\nlisten = 8080\n", "bad.toml:2: http.listen must be a string, not 8080"),
+        (
+            "[http]\nstun-server = \"stun.example.net:3478\"\n",
+            "bad.toml:2: http.stun-server \"stun.example.net:3478\" must be stun://HOST:PORT without spaces or quotes"
+        ),
+        (
+            "[http]\n\nturn-server = \"turn://u:p@host:3478 x\"\n",
+            "bad.toml:3: http.turn-server \"turn://u:p@host:3478 x\" must be turn://USER:PASSWORD@HOST:PORT (or turns://) without spaces or quotes"
+        ),
+        (
+            "[http]\nstun-server = \"stun://\"\n",
+            "bad.toml:2: http.stun-server \"stun://\" must be stun://HOST:PORT without spaces or quotes"
+        ),
     ]
 
     @Test(arguments: bad)

@@ -60,8 +60,20 @@ import Testing
         func send(_ text: String, on c: EmbeddedChannel? = nil) throws -> String {
             let c = c ?? channel
             _ = try? c.writeInbound(ByteBuffer(string: text))
-            loop.run()
+            settle()
             return try received(on: c)
+        }
+
+        /// Runs the loop, and then more of its turns while a pipelined request waits for one
+        /// (``LoopTurns``: an embedded loop has no turns of its own).
+        func settle() {
+            loop.run()
+            var turns = 0
+            while core.gatekeeper.turns.waiting > 0, turns < 100 {
+                core.gatekeeper.turns.endTurn()
+                loop.advanceTime(by: LoopTurns.recheck)
+                turns += 1
+            }
         }
 
         func received(on c: EmbeddedChannel? = nil) throws -> String {
@@ -222,6 +234,47 @@ import Testing
         let later = try h.received()
         #expect(later.contains("JPEG4") && !later.contains("JPEG2") && !later.contains("JPEG3"), "\(later)")
         #expect(later.components(separatedBy: "--evcaptureframe").count == 2, "\(later)")
+    }
+
+    /// A viewer counts as able to take a frame while its socket takes more and it holds none
+    /// (docs/live-view.md#frames); one that was full while the feed stopped
+    /// encoding gets the newest frame encoded for it, not the one it held.
+    @Test func aFullViewerIsNotReadyAndDropsItsHeldFrameWhenTheFeedPaused() throws {
+        let h = try Harness()
+        #expect(!h.hub.demand.anyReady)
+        _ = try h.send("GET /stream.mjpg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        #expect(h.hub.demand.anyReady)
+        func frame(_ t: Int64) -> PreviewFrame {
+            PreviewFrame(jpeg: ByteBuffer(string: "JPEG\(t)"), time: Timestamp(microseconds: t * 1_000_000), sequence: UInt32(t))
+        }
+        h.channel.isWritable = false
+        h.channel.pipeline.fireChannelWritabilityChanged()
+        h.loop.run()
+        #expect(!h.hub.demand.anyReady, "a full socket counted as ready")
+        h.hub.publish(frame(1))
+        h.loop.run()
+        #expect(!h.hub.demand.anyReady)
+        // The feed kept encoding (another viewer could take frames): the held frame is sent.
+        h.channel.isWritable = true
+        h.channel.pipeline.fireChannelWritabilityChanged()
+        h.loop.run()
+        #expect(try h.received().contains("JPEG1"))
+        #expect(h.hub.demand.anyReady)
+        // The feed paused while it was full: the held frame is older than the camera's newest.
+        h.channel.isWritable = false
+        h.channel.pipeline.fireChannelWritabilityChanged()
+        h.hub.publish(frame(2))
+        h.loop.run()
+        h.hub.demand.pause(waitingAtMost: .zero)
+        h.channel.isWritable = true
+        h.channel.pipeline.fireChannelWritabilityChanged()
+        h.loop.run()
+        #expect(!(try h.received().contains("JPEG2")), "the held frame was sent after the feed paused")
+        #expect(h.hub.demand.anyReady)
+        // Leaving: nobody is ready.
+        _ = try h.channel.close().wait()
+        h.loop.run()
+        #expect(!h.hub.demand.anyReady)
     }
 
     @Test func anHTTP10ViewerGetsAPlainStream() throws {

@@ -75,7 +75,7 @@ import Testing
         c.isWritable = true
         stuck.stuck = false
         c.pipeline.fireChannelWritabilityChanged()
-        h.loop.run()
+        h.settle()
         #expect(stuck.reads == readsBefore + 1)
         let replies = try h.received(on: c)
         #expect(statuses(replies).count == 10 && statuses(replies).allSatisfy { $0 == "HTTP/1.1 200 OK" }, "\(statuses(replies))")
@@ -92,13 +92,41 @@ import Testing
         #expect(atBound.isActive)
         atBound.isWritable = true
         atBound.pipeline.fireChannelWritabilityChanged()
-        h.loop.run()
+        h.settle()
         #expect(statuses(try h.received(on: atBound)).count == bound)
         // One more: closed.
         let over = try h.connect()
         over.isWritable = false
         _ = try h.send(String(repeating: "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n", count: bound + 1), on: over)
         #expect(!over.isActive)
+    }
+
+    @Test func aConnectionGetsOnePipelinedAnswerPerTurnOfTheLoop() throws {
+        let h = try Harness()
+        let turns = h.core.gatekeeper.turns
+        let pipeliner = try h.connect(from: "10.0.0.9")
+        let owner = try h.connect()
+        // Five requests in one packet: the first is answered at once, the others wait.
+        _ = try? pipeliner.writeInbound(ByteBuffer(string: String(repeating: "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n", count: 5)))
+        h.loop.run()
+        #expect(statuses(try h.received(on: pipeliner)) == ["HTTP/1.1 200 OK"])
+        #expect(turns.waiting == 1)
+        // Not in this turn, however long it lasts: the check comes again and finds it the same.
+        h.loop.advanceTime(by: LoopTurns.recheck * 4)
+        #expect(try h.received(on: pipeliner).isEmpty)
+        // The owner's request, read in the next turn, is answered in it.
+        turns.endTurn()
+        _ = try? owner.writeInbound(ByteBuffer(string: "GET /api/media HTTP/1.1\r\nHost: localhost\r\n\r\n"))
+        #expect(statuses(try h.received(on: owner)) == ["HTTP/1.1 200 OK"])
+        // Each later turn answers one more of the pipeliner's, in order, until none is left.
+        for answered in 2...5 {
+            h.loop.advanceTime(by: LoopTurns.recheck)
+            #expect(statuses(try h.received(on: pipeliner)).count == 1, "turn \(answered)")
+            turns.endTurn()
+        }
+        h.loop.advanceTime(by: LoopTurns.recheck)
+        #expect(try h.received(on: pipeliner).isEmpty)
+        #expect(turns.waiting == 0 && pipeliner.isActive)
     }
 
     @Test func aRequestHeadMustBeCompleteTenSecondsAfterItsFirstByte() throws {

@@ -49,16 +49,31 @@ import Media
         func close() { viewfinder.begin(nil) }
     }
 
-    func sizes(second: Bool) throws -> [(Int, Int)] {
+    /// The frames a feed published.
+    final class Published: Sendable {
+        private let frames = Mutex<[PreviewFrame]>([])
+        func add(_ frame: PreviewFrame) { frames.withLock { $0.append(frame) } }
+        func withLock<R>(_ body: ([PreviewFrame]) -> R) -> R { frames.withLock { body($0) } }
+    }
+
+    /// A feed of the two-stream camera, 16 wide, and the frames it publishes.
+    func feed(second: Bool, demand: ViewerDemand) -> (FrameSource, PreviewFeed, Published) {
         let viewfinder = ViewfinderFrames()
         let source = FrameSource(
             settings: StreamSettings(devicePath: "two-stream-camera"),
             opener: FrameStreamOpener { _ throws(StreamingError) in TwoStreamCamera(viewfinder: viewfinder, second: second) },
             logger: testLogger)
-        let published = Mutex<[PreviewFrame]>([])
-        let feed = PreviewFeed(source: { source }, viewfinder: viewfinder, previewWidth: 16, quality: 80, logger: testLogger) { frame in
-            published.withLock { $0.append(frame) }
-        }
+        let published = Published()
+        let feed = PreviewFeed(
+            source: { source }, viewfinder: viewfinder, previewWidth: 16, quality: 80, demand: demand, logger: testLogger,
+            publish: { published.add($0) })
+        return (source, feed, published)
+    }
+
+    func sizes(second: Bool) throws -> [(Int, Int)] {
+        let demand = ViewerDemand()
+        demand.set(ready: 1)
+        let (source, feed, published) = feed(second: second, demand: demand)
         feed.start()
         let deadline = ContinuousClock.now + .seconds(20)
         while published.withLock({ $0.count }) < 5 && ContinuousClock.now < deadline { usleep(10_000) }
@@ -82,5 +97,38 @@ import Media
     @Test func withoutASecondStreamTheLiveViewScalesTheRingsFrames() throws {
         let got = try sizes(second: false)
         #expect(got.allSatisfy { $0 == (16, 12) }, "\(got)")
+    }
+
+    /// A feed whose viewers can take nothing (docs/live-view.md#frames): it encodes
+    /// nothing while none can, and the first frame once one can is the camera's newest, not
+    /// one it held from before.
+    @Test func nothingIsEncodedWhileNoViewerCanTakeAFrame() throws {
+        let demand = ViewerDemand()
+        let (source, feed, published) = feed(second: false, demand: demand)
+        feed.start()
+        defer {
+            feed.stop()
+            source.stopAndWait()
+        }
+        // The camera runs (the feed watches it), 10 ms a frame: half a second of frames.
+        _ = try source.frame(nearest: monotonicNow(), timeout: .seconds(5))
+        usleep(500_000)
+        #expect(published.withLock { $0.isEmpty }, "encoded for nobody")
+        #expect(demand.isPaused)
+        let ready = monotonicNow()
+        demand.set(ready: 1)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while published.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline { usleep(1_000) }
+        let first = try #require(published.withLock { $0.first })
+        // The newest when a viewer could take it (at most a frame before), not the frame the
+        // feed stopped at half a second before.
+        #expect(first.time.microseconds >= ready.microseconds - 15_000, "frame of \(first.time), ready at \(ready)")
+        #expect(!demand.isPaused)
+        // None ready again: the frames stop.
+        demand.set(ready: 0)
+        usleep(100_000)
+        let count = published.withLock { $0.count }
+        usleep(300_000)
+        #expect(published.withLock { $0.count } == count, "frames encoded while no viewer could take one")
     }
 }

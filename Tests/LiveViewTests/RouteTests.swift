@@ -36,6 +36,18 @@ import Testing
         ("GET", "/media/.evcapture-1.jpg.part", .notFound),
         ("GET", "/media/%zz", .badRequest("the path is not valid percent-encoded UTF-8")),
         ("GET", "/media/%ff.jpg", .badRequest("the path is not valid percent-encoded UTF-8")),
+        // WHEP (docs/live-view.md#webrtc): an offer is a POST, a session's end a DELETE of its resource.
+        ("POST", "/api/whep", .whepOffer),
+        ("GET", "/api/whep", .methodNotAllowed(allow: "POST")),
+        ("DELETE", "/api/whep", .methodNotAllowed(allow: "POST")),
+        ("DELETE", "/api/whep/0123abcd-EF", .whepEnd("0123abcd-EF")),
+        ("DELETE", "/api/whep/" + String(repeating: "a", count: 64), .whepEnd(String(repeating: "a", count: 64))),
+        ("DELETE", "/api/whep/" + String(repeating: "a", count: 65), .notFound),
+        ("PATCH", "/api/whep/abc", .methodNotAllowed(allow: "DELETE")),
+        ("GET", "/api/whep/abc", .methodNotAllowed(allow: "DELETE")),
+        ("DELETE", "/api/whep/", .notFound),
+        ("DELETE", "/api/whep/a%2F..", .notFound),
+        ("DELETE", "/api/whep/a.b", .notFound),
     ]
 
     @Test(arguments: table)

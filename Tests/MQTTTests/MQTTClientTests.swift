@@ -164,6 +164,31 @@ struct MQTTClientTests {
         await h.stop()
     }
 
+    /// A broker and a connected client whose one announcement (a retained config at
+    /// `ha/camera/<id>/photo/config`) its farewell takes back.
+    static func announced(id: String) async throws -> (MosquittoBroker, Harness) {
+        let broker = try MosquittoBroker(directory: try temporaryDirectory())
+        try broker.start()
+        let config = "ha/camera/\(id)/photo/config"
+        var settings = Self.settings(try MQTTBroker(url: broker.url), id: id)
+        settings.announcements = [MQTTMessage(topic: config, text: #"{"c":1}"#, qos: .atLeastOnce, retain: true)]
+        settings.farewells = [MQTTMessage(topic: config, payload: [], qos: .atLeastOnce, retain: true)]
+        let h = try Harness(settings)
+        try await h.start()
+        #expect(h.waitForConnections(1), "\(h.recorder.events.withLock { $0 })\n\(broker.log)")
+        #expect(pollUntil(timeout: .seconds(10)) { (try? broker.retained(config)) == #"{"c":1}"# })
+        return (broker, h)
+    }
+
+    /// Farewells go out on a clean stop, before the will: an empty retained message takes a
+    /// retained announcement back off the broker (Home Assistant's entity removed).
+    @Test func farewellsArePublishedOnACleanStop() async throws {
+        let (broker, h) = try await Self.announced(id: "leaves")
+        await h.stop()
+        #expect(pollUntil(timeout: .seconds(10)) { (try? broker.retained("t/leaves/status")) == "offline" })
+        #expect(try broker.retainedTopics("#") == ["t/leaves/status"], "\(broker.log)")
+    }
+
     @Test func theBrokerPublishesTheWillWhenTheConnectionDies() async throws {
         // The will needs a connection that dies without DISCONNECT: a second broker-side
         // view is not enough, so the client's socket is cut by stopping the test's loop
@@ -285,5 +310,31 @@ extension MQTTClientTests {
         }
         #expect(arrived, "the message left only after the loop's wake-up: \(watch.messages)")
         await h.stop()
+    }
+}
+
+extension MQTTClientTests {
+    /// libmosquitto keeps at most 20 QoS 1 messages unacknowledged and holds the rest until
+    /// acknowledgements come back: a clean stop with more queued (a burst of events, the
+    /// farewells, the will) reads the acknowledgements, so every one is delivered
+    /// (docs/mqtt.md#home-assistant: a clean stop removes the station's entities).
+    @Test func aCleanStopDeliversMoreThanTheMessagesInFlight() async throws {
+        let (broker, h) = try await Self.announced(id: "busy")
+        let watch = try broker.subscribe("t/busy/event")
+        // Published and stopped in one turn of the loop: no acknowledgement is read before the stop.
+        await h.client.publishThenStop((0..<50).map { MQTTMessage(topic: "t/busy/event", text: "\($0)", qos: .atLeastOnce) })
+        h.loop.stop()
+        #expect(pollUntil(timeout: .seconds(10)) { watch.messages.count >= 50 }, "\(watch.messages.count) of 50 arrived\n\(broker.log)")
+        #expect(watch.messages.map(\.payload) == (0..<50).map { "\($0)" })
+        #expect(try broker.retained("t/busy/status") == "offline", "\(broker.log)")
+        #expect(try broker.retainedTopics("#") == ["t/busy/status"], "\(broker.log)")
+    }
+}
+
+extension MQTTClient {
+    /// Publishes from the loop thread and stops in the same turn.
+    func publishThenStop(_ messages: [MQTTMessage]) {
+        for m in messages { publish(m) }
+        stop()
     }
 }

@@ -1,3 +1,4 @@
+import CMosquitto
 import EvcaptureTesting
 import Foundation
 import LinuxIO
@@ -123,6 +124,34 @@ struct MQTTTLSTests {
         #expect(!records.all.contains(s.password))
     }
 
+    /// Without a CA file the broker's certificate is checked against the system's CA store,
+    /// where the throw-away CA is not: every attempt, not only the first, fails on that
+    /// check and is retried (docs/mqtt.md#connection). libmosquitto 2.0.11 (Debian 12)
+    /// refuses its second TLS connect with the system's store as "invalid function
+    /// arguments" unless the client keeps the first attempt's TLS context.
+    @Test func withTheSystemsCAStoreEveryAttemptFailsOnVerification() async throws {
+        let dir = try temporaryDirectory()
+        let ca = try TestCertificates(directory: dir, name: "rig")
+        let withCA = try Self.setup(dir, serverCA: ca, serverNames: ["localhost", "127.0.0.1"], clientCA: ca.caFile)
+        var settings = withCA.settings
+        settings.caFile = nil
+        let s = Setup(broker: withCA.broker, settings: settings, password: withCA.password)
+        let (h, _, reason) = try await Self.refused(s)
+        #expect(
+            reason
+                == "TLS handshake failed: certificate verify failed (the broker's certificate is checked against the system's CA store and the host name localhost)"
+        )
+        // Backoff 0.1 s doubling to 0.4 s: several more attempts by now, each failing the
+        // same way (a new reason would be a second event) after reaching the broker.
+        try await Task.sleep(for: .milliseconds(1500))
+        let events = h.recorder.events.withLock { $0 }
+        #expect(events.count == 1, "\(events)")
+        let attempts = s.broker.log.components(separatedBy: "New connection from").count - 1
+        #expect(attempts >= 3, "\(s.broker.log)")
+        #expect(h.connectedCount == 0)
+        await h.stop()
+    }
+
     @Test func aCAFileThatCannotBeReadStopsTheClientBeforeItStarts() throws {
         var settings = MQTTClientTests.settings(MQTTBroker(host: "localhost", port: 8883, tls: true))
         settings.caFile = "/nonexistent/evcapture-ca.pem"
@@ -146,5 +175,52 @@ struct MQTTTLSTests {
         var reason: String?
         if case .connectFailed(let r, _)? = first { reason = r }
         return (h, records, try #require(reason, "\(h.recorder.events.withLock { $0 })"))
+    }
+}
+
+extension MQTTTLSTests {
+    /// A broker that is down (nothing listens on its port, the connect is refused): the
+    /// failure is reported at once and says so, for `mqtt://` and `mqtts://` alike, and the
+    /// loop sleeps between attempts instead of watching a dead socket until the connect
+    /// timeout (docs/mqtt.md#connection). A refused socket stays in error/hang-up: watched
+    /// for readiness it wakes the loop on every turn.
+    /// `mqtts://` with a CA file and with the system's CA store (whose later attempts
+    /// libmosquitto 2.0.11 once refused as "invalid function arguments": a second event).
+    @Test(arguments: [("mqtt", false), ("mqtts", true), ("mqtts", false)])
+    func aRefusedConnectionIsReportedAtOnceAndTheLoopSleepsBetweenAttempts(scheme: String, withCAFile: Bool) async throws {
+        let port = try MosquittoBroker.freePort()
+        var settings = MQTTClientTests.settings(try MQTTBroker(url: "\(scheme)://127.0.0.1:\(port)"))
+        if withCAFile {
+            settings.caFile = try TestCertificates(directory: try temporaryDirectory(), name: "rig").caFile
+        }
+        // One attempt every 0.5 s: in 3 s about six, each a few wake-ups (timer, the
+        // connection step's end, the socket's error).
+        settings.initialBackoff = .milliseconds(500)
+        settings.maximumBackoff = .milliseconds(500)
+        let h = try MQTTClientTests.Harness(settings)
+        let before = h.loop.wakeupCount
+        let started = ContinuousClock.now
+        try await h.start()
+        // The connect timeout is 10 s: a failure seen only through it comes far later.
+        _ = pollUntil(timeout: .seconds(3)) { h.recorder.events.withLock { !$0.isEmpty } }
+        let reported = ContinuousClock.now - started
+        try await Task.sleep(until: started + .seconds(3))
+        let woke = h.loop.wakeupCount - before
+        #expect(woke <= 60, "the loop woke \(woke) times in 3 s")
+        let events = h.recorder.events.withLock { $0 }
+        if case .connectFailed(let reason, _)? = events.first {
+            // libmosquitto 2.0.21 (Debian 13) returns a refusal that comes within its connect
+            // call (this host's) as "a TLS error occurred" with errno EPROTO: the reason is lost.
+            var version: (Int32, Int32, Int32) = (0, 0, 0)
+            let number = mosquitto_lib_version(&version.0, &version.1, &version.2)
+            let known = scheme == "mqtt" || number < 2_000_021
+            #expect(reason == "connection refused" || (!known && reason == "a tls error occurred."), "\(reason)")
+            #expect(reported < .seconds(2), "reported after \(reported)")
+        } else {
+            Issue.record("expected a failed connection first, got \(events)")
+        }
+        // Reported once per outage, not once per attempt.
+        #expect(events.count == 1, "\(events)")
+        await h.stop()
     }
 }

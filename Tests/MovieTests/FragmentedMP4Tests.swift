@@ -56,7 +56,12 @@ import V4L2
     @Test(.enabled(if: ffprobe != nil, "needs ffprobe"))
     func h264InMP4WithEveryFrameAndItsKernelTime() throws {
         // 25 fps, then 10 fps: a variable rate, kept.
-        let times = (0..<50).map { i in Int64(7_000_000) + (i < 25 ? Int64(i) * 40_000 : 1_000_000 + Int64(i - 25) * 100_000) }
+        // Typed step by step: Swift 6.2 gives up on the one-expression form ("unable to
+        // type-check this expression in reasonable time"; docs/testing.md#debian-13).
+        let times: [Int64] = (0..<50).map { (i: Int) -> Int64 in
+            let sinceStart: Int64 = i < 25 ? Int64(i) * 40_000 : 1_000_000 + Int64(i - 25) * 100_000
+            return 7_000_000 + sinceStart
+        }
         let (path, writer) = try Self.record("clip.mp4", count: 50, time: { times[$0] })
         #expect(writer.frames == 50 && writer.framesOnDisk == 50)
         let stream = try Self.probe(path, "stream=codec_name,nb_read_frames,width,height")

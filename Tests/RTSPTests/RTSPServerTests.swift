@@ -156,18 +156,23 @@ import V4L2
         do { try second.start() } catch { #expect("\(error)".contains("cannot listen on 127.0.0.1:\(port)"), "\(error)") }
     }
 
-    /// The declarations rtsp.c makes for GStreamer and GLib, compiled against their real
-    /// headers (libgstrtspserver-1.0-dev): a prototype or constant that differs fails here.
-    @Test func theShimMatchesGStreamersHeaders() throws {
+    /// The declarations rtsp.c, webrtc.c and gstloader.c make for GStreamer and GLib,
+    /// compiled against their real headers (libgstrtspserver-1.0-dev,
+    /// libgstreamer-plugins-bad1.0-dev): a prototype or constant that differs fails here.
+    @Test(arguments: ["rtsp.c", "webrtc.c", "gstloader.c"]) func theShimMatchesGStreamersHeaders(_ file: String) throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-        let cflags = try Self.output(["/usr/bin/pkg-config", "--cflags", "gstreamer-rtsp-server-1.0", "gstreamer-app-1.0"])
+        let cflags = try Self.output([
+            "/usr/bin/pkg-config", "--cflags", "gstreamer-rtsp-server-1.0", "gstreamer-app-1.0", "gstreamer-webrtc-1.0",
+            "gstreamer-sdp-1.0",
+        ])
         let r = try Self.run(
             [
-                "/usr/bin/cc", "-fsyntax-only", "-Werror", "-DEVC_RTSP_WITH_HEADERS", "-include", "gst/rtsp-server/rtsp-server.h",
-                "-include", "gst/app/gstappsrc.h",
+                "/usr/bin/cc", "-fsyntax-only", "-Werror", "-DEVC_GST_WITH_HEADERS", "-DGST_USE_UNSTABLE_API", "-include",
+                "gst/rtsp-server/rtsp-server.h", "-include", "gst/app/gstappsrc.h", "-include", "gst/webrtc/webrtc.h", "-include",
+                "gst/sdp/sdp.h",
             ]
                 + cflags.split(separator: " ").map(String.init) + [
-                    "-I", root + "/Sources/CGstRTSP/include", root + "/Sources/CGstRTSP/rtsp.c",
+                    "-I", root + "/Sources/CGstRTSP/include", root + "/Sources/CGstRTSP/" + file,
                 ])
         #expect(r.status == 0, "\(r.stderr)")
     }

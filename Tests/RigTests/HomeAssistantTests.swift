@@ -135,6 +135,19 @@ import Testing
                 ] as NSDictionary)
     }
 
+    /// A clean stop removes every entity (docs/mqtt.md#home-assistant): each discovery
+    /// config, the camera's included, emptied and retained; the addresses are not a config
+    /// and stay.
+    @Test func aCleanStopEmptiesEveryConfigTheCamerasToo() throws {
+        let links = StationLinks(page: "http://cam-3:8080/", mjpeg: "http://cam-3:8080/stream.mjpg")
+        let d = try #require(HomeAssistantDiscovery(RigSettings(station: "cam-3", discoveryPrefix: "ha"), links: links))
+        let configs = d.messages.map(\.topic).filter { $0.hasSuffix("/config") }
+        #expect(configs.contains("ha/camera/evcapture_cam-3/photo/config"))
+        #expect(d.removals.map(\.topic) == configs)
+        #expect(d.removals.allSatisfy { $0.payload.isEmpty && $0.retain && $0.qos == .atLeastOnce })
+        #expect(!d.removals.contains { $0.topic == d.topics.links })
+    }
+
     /// The schema check itself refuses what Home Assistant would: a missing topic, an
     /// unknown key, a wrong type, a bad `image_encoding`, a device without identifiers.
     @Test(arguments: [

@@ -23,6 +23,8 @@ public final class MosquittoBroker: @unchecked Sendable {
     /// The TLS listener's port (`tls` given to init), beside the plain one the test's own
     /// command-line clients use.
     public let tlsPort: Int?
+    /// Every address and port the broker listens on: ``start()`` waits for all of them.
+    private let listeners: [(address: String, port: Int)]
     private var process: SpawnedChild?
 
     /// `users`: name → password; none: anonymous clients are allowed. `tls`: also a TLS
@@ -32,6 +34,7 @@ public final class MosquittoBroker: @unchecked Sendable {
         self.users = users
         port = try Self.freePort()
         tlsPort = tls == nil ? nil : try Self.freePort()
+        var listeners = [(address: "127.0.0.1", port: port)]
         var conf = """
             listener \(port) 127.0.0.1
             persistence false
@@ -55,13 +58,16 @@ public final class MosquittoBroker: @unchecked Sendable {
         if let tls, let tlsPort {
             // After the global settings: the lines below a `listener` line are that listener's.
             conf += "listener \(tlsPort) 127.0.0.1\ncertfile \(tls.certificate)\nkeyfile \(tls.key)\n"
+            listeners.append((address: "127.0.0.1", port: tlsPort))
             // TLS clients connect to "localhost" (the name the certificate is checked
             // against). Where that is ::1 first (Debian 13's /etc/hosts), libmosquitto's
             // non-blocking connect takes the first address, so the broker is there too.
             if Self.localhostHasIPv6 {
                 conf += "listener \(tlsPort) ::1\ncertfile \(tls.certificate)\nkeyfile \(tls.key)\n"
+                listeners.append((address: "::1", port: tlsPort))
             }
         }
+        self.listeners = listeners
         try conf.write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
     }
 
@@ -88,18 +94,23 @@ public final class MosquittoBroker: @unchecked Sendable {
     public func tlsURL(host: String = "localhost") -> String { "mqtts://\(host):\(tlsPort!)" }
     public var log: String { (try? String(contentsOfFile: directory + "/mosquitto.log", encoding: .utf8)) ?? "" }
 
-    /// Starts the broker and waits (≤ 10 s) until it accepts connections.
+    /// Starts the broker and waits (≤ 10 s) until every listener accepts connections.
+    /// Every one: mosquitto opens its listeners one after the other, a TLS one's certificate
+    /// loaded after its socket listens (milliseconds), so 127.0.0.1's TLS port accepts
+    /// before ::1's, and a client of "localhost" (::1 first on Debian 13) that came in
+    /// between was refused (libmosquitto 2.0.21 reports that as "a tls error occurred").
     public func start() throws {
         precondition(process == nil, "already running")
         let p = try SpawnedChild(argv: [Self.executable!, "-c", directory + "/mosquitto.conf"])
         process = p
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
-            if Self.accepts(port: port), tlsPort.map(Self.accepts(port:)) ?? true { return }
+            if listeners.allSatisfy({ Self.accepts(address: $0.address, port: $0.port) }) { return }
             guard p.isRunning else { break }
             usleep(20_000)
         }
-        throw BrokerError("mosquitto did not start on port \(port):\n\(log)")
+        let waiting = listeners.filter { !Self.accepts(address: $0.address, port: $0.port) }.map { "\($0.address) port \($0.port)" }
+        throw BrokerError("mosquitto did not start listening on \(waiting.joined(separator: ", ")):\n\(log)")
     }
 
     /// Stops the broker (SIGTERM: it closes every connection cleanly) and waits for it.
@@ -126,6 +137,21 @@ public final class MosquittoBroker: @unchecked Sendable {
             ["/usr/bin/mosquitto_sub", "-h", "127.0.0.1", "-p", String(port), "-t", topic, "-C", "1", "-W", "1"] + credentials)
         guard r.status == 0 else { return nil }
         return r.output.hasSuffix("\n") ? String(r.output.dropLast()) : r.output
+    }
+
+    /// The topics under `filter` (a subscription filter, `+` and `#` allowed) that hold a
+    /// retained message now, sorted: what a client subscribing gets within a second.
+    public func retainedTopics(_ filter: String) throws -> [String] {
+        // `-W 1` ends the wait with status 27 (timed out): the topics printed before count;
+        // the marked lines are the topics, not the "Timed out" on stderr (same pipe).
+        let r = try Self.run(
+            [
+                "/usr/bin/mosquitto_sub", "-h", "127.0.0.1", "-p", String(port), "-t", filter, "--retained-only", "-W", "1", "-F",
+                "retained %t",
+            ]
+                + credentials)
+        guard r.status == 0 || r.status == 27 else { throw BrokerError("mosquitto_sub -t \(filter): \(r.output)") }
+        return r.output.split(separator: "\n").filter { $0.hasPrefix("retained ") }.map { String($0.dropFirst(9)) }.sorted()
     }
 
     /// The retained message of a topic as bytes (nil when none comes within two seconds):
@@ -229,15 +255,25 @@ public final class MosquittoBroker: @unchecked Sendable {
         return Int(UInt16(bigEndian: addr.sin_port))
     }
 
-    static func accepts(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    /// Whether a TCP connect to `address` (an IPv4 or IPv6 literal) and `port` succeeds now.
+    static func accepts(address: String, port: Int) -> Bool {
+        var v6 = sockaddr_in6()
+        let isV6 = inet_pton(AF_INET6, address, &v6.sin6_addr) == 1
+        let fd = socket(isV6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &addr) {
+        if isV6 {
+            v6.sin6_family = sa_family_t(AF_INET6)
+            v6.sin6_port = UInt16(port).bigEndian
+            return withUnsafePointer(to: &v6) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0 }
+            }
+        }
+        var v4 = sockaddr_in()
+        v4.sin_family = sa_family_t(AF_INET)
+        v4.sin_addr.s_addr = inet_addr(address)
+        v4.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &v4) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
     }

@@ -171,7 +171,8 @@ struct BoothSystemTests {
         // not filled with a frame of another moment: a few, reported.
         let missed = stopped.object.int("missed") ?? -1
         #expect((stopped.object.int("count") ?? 0) >= 100 && missed >= 0 && missed <= 5, "\(stopped.object)")
-        // Shot n is the frame nearest start + n × interval: never further than half a frame,
+        // Shot n is the frame nearest start + n × interval (start: the camera's frame nearest the
+        // click, docs/booth.md#timelapse): never further than half a frame,
         // the 100th as the first; and the next shot's time is always on that grid.
         var offsets: [Double] = []
         for shot in shots.prefix(100) {
@@ -190,6 +191,9 @@ struct BoothSystemTests {
             "timelapse, 100 shots every \(interval) s (\(missed) missed): max |frame - due| \(String(format: "%.1f", offsets.map(abs).max()! * 1000)) ms; "
                 + "mean offset shots 1-10 \(String(format: "%+.1f", mean(offsets.prefix(10)))) ms, 91-100 \(String(format: "%+.1f", mean(offsets.suffix(10)))) ms"
         )
+        // It started on the camera's frames: each shot's moment is a frame's, not anywhere
+        // within half a frame of one (a press's own phase would be).
+        #expect(abs(mean(offsets.prefix(10))) < Self.frameInterval / 4 * 1000, "\(offsets.prefix(10))")
         // Nothing after the stop.
         let count = daemon.objects.filter { $0.event == "timelapse" && $0.string("state") == "shot" }.count
         Thread.sleep(forTimeInterval: 1.2)

@@ -228,10 +228,12 @@ struct BoothUnplugSystemTests {
             func offSlot(_ frame: Double) -> Double { abs(frame - (start + ((frame - start) / 0.5).rounded() * 0.5)) }
             for frame in frames { #expect(offSlot(frame) <= 0.25, "frame \(frame) off the schedule from \(start)") }
             // ... and with the stream steady (before the unplug, once it is back), the frame
-            // nearest it: within half of vivid's 200 ms frame interval.
-            for frame in frames.prefix(3) + frames.suffix(2) {
-                #expect(offSlot(frame) <= 0.105, "frame \(frame) off the schedule from \(start): \(frames)")
-            }
+            // nearest it: within half of vivid's 200 ms frame interval, or within one where
+            // vivid dropped the frame nearest (its thread runs late under emulation: seen once,
+            // a frame 136 ms off with the one 64 ms off missing) — that at most once.
+            let steady = frames.prefix(3) + frames.suffix(2)
+            for frame in steady { #expect(offSlot(frame) <= 0.205, "frame \(frame) off the schedule from \(start): \(frames)") }
+            #expect(steady.filter { offSlot($0) > 0.105 }.count <= 1, "frames off the schedule from \(start): \(frames)")
             // Reported as they happened: the last line's counts are the stop's.
             let last = daemon.objects(event: "timelapse").last { $0["state"] as? String != "stopped" }
             #expect((last?["missed"] as? Int ?? 0) <= missed)

@@ -8,7 +8,8 @@ import Testing
 /// Home Assistant's camera entity (docs/mqtt.md#home-assistant) against the real mosquitto
 /// broker in the VM, with the daemon on a real camera (vivid): the discovery config as Home
 /// Assistant's MQTT camera schema allows it, the live view's addresses that really answer,
-/// and the latest photo's bytes, retained, as the file the station wrote.
+/// and the latest photo's bytes, retained, as the file the station wrote; a clean stop
+/// removes the entities.
 @Suite(
     .systemTest, .needsDaemonExecutable, .serialized,
     .enabled(if: MosquittoBroker.skipReason == nil, "needs mosquitto and mosquitto-clients on the host"))
@@ -90,12 +91,18 @@ struct HomeAssistantSystemTests {
         }
         #expect(image == written, "retained \(image?.count ?? 0) bytes, the file \(written.count)")
 
-        // A clean stop: the station says offline, so the camera (available only while it is
-        // online) shows unavailable; its config and last image stay, as the other entities' do.
+        // A clean stop removes the station's entities, the camera as the others: every
+        // discovery config is emptied; the station says offline, and the last image and the
+        // addresses stay for when it is back.
+        let configs = try broker.retainedTopics("homeassistant/#")
+        #expect(configs.contains(configTopic) && configs.count > 10, "\(configs)")
         #expect(daemon.terminate() == 0, "\(daemon.transcript)")
         #expect(try broker.retained("evcapture/porch/status") == "offline")
-        #expect(try broker.retained(configTopic) == text)
+        let left = try broker.retainedTopics("homeassistant/#")
+        let mqttLines = daemon.transcript.split(separator: "\n").filter { $0.lowercased().contains("mqtt") }.joined(separator: "\n")
+        #expect(left == [], "\(left) stayed; the daemon's MQTT lines:\n\(mqttLines)\n\(broker.log)")
         #expect(try broker.retainedBytes("evcapture/porch/photo") == written)
+        #expect(try broker.retained(linksTopic) == linksText)
         #expect(daemon.objects.filter { $0.string("code") == "mqtt-photo" }.isEmpty, "\(daemon.transcript)")
     }
 }

@@ -76,7 +76,7 @@ struct InputUdevRulesTests {
         let json = try runProgram(InputPaths.executable, ["devices", "--json"])
         let array = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
         let entry = try #require(array.first { $0["node"] as? String == powermate.node })
-        #expect(entry["udevRole"] as? String == "BTN_0=primary")
+        #expect(entry["udev_role"] as? String == "BTN_0=primary")
         #expect(entry["sources"] as? [String: String] == ["BTN_0": "udev", "REL_DIAL": "known-device"])
         #expect(entry["roles"] as? [String: String] == ["BTN_0": "primary", "REL_DIAL": "slider"])
     }

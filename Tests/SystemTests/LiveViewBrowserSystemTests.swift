@@ -7,7 +7,7 @@ import Testing
 
 /// A real browser on the live view's page: headless Chromium, run in the VM beside the
 /// daemon (the guest has no network to the host, so both run there), loads `/` and shows
-/// the picture.
+/// the picture: MJPEG, the page's fallback, with WebRTC off (docs/live-view.md#webrtc).
 @Suite(.systemTest, .needsDaemonExecutable, .serialized)
 struct LiveViewBrowserSystemTests {
     static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -35,6 +35,7 @@ struct LiveViewBrowserSystemTests {
             [http]
             listen = "127.0.0.1:\(port)"
             preview-width = 320
+            webrtc = false          # the page shows MJPEG at once
             """)
         let knob = try fixtureDevice("rotary-encoder-rel-x")
         let daemon = try DaemonProcess(
@@ -73,6 +74,7 @@ struct LiveViewBrowserSystemTests {
         #expect(exited == 0, "\(browser.transcript)")
         let dom = browser.stdout
         #expect(dom.contains("data-picture=\"320x240\""), "\(browser.transcript)\n\(daemon.transcript)")
+        #expect(dom.contains("data-transport=\"mjpeg\"") && dom.contains("data-webrtc-error=\"WebRTC is off\""), "\(dom)")
         #expect(daemon.objects.contains { $0.event == "control" && $0.string("control") == "zoom" }, "\(daemon.transcript)")
         #expect(dom.contains("<div id=\"overlay\" class=\"\">"), "the overlay stayed off: \(dom)")
         #expect(dom.lowercased().contains("<span id=\"name\">zoom</span>"), "\(dom)")

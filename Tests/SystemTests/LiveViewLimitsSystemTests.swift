@@ -35,6 +35,17 @@ struct LiveViewLimitsSystemTests {
         defer { daemon.terminate() }
         let base = "http://127.0.0.1:\(port)"
         for path in ["/", "/api/media", "/", "/api/media"] { #expect(try LiveViewClient.request([base + path]).status == 200) }
+        // A client that pipelines and reads gets every answer, in order, one per turn of the
+        // server's loop: the turns are counted on the real loop (a request held for the next
+        // turn would otherwise wait for ever).
+        let reader = try LiveViewClient.slowClient(
+            port: port, request: String(repeating: "GET /api/media HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", count: 12))
+        let answers = LiveViewClient.readUntil(reader, within: .seconds(10)) {
+            String(decoding: $0, as: UTF8.self).components(separatedBy: "HTTP/1.1 200 OK\r\n").count > 12
+        }
+        close(reader)
+        let answered = String(decoding: answers, as: UTF8.self).components(separatedBy: "HTTP/1.1 200 OK\r\n").count - 1
+        #expect(answered == 12, "\(answered) of 12 pipelined requests answered (\(answers.count) bytes)")
         Thread.sleep(forTimeInterval: 1)
         let baseline = settledKB(daemon.pid)
         // Four clients, each sending 2 MB of requests for the page (~60,000 of them) and reading nothing.

@@ -105,6 +105,22 @@ enum LiveViewClient {
         return false
     }
 
+    /// Reads from `fd` until `enough` says the bytes so far suffice, the server closes it or
+    /// `timeout` passes; returns what came.
+    static func readUntil(_ fd: Int32, within timeout: Duration, _ enough: ([UInt8]) -> Bool) -> [UInt8] {
+        let deadline = ContinuousClock.now + timeout
+        var got: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while !enough(got), ContinuousClock.now < deadline {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 200) > 0 else { continue }
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            got += buffer[0..<n]
+        }
+        return got
+    }
+
     /// Sends `bytes` without blocking until the socket takes no more (or all went); returns
     /// how many it took.
     static func sendUntilFull(_ fd: Int32, _ bytes: [UInt8], within timeout: Duration) -> Int {

@@ -42,6 +42,9 @@ final class ReliabilityDaemon {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = argv
         var env = ProcessInfo.processInfo.environment
+        // The caches stay the test run's (GStreamer's plugin registry, written at its first
+        // load, read by every daemon after it: a machine keeps it between restarts too).
+        if env["XDG_CACHE_HOME"] == nil, let home = env["HOME"] { env["XDG_CACHE_HOME"] = home + "/.cache" }
         env["HOME"] = scratch.url.path
         env["XDG_STATE_HOME"] = scratch.url.appendingPathComponent("state").path
         env["EVCAPTURE_OUTPUT"] = scratch.url.appendingPathComponent("photos").path

@@ -164,9 +164,9 @@ struct VideoBrowserSystemTests {
         var attached: String?
         _ = waitUntil(timeout: .seconds(180)) {
             attached = try? browser.attachToPage()
-            return attached != nil || !browser.process.isRunning
+            return attached != nil || !browser.isRunning
         }
-        let session = try #require(attached, "no page to attach to\n\(browser.process.transcript)")
+        let session = try #require(attached, "no page to attach to\n\(browser.transcript)")
         // A navigation can be lost under emulation (the browser's network service was seen
         // restarting in its first minute): asked again until the listing is the document.
         var loaded = false
@@ -176,7 +176,7 @@ struct VideoBrowserSystemTests {
                 (try? browser.evaluate("location.href + ' ' + document.readyState", session: session)) == "\(url)/api/media complete"
             }
         }
-        try #require(loaded, "the listing did not load\n\(browser.process.transcript)")
+        try #require(loaded, "the listing did not load\n\(browser.transcript)")
         let listing = try browser.evaluate(
             "fetch('/api/media').then(r => r.json()).then(l => JSON.stringify(l.files.map(f => f.kind + ' ' + f.name)))", session: session)
         let listed = Set(try JSONDecoder().decode([String].self, from: Data(listing.utf8)))

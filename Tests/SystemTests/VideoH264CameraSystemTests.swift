@@ -10,16 +10,18 @@ import V4L2
 
 /// A camera's own H.264 in the MP4 without re-encoding ([camera] pixel-format = "h264",
 /// docs/video.md#the-cameras-own-h264), from a real V4L2 device: v4l2loopback fed by the
-/// ffmpeg CLI (``H264Camera``). Read back with ffprobe and ffmpeg's decoder.
+/// ffmpeg CLI (``LoopbackCamera``). Read back with ffprobe and ffmpeg's decoder; the same
+/// daemon's RTSP stream is the camera's H.264 too (docs/live-view.md#h264).
 @Suite(.systemTest, .serialized)
 struct VideoH264CameraSystemTests {
     static let port = 18097
+    static let rtspPort = 18554
 
     static func config(output: String, preRoll: Double) -> String {
         """
         [camera]
         device = "none"
-        capture-device = "\(H264Camera.node)"
+        capture-device = "\(LoopbackCamera.node)"
         stream = "always"
         pixel-format = "h264"
         pre-roll = \(preRoll)
@@ -35,7 +37,65 @@ struct VideoH264CameraSystemTests {
         play = "off"
         [http]
         listen = "127.0.0.1:\(port)"
+        [rtsp]
+        listen = "127.0.0.1:\(rtspPort)"
         """
+    }
+
+    /// The NAL units of an Annex B stream, each without its start code and trailing zero bytes.
+    static func nalUnits(_ b: [UInt8]) -> [[UInt8]] {
+        var starts: [Int] = []
+        var i = 0
+        while i + 2 < b.count {
+            if b[i] == 0, b[i + 1] == 0, b[i + 2] == 1 {
+                starts.append(i + 3)
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        return starts.indices.map { n in
+            var end = n + 1 < starts.count ? starts[n + 1] - 3 : b.count
+            while end > starts[n], b[end - 1] == 0 { end -= 1 }
+            return Array(b[starts[n]..<end])
+        }
+    }
+
+    /// The camera's H.264 over RTSP as it sent it (docs/live-view.md#h264): what ffprobe sees
+    /// through RTSP (profile, level, size) is what it sees in the clip, and the stream's
+    /// parameter sets and slices are the clip's, byte for byte — an encode on the way would
+    /// make slices of its own.
+    static func rtspCarriesTheCamerasH264(_ camera: LoopbackCamera, daemon: ReliabilityDaemon, scratch: String) throws {
+        let url = "rtsp://127.0.0.1:\(rtspPort)/live"
+        let entries = ["-show_entries", "stream=codec_name,profile,level,width,height,pix_fmt", "-of", "csv=p=0"]
+        let sent = try run(["ffprobe", "-v", "error"] + entries + [camera.clip])
+        let served = try run(["ffprobe", "-v", "error", "-rtsp_transport", "tcp"] + entries + [url], timeout: .seconds(90))
+        #expect(sent.succeeded && served.succeeded, "\(sent)\n\(served)")
+        // The first line: a clip in MPEG-TS lists its stream again under its program.
+        func first(_ text: String) -> String { text.split(separator: "\n").first.map(String.init) ?? "" }
+        #expect(
+            first(sent.stdout).hasPrefix("h264,") && first(served.stdout) == first(sent.stdout),
+            "clip: \(sent.stdout) RTSP: \(served.stdout)")
+
+        let received = scratch + "/rtsp.h264", clip = scratch + "/clip.h264"
+        let copied = try run(
+            ["ffmpeg", "-v", "error", "-rtsp_transport", "tcp", "-i", url, "-c", "copy", "-frames:v", "30", "-f", "h264", received],
+            timeout: .seconds(120))
+        #expect(copied.succeeded, "\(copied)")
+        #expect(try run(["ffmpeg", "-v", "error", "-i", camera.clip, "-c", "copy", "-f", "h264", clip]).succeeded)
+        let ours = Self.nalUnits([UInt8](try Data(contentsOf: URL(fileURLWithPath: received))))
+        let theirs = Self.nalUnits([UInt8](try Data(contentsOf: URL(fileURLWithPath: clip))))
+        func of(_ units: [[UInt8]], _ types: Set<UInt8>) -> [[UInt8]] { units.filter { !$0.isEmpty && types.contains($0[0] & 0x1F) } }
+        let slices = of(ours, [1, 5]), clipSlices = Set(of(theirs, [1, 5]))
+        #expect(
+            slices.count >= 25 && clipSlices.count == 4 * LoopbackCamera.framesPerSecond, "\(slices.count) slices, clip \(clipSlices.count)"
+        )
+        #expect(slices.first.map { $0[0] & 0x1F } == 5, "the stream does not start at an IDR frame")
+        let foreign = slices.indices.filter { !clipSlices.contains(slices[$0]) }
+        #expect(foreign.isEmpty, "slices \(foreign) of \(slices.count) are none of the clip's")
+        let parameterSets = Set(of(ours, [7, 8]))
+        #expect(!parameterSets.isEmpty && parameterSets.isSubset(of: Set(of(theirs, [7, 8]))), "SPS/PPS unlike the clip's")
+        print("h264 camera: RTSP \(first(served.stdout)), \(slices.count) slices, all the clip's")
     }
 
     /// ffprobe's view of each frame: its time (s) and whether it is a keyframe.
@@ -53,12 +113,13 @@ struct VideoH264CameraSystemTests {
     /// A 2 s hold with 0.5 s of pre-roll from a camera that sends H.264 with an IDR frame
     /// every 15: an MP4 of the camera's access units as they are (not encoded: the action
     /// line says `camera`, and every picture decodes to the clip's picture it came from),
-    /// starting at the last IDR frame at or before the press minus the pre-roll.
+    /// starting at the last IDR frame at or before the press minus the pre-roll; then a
+    /// click's photo, the live view, and RTSP carrying the camera's access units as they are.
     @Test(.timeLimit(.minutes(4))) func aLongPressMuxesTheCamerasH264FromTheKeyframeBeforeThePress() throws {
-        let camera = try H264Camera()
+        let camera = try LoopbackCamera()
         var stopped = false
         defer { if !stopped { camera.stop() } }
-        let formats = try run("v4l2-ctl", "-d", H264Camera.node, "--list-formats-ext")
+        let formats = try run("v4l2-ctl", "-d", LoopbackCamera.node, "--list-formats-ext")
         #expect(formats.stdout.contains("'H264'") && formats.stdout.contains("640x480"), "\(formats)")
 
         let output = try ScratchDirectory(prefix: "h264cam")
@@ -67,6 +128,13 @@ struct VideoH264CameraSystemTests {
         let keys = try VideoMP4SystemTests.keys("evcapture h264 shutter")
         defer { keys.destroy() }
         #expect(daemon.waitFor { $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == keys.node } }, "\(daemon)")
+        // GStreamer loads on a thread of its own after start-up, reading every plugin: under
+        // emulation it takes the guest's CPU for seconds, which the recording below must not
+        // share (its frames would be skipped for as long).
+        let started = Date()
+        try #require(
+            waitUntil(timeout: .seconds(180)) { daemon.stderr.contains("RTSP on rtsp://127.0.0.1:\(Self.rtspPort)/live") }, "\(daemon)")
+        print("h264 camera: RTSP listening after \(Date().timeIntervalSince(started)) s")
         usleep(2_000_000)  // the ring fills past the pre-roll and a GOP
 
         try ReliabilityInputTests.press(keys, .volumeDown, 1)
@@ -108,19 +176,19 @@ struct VideoH264CameraSystemTests {
         // The camera dropping frames (v4l2loopback does when its reader is late, as a webcam
         // does) is such a gap too. A file encoded again would have none of the clip's pictures;
         // one that does not decode as the camera's is kept for a look.
-        let clip = try H264Camera.pictureDigests(camera.clip)
-        let recorded = try H264Camera.pictureDigests(path)
-        #expect(recorded.count == frames && clip.count == 4 * H264Camera.framesPerSecond)
+        let clip = try LoopbackCamera.pictureDigests(camera.clip)
+        let recorded = try LoopbackCamera.pictureDigests(path)
+        #expect(recorded.count == frames && clip.count == 4 * LoopbackCamera.framesPerSecond)
         let positions = recorded.map { clip.firstIndex(of: $0) }
         let damaged = positions.indices.filter { positions[$0] == nil }
         #expect(
-            positions.first??.isMultiple(of: H264Camera.gop) == true,
+            positions.first??.isMultiple(of: LoopbackCamera.gop) == true,
             "starts at clip picture \(String(describing: positions.first)), not an IDR frame")
         #expect(damaged.isEmpty, "pictures \(damaged) of \(frames) are none of the clip's (\(p.stderr))")
         var jumped = 0
         for i in positions.indices.dropFirst() {
             guard let now = positions[i], let before = positions[i - 1], now != (before + 1) % clip.count else { continue }
-            #expect(now % H264Camera.gop == 0, "picture \(i) (clip \(now)) follows clip \(before) and is no IDR frame")
+            #expect(now % LoopbackCamera.gop == 0, "picture \(i) (clip \(now)) follows clip \(before) and is no IDR frame")
             jumped += (now - before - 1 + clip.count) % clip.count
         }
         #expect(jumped == skipped, "pictures jumped over: \(jumped), skipped: \(skipped)")
@@ -172,6 +240,9 @@ struct VideoH264CameraSystemTests {
             }
             print("h264 camera: live view \(parts.count) frames in 4 s")
         }
+        let rtspStarted = Date()
+        try Self.rtspCarriesTheCamerasH264(camera, daemon: daemon, scratch: output.url.path)
+        print("h264 camera: RTSP checked in \(Date().timeIntervalSince(rtspStarted)) s")
         #expect(daemon.stop() == 0, "\(daemon)")
         stopped = true
         let problem = camera.stop()
@@ -182,13 +253,13 @@ struct VideoH264CameraSystemTests {
     /// nothing else is `no usable format` (photos need pictures); asked for, it streams H.264
     /// at the camera's size; a camera without it (vivid) is `no usable format` naming H264.
     @Test(.timeLimit(.minutes(2))) func h264IsNegotiatedOnlyWhenAskedFor() throws {
-        let camera = try H264Camera()
+        let camera = try LoopbackCamera()
         var stopped = false
         defer { if !stopped { camera.stop() } }
-        let auto = #expect(throws: StreamingError.self) { _ = try VideoCaptureStream(path: H264Camera.node) }
+        let auto = #expect(throws: StreamingError.self) { _ = try VideoCaptureStream(path: LoopbackCamera.node) }
         #expect(
             auto?.code == .noUsableFormat && auto?.context.contains("offers only [H264]") == true, "\(String(describing: auto))")
-        let asked = try VideoCaptureStream(path: H264Camera.node, pixelFormats: [.h264])
+        let asked = try VideoCaptureStream(path: LoopbackCamera.node, pixelFormats: [.h264])
         #expect(asked.format.pixelFormat == .h264 && asked.format.width == 640 && asked.format.height == 480, "\(asked.format)")
         // Its frames: access units, an IDR frame every 15 by the camera's frame counter (which
         // counts the frames it dropped too).
@@ -198,7 +269,8 @@ struct VideoH264CameraSystemTests {
             if AnnexB.containsIDR(frame.bytes) { keyframes.append(frame.sequence) }
         }
         #expect(
-            !keyframes.isEmpty && keyframes.allSatisfy { ($0 &- keyframes[0]) % UInt32(H264Camera.gop) == 0 }, "IDR frames at \(keyframes)")
+            !keyframes.isEmpty && keyframes.allSatisfy { ($0 &- keyframes[0]) % UInt32(LoopbackCamera.gop) == 0 },
+            "IDR frames at \(keyframes)")
         asked.close()
         let vivid = try #require(vividNode(), "needs vivid")
         let none = #expect(throws: StreamingError.self) { _ = try VideoCaptureStream(path: vivid, pixelFormats: [.h264]) }

@@ -106,8 +106,10 @@ struct VideoMP4SystemTests {
         #expect(interval > 0 && interval < 0.5, "\(gaps)")
         // The first frame: the one nearest the press minus the pre-roll.
         #expect(abs(firstFrame - (began - 0.5)) <= interval / 2 + 0.002, "first frame \(firstFrame), press \(began) − 0.5 s")
-        // From that frame to the one nearest the release.
-        #expect(abs(span - hold) <= interval + 0.002, "frames span \(span) s, the hold (with pre-roll) \(hold) s")
+        // From that frame to the one nearest the release: each end within half of the gap
+        // between the camera's frames around it (vivid's frames come late under load: the
+        // median interval was once 1 ms short of one such end).
+        #expect(abs(span - hold) <= (gaps.max() ?? interval) + 0.002, "frames span \(span) s, the hold (with pre-roll) \(hold) s: \(gaps)")
         // Every frame at its kernel time, and every camera frame of the span either in the
         // file or counted as skipped.
         let cameraFrames = Int((span / interval).rounded()) + 1

@@ -43,4 +43,32 @@ int evc_rtsp_media_closed(evc_rtsp_media *media);
 /// Frees the handle given to the media callback (once its feeder is done with it).
 void evc_rtsp_media_release(evc_rtsp_media *media);
 
+// WebRTC for the live view's WHEP endpoint (webrtc.c): a webrtcbin per viewer.
+
+/// Loads GStreamer with webrtcbin's libraries; 0, or -1 with the reason in `error`. Later
+/// calls return the first one's result.
+int evc_webrtc_load(char *error, size_t error_size);
+
+/// One viewer's peer connection: the appsrc its H.264 goes into.
+typedef struct evc_webrtc_session evc_webrtc_session;
+
+/// Answers a viewer's SDP `offer` (a video it receives): a pipeline sending H.264 as RTP
+/// with `payload_type`, the offer's (packetization mode 1), host
+/// candidates on `local_address` (NULL: every address of the machine), STUN and TURN
+/// servers when given (else NULL). Waits for ICE gathering (at most `timeout_ms`) and puts
+/// the answer with its candidates in `*answer` (free() it). NULL with the reason in `error`.
+evc_webrtc_session *evc_webrtc_answer(const char *offer, int payload_type, const char *local_address, const char *stun_server, const char *turn_server,
+                                      int timeout_ms, char **answer, char *error, size_t error_size);
+/// Hands one access unit to the viewer (copied): 0; 1 when not taken (not connected yet);
+/// -1 once the connection failed or closed.
+int evc_webrtc_push(evc_webrtc_session *session, const uint8_t *bytes, size_t size);
+/// 1 once after the connection came up or the viewer asked for a keyframe (PLI/FIR); else 0.
+int evc_webrtc_take_keyframe_request(evc_webrtc_session *session);
+/// Whether ICE and DTLS are up (the viewer can decode what is pushed).
+int evc_webrtc_connected(evc_webrtc_session *session);
+/// Whether the connection failed or closed.
+int evc_webrtc_closed(evc_webrtc_session *session);
+/// Stops the pipeline and frees the session.
+void evc_webrtc_free(evc_webrtc_session *session);
+
 #endif

@@ -23,6 +23,16 @@ python3 "$EVC_BENCH_DIR_SRC/hostile.py" "$EVC_BENCH_EVCAPTURE" --rounds "${EVC_B
 [ "${EVC_BENCH_ONLY:-}" = hostile ] && exit $status
 # --- end of hostile clients ---
 
+# --- the MJPEG live view against µStreamer (ustreamer.py): CPU per viewer-second and frame ->
+# last byte read at 1, 4 and 16 viewers, alternating blocks; EVC_BENCH_ONLY=mjpeg ---
+case "${EVC_BENCH_ONLY:-}" in ""|mjpeg)
+echo "bench: === mjpeg: the live view against µStreamer on vivid 640x480 YUYV (alternating blocks) ==="
+python3 "$EVC_BENCH_DIR_SRC/ustreamer.py" "$EVC_BENCH_EVCAPTURE" --rounds "${EVC_BENCH_MJPEG_ROUNDS:-3}" \
+    --block "${EVC_BENCH_MJPEG_BLOCK:-10}" || status=1
+;; esac
+[ "${EVC_BENCH_ONLY:-}" = mjpeg ] && exit $status
+# --- end of MJPEG against µStreamer ---
+
 # --- libcamera (libcamera.py): shutter lag on vimc through libcamera, CPU per streaming second
 # against libcamera's cam; EVC_BENCH_ONLY=libcamera ---
 case "${EVC_BENCH_ONLY:-}" in ""|libcamera)

@@ -133,6 +133,7 @@ def rows(reports, figures):
     out += video_rows(reports, figures)
     out += libcamera_rows(figures)
     out += hostile_rows(figures)
+    out += mjpeg_rows(figures)
     return out
 
 
@@ -173,6 +174,26 @@ def hostile_rows(figures):
             out.append(("hostile: private memory at the start and after every block (VM)",
                         f"{m['start']} → {m['end']} kB ({m['growth']} kB)", "≤ start + 1 MB",
                         "met" if int(m["growth"]) <= 1024 else "missed"))
+    return out
+
+
+def mjpeg_rows(figures):
+    """The MJPEG live view against µStreamer (the VM, ustreamer.py): CPU per viewer-second and
+    frame -> last byte p99 at N viewers, alternating blocks on one camera."""
+    out = []
+    for f in figures:
+        m = re.match(r"mjpeg-compare (?P<cam>\w+) (?P<n>\d+): cpu evcapture=(?P<ce>[\d.]+) ustreamer=(?P<cu>[\d.]+) ms cpu-ratio=(?P<cr>[\d.]+) "
+                     r"p99 evcapture=(?P<pe>[\d.]+) ustreamer=(?P<pu>[\d.]+) ms difference=(?P<d>[-+][\d.]+) ms "
+                     r"p99-ratio=(?P<r>-?[\d.]+) interval=(?P<lo>-?[\d.]+)-(?P<hi>-?[\d.]+) n=(?P<cnt>\S+)", f)
+        if m:
+            ok = float(m["ce"]) <= float(m["cu"]) and float(m["d"]) <= 2
+            camera = ("vivid 640×480 YUYV 5 fps, both encoding" if m["cam"] == "yuyv" else
+                      "v4l2loopback 640×480 MJPEG 5 fps, both passing it through")
+            out.append((f"mjpeg: the live view against µStreamer, {m['n']} viewer(s), {camera} (VM, alternating)",
+                        f"CPU {m['ce']} against {m['cu']} ms per viewer-second ({m['cr']}×); frame → last byte p99 "
+                        f"{m['pe']} against {m['pu']} ms ({m['d']} ms; ratio {m['r']}, 90 % interval {m['lo']}–{m['hi']}); "
+                        f"parts {m['cnt']}",
+                        "CPU ≤ µStreamer's, p99 ≤ µStreamer's + 2 ms", "met" if ok else "missed"))
     return out
 
 

@@ -62,6 +62,13 @@ device() {
   grep -o '/dev/input/event[0-9]*' "$work/dev-$1.txt" | head -1
 }
 key() { evemu-event "$1" --type EV_KEY --code "$2" --value "$3" --sync; }
+# click NODE: KEY_VOLUMEDOWN (0x72) pressed and released 100 ms apart, timed inside one
+# process (evemu-play): two evemu-event runs on a starved guest were seen 600-760 ms apart,
+# which the daemon rightly took for a long press
+click() {
+  printf 'E: 0.000001 0001 0072 0001\nE: 0.000001 0000 0000 0000\nE: 0.100001 0001 0072 0000\nE: 0.100001 0000 0000 0000\n' \
+    | evemu-play "$1"
+}
 main_pid() { systemctl show -P MainPID evcapture.service; }
 video_node() {  # video_node NAME: the first /dev/videoN whose V4L2 name starts with NAME
   for _vn in /sys/class/video4linux/video*; do
@@ -168,7 +175,7 @@ CONF
   keys=$(cat "$work/node-gpio-keys-volume-keys")
   # (the session may have started before the socket was followed: no line to wait for)
   sleep 2
-  key "$keys" KEY_VOLUMEDOWN 1; sleep 0.1; key "$keys" KEY_VOLUMEDOWN 0
+  click "$keys"
   expect_line 60 '"action":"photo"'
   file=$(grep '"action":"photo"' "$work/socket.log" | head -1 | sed 's/.*"file":"\([^"]*\)".*/\1/')
   case $file in "$state"/*.jpg) ;; *) die "the photo $file is not in $state" ;; esac
@@ -199,7 +206,7 @@ t_monitor_group() {
   runuser -u alice -- timeout 30 evcapture monitor >"$work/alice.log" 2>&1 &
   sleep 2
   keys=$(cat "$work/node-gpio-keys-volume-keys")
-  key "$keys" KEY_VOLUMEDOWN 1; sleep 0.1; key "$keys" KEY_VOLUMEDOWN 0
+  click "$keys"
   wait_for 20 grep -q 'photo' "$work/alice.log" || die "alice's monitor showed no photo: $(cat "$work/alice.log")"
 }
 
@@ -208,8 +215,9 @@ t_remembered_control() {
   evemu-event "$dial" --type EV_REL --code REL_DIAL --value 1 --sync
   expect_line 20 '"event":"control"'
   wait_for 10 test -f "$state/state.json" || die "no $state/state.json (ls: $(ls "$state"))"
-  grep -q '"currentControl":"zoom"' "$state/state.json" || die "state.json: $(cat "$state/state.json")"
-  # the daemon reads it at start: another remembered control is the one a restart shows
+  grep -q '"current_control":"zoom"' "$state/state.json" || die "state.json: $(cat "$state/state.json")"
+  # the daemon reads it at start: another remembered control is the one a restart shows,
+  # from a file an earlier version wrote (its key was currentControl)
   systemctl stop evcapture.service
   printf '{"currentControl":"exposure-bias"}\n' >"$state/state.json"
   chown evcapture:evcapture "$state/state.json"
@@ -271,7 +279,7 @@ CONF
     || die "no error saying the unit refuses IP for MQTT"
   say "  without the drop-in: $(journalctl -u evcapture.service -o cat --no-pager | grep -F "$refused" | tail -1)"
   photos=$(grep -c '"action":"photo"' "$work/socket.log" || true)
-  key "$keys" KEY_VOLUMEDOWN 1; sleep 0.1; key "$keys" KEY_VOLUMEDOWN 0
+  click "$keys"
   say "  a click while MQTT is refused"
   wait_for 60 sh -c "[ \$(grep -c '\"action\":\"photo\"' '$work/socket.log') -gt $photos ]" \
     || die "no photo from a click while MQTT is refused"

@@ -93,7 +93,7 @@ final class SlowDNS: Sendable {
             ours && type == 1 ? [0xC0, 0x0C, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 127, 0, 0, 1] : []
         let rcode: UInt8 = ours ? 0 : 3  // NXDOMAIN for any other name
         let header: [UInt8] = [q[0], q[1], 0x80 | (q[2] & 0x01), 0x80 | rcode, 0, 1, 0, records.isEmpty ? 0 : 1, 0, 0, 0, 0]
-        return header + q[12..<questionEnd] + records
+        return header + Array(q[12..<questionEnd]) + records
     }
 
     static func now() -> Double {

@@ -28,8 +28,9 @@ public func fuzzHTTP(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let body = bytes.dropFirst()
     let loop = EmbeddedEventLoop()
     let channel = EmbeddedChannel(loop: loop)
+    var nextTurn: () -> Bool = { false }
     do {
-        try LiveViewServer.serveStandalone(channel, settings: settings, outputDirectory: "/nonexistent", logger: logger)
+        nextTurn = try LiveViewServer.serveStandalone(channel, settings: settings, outputDirectory: "/nonexistent", logger: logger)
         let address = try SocketAddress(ipAddress: "192.0.2.1", port: 40000)
         channel.remoteAddress = address
         try channel.connect(to: address).wait()
@@ -47,6 +48,12 @@ public func fuzzHTTP(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let end = min(body.endIndex, start + step)
         _ = try? channel.writeInbound(ByteBuffer(bytes: body[start..<end]))
         loop.run()
+        // Pipelined requests: one answer per turn of the loop (at most 17 can be queued).
+        var turns = 0
+        while nextTurn(), turns < 64 {
+            loop.advanceTime(by: .milliseconds(1))
+            turns += 1
+        }
         collect()
         loop.advanceTime(by: .seconds(1))
         start = end

@@ -7,51 +7,78 @@ import Foundation
 /// JSON messages ending in NUL, commands read from its descriptor 3, answers written to its
 /// descriptor 4). Two FIFOs in `directory` are those descriptors; the test holds both ends of
 /// each (`O_RDWR`), so neither side blocks in `open`, whichever comes first.
-final class ChromiumPipe {
-    let process: DaemonProcess
+public final class ChromiumPipe {
+    private let process = Process()
+    private let log: String
     private let toBrowser: Int32
     private let fromBrowser: Int32
     private var received: [UInt8] = []
     private var lastID = 0
 
-    static let executable = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    public static let executable = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
 
-    /// Starts the browser on `url` with a profile in `directory`.
-    init(url: String, directory: String, environment: [String: String]) throws {
-        guard let chrome = Self.executable else { throw DaemonSpawnError(what: "no chromium", errno: ENOENT) }
+    /// Starts the browser on `url` with a profile in `directory`, with `arguments` after the
+    /// headless ones.
+    public init(url: String, directory: String, environment: [String: String], arguments: [String] = []) throws {
+        guard let chrome = Self.executable else { throw ProtocolError(description: "no chromium") }
         let input = directory + "/devtools-in"
         let output = directory + "/devtools-out"
         for fifo in [input, output] {
-            guard mkfifo(fifo, 0o600) == 0 else { throw DaemonSpawnError(what: "mkfifo \(fifo)", errno: errno) }
+            guard mkfifo(fifo, 0o600) == 0 else { throw ProtocolError(description: "mkfifo \(fifo): errno \(errno)") }
         }
         toBrowser = open(input, O_RDWR | O_CLOEXEC)
         fromBrowser = open(output, O_RDWR | O_NONBLOCK | O_CLOEXEC)
-        guard toBrowser >= 0, fromBrowser >= 0 else { throw DaemonSpawnError(what: "open \(directory)/devtools-*", errno: errno) }
+        guard toBrowser >= 0, fromBrowser >= 0 else { throw ProtocolError(description: "open \(directory)/devtools-*: errno \(errno)") }
         var env = environment
         env["HOME"] = directory
-        let options = [
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--mute-audio",
-            "--autoplay-policy=no-user-gesture-required", "--user-data-dir=\(directory)/profile", "--remote-debugging-pipe", url,
-        ]
-        process = try DaemonProcess(
-            "chromium", executable: "/bin/sh", arguments: ["-c", "exec \"$0\" \"$@\" 3<'\(input)' 4>'\(output)'", chrome] + options,
-            environment: env)
+        let options =
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--mute-audio",
+                "--autoplay-policy=no-user-gesture-required", "--user-data-dir=\(directory)/profile", "--remote-debugging-pipe",
+            ] + arguments + [url]
+        log = directory + "/chromium.log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "exec \"$0\" \"$@\" 3<'\(input)' 4>'\(output)'", chrome] + options
+        process.environment = env
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle(forWritingAtPath: log)
+        process.standardError = FileHandle(forWritingAtPath: log)
+        try process.run()
     }
 
     deinit {
-        _ = process.terminate(timeout: .seconds(10))
+        if process.isRunning {
+            process.terminate()
+            let deadline = ContinuousClock.now + .seconds(10)
+            while process.isRunning && ContinuousClock.now < deadline { usleep(50_000) }
+            if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        }
+        process.waitUntilExit()
         close(toBrowser)
         close(fromBrowser)
     }
 
-    struct ProtocolError: Error, CustomStringConvertible {
-        var description: String
+    public var isRunning: Bool { process.isRunning }
+
+    /// Ends the browser at once (SIGKILL): its pages say goodbye to nobody.
+    public func kill() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+    /// What the browser wrote to its stdout and stderr.
+    public var transcript: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+
+    public struct ProtocolError: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// Sends a command and waits for its answer's `result`; throws on an error answer, on a
     /// timeout, or when the browser exited.
     @discardableResult
-    func call(_ method: String, _ params: [String: Any] = [:], session: String? = nil, timeout: Duration = .seconds(120)) throws
+    public func call(_ method: String, _ params: [String: Any] = [:], session: String? = nil, timeout: Duration = .seconds(120)) throws
         -> [String: Any]
     {
         lastID += 1
@@ -75,7 +102,7 @@ final class ChromiumPipe {
             }
             let left = deadline - ContinuousClock.now
             guard left > .zero else { throw ProtocolError(description: "\(method): no answer within \(timeout)") }
-            guard process.isRunning else { throw ProtocolError(description: "\(method): the browser exited\n\(process.transcript)") }
+            guard process.isRunning else { throw ProtocolError(description: "\(method): the browser exited\n\(transcript)") }
             var p = pollfd(fd: fromBrowser, events: Int16(POLLIN), revents: 0)
             _ = poll(&p, 1, Int32(min(1000, left.components.seconds * 1000 + 1)))
             var chunk = [UInt8](repeating: 0, count: 65536)
@@ -85,7 +112,7 @@ final class ChromiumPipe {
     }
 
     /// A session attached to the first page (the one opened on the command line).
-    func attachToPage() throws -> String {
+    public func attachToPage() throws -> String {
         let targets = try call("Target.getTargets")["targetInfos"] as? [[String: Any]] ?? []
         guard let page = targets.first(where: { $0["type"] as? String == "page" }), let id = page["targetId"] as? String else {
             throw ProtocolError(description: "no page among \(targets)")
@@ -96,9 +123,24 @@ final class ChromiumPipe {
         return session
     }
 
+    /// Loads `url` in the session's page; whether its document is complete within `timeout`.
+    /// A navigation can be lost under emulation (the browser's network service was seen
+    /// restarting in its first minute): asked again, up to `attempts` times.
+    public func navigate(_ url: String, session: String, attempts: Int = 4, timeout: Duration = .seconds(60)) -> Bool {
+        for _ in 0..<attempts {
+            _ = try? call("Page.navigate", ["url": url], session: session)
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                if (try? evaluate("location.href + ' ' + document.readyState", session: session)) == "\(url) complete" { return true }
+                usleep(100_000)
+            }
+        }
+        return false
+    }
+
     /// Evaluates `expression` in the page (a promise is awaited) and returns its value, which
     /// must be a string; a JavaScript exception throws with its text.
-    func evaluate(_ expression: String, session: String, timeout: Duration = .seconds(120)) throws -> String {
+    public func evaluate(_ expression: String, session: String, timeout: Duration = .seconds(120)) throws -> String {
         let result = try call(
             "Runtime.evaluate", ["expression": expression, "awaitPromise": true, "returnByValue": true], session: session,
             timeout: timeout)
