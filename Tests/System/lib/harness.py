@@ -786,6 +786,15 @@ class Console:
 RUNNING_GUESTS = set()  # the QEMU processes of this run, killed on an interrupt
 
 
+def kill_group(proc):
+    """SIGKILL to a guest's process group; a QEMU that has just exited (its group gone) is
+    not an error: the timeout or the interrupt raced its own end."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def boot(args, qemu, console_log, status_path, prefix=b""):
     """Boots once; returns (outcome, seconds, console text). outcome: 'done', 'timeout',
     'crashed' or 'early-crash' (died before the guest's init ran: worth a retry)."""
@@ -809,12 +818,12 @@ def boot(args, qemu, console_log, status_path, prefix=b""):
                     break
                 console.feed(chunk)
     except KeyboardInterrupt:
-        os.killpg(proc.pid, signal.SIGKILL)
+        kill_group(proc)
         proc.wait()
         console.close()
         raise
     if outcome == "timeout":
-        os.killpg(proc.pid, signal.SIGKILL)
+        kill_group(proc)
     rc = proc.wait()
     RUNNING_GUESTS.discard(proc)
     console.close()
@@ -978,7 +987,7 @@ def main(argv):
                 thread.join(1.0)
     except KeyboardInterrupt:
         for proc in list(RUNNING_GUESTS):
-            os.killpg(proc.pid, signal.SIGKILL)
+            kill_group(proc)
         say("interrupted")
         return 130
 
