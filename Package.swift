@@ -182,7 +182,7 @@ let package = Package(
             name: "EvcaptureTesting", dependencies: ["Capture", "Roles", "Evdev", "V4L2", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support"),
 
-        .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO", "CLinuxShims"]),
+        .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO", "CLinuxShims", "EvcaptureTesting"]),
         .testTarget(name: "RolesTests", dependencies: ["Roles", "Evdev", "EvcaptureTesting"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev", "EvcaptureTesting"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

@@ -1,5 +1,6 @@
 import Capture
 import Evdev
+import EvcaptureTesting
 import Foundation
 import Synchronization
 import Testing
@@ -30,19 +31,19 @@ import V4L2
             refresh: { log.add("refresh") })
         defer { writer.stop() }
         writer.submit(ControlID(1), 10)
-        #expect(waitFor { entered.withLock { $0 } })  // the writer has taken 1=10 and waits in it
+        #expect(pollUntil(timeout: .seconds(2)) { entered.withLock { $0 } })  // the writer has taken 1=10 and waits in it
         writer.requestRefresh()
         writer.requestRefresh()
         writer.submit(ControlID(1), 11)
         writer.requestRefresh()
         gate.withLock { $0 = true }
-        #expect(waitFor { log.all.count >= 3 })
+        #expect(pollUntil(timeout: .seconds(2)) { log.all.count >= 3 })
         usleep(50_000)
         // 1=10 was being written; the three requests and 1=11 came meanwhile: 1=11 first,
         // then one refresh for all three.
         #expect(log.all == ["set 1=10", "set 1=11", "refresh"])
         writer.requestRefresh()
-        #expect(waitFor { log.all.count == 4 })
+        #expect(pollUntil(timeout: .seconds(2)) { log.all.count == 4 })
         #expect(log.all.last == "refresh")
     }
 
@@ -70,7 +71,7 @@ import V4L2
         let waited = ContinuousClock.now - start
         #expect(waited >= .milliseconds(100) && waited < .seconds(2), "\(waited)")
         gate.withLock { $0 = true }
-        #expect(waitFor { log.all.count == 4 })
+        #expect(pollUntil(timeout: .seconds(2)) { log.all.count == 4 })
         #expect(log.all == ["set 1=10", "read 1", "set 1=11", "read 1"])
     }
 
@@ -89,13 +90,5 @@ import V4L2
         let events = session.cameraChanged(other, at: Timestamp(microseconds: 1_000_000))
         #expect(events.contains { if case .value(let v) = $0 { v.raw == 300 } else { false } }, "\(events)")
         #expect(session.controls.first?.value == 3.0)  // 300 / 100: 3.0×
-    }
-
-    private func waitFor(_ condition: () -> Bool) -> Bool {
-        for _ in 0..<2000 {
-            if condition() { return true }
-            usleep(1000)
-        }
-        return false
     }
 }

@@ -1,4 +1,5 @@
 import CLinuxShims
+import EvcaptureTesting
 import Foundation
 @testable import LinuxIO
 import Synchronization
@@ -32,15 +33,6 @@ private actor OnLoop {
         return String(decoding: name.prefix(max(0, n)), as: UTF8.self).trimmingCharacters(in: .newlines)
     }
     func got(_ byte: UInt8) { reads.append(byte) }
-}
-
-/// Waits (without a fixed sleep) until `condition` holds, for at most 5 s.
-private func eventually(_ condition: () -> Bool) -> Bool {
-    for _ in 0..<5000 {
-        if condition() { return true }
-        usleep(1000)
-    }
-    return condition()
 }
 
 @Suite struct IOLoopTests {
@@ -77,7 +69,7 @@ private func eventually(_ condition: () -> Bool) -> Bool {
             var v = b
             #expect(write(writeEnd, &v, 1) == 1)
         }
-        #expect(eventually { handled.load(ordering: .acquiring) == 3 })
+        #expect(pollUntil { handled.load(ordering: .acquiring) == 3 })
         #expect(await state.reads == [7, 8, 9])
     }
 
@@ -91,12 +83,12 @@ private func eventually(_ condition: () -> Bool) -> Bool {
         defer { timer.cancel() }
         let deadline = monotonicMicroseconds() + 30_000
         timer.arm(atMonotonicMicroseconds: deadline)
-        #expect(eventually { !firedAt.withLock { $0.isEmpty } })
+        #expect(pollUntil { !firedAt.withLock { $0.isEmpty } })
         // a second timer well after: the first must not have fired again by then
         let later = try IOTimer(loop: loop) { firedAt.withLock { $0.append(-1) } }
         defer { later.cancel() }
         later.arm(atMonotonicMicroseconds: monotonicMicroseconds() + 50_000)
-        #expect(eventually { firedAt.withLock { $0.count } >= 2 })
+        #expect(pollUntil { firedAt.withLock { $0.count } >= 2 })
         let times = firedAt.withLock { $0 }
         #expect(times.count == 2)
         #expect(times[0] >= deadline)
@@ -117,7 +109,7 @@ private func eventually(_ condition: () -> Bool) -> Bool {
         moved.arm(atMonotonicMicroseconds: now + 60_000)
         disarmed.arm(atMonotonicMicroseconds: nil)
         last.arm(atMonotonicMicroseconds: now + 120_000)
-        #expect(eventually { fired.withLock { $0.contains("last") } })
+        #expect(pollUntil { fired.withLock { $0.contains("last") } })
         // timerfds on one clock, one loop: whatever was due earlier was seen first
         #expect(fired.withLock { $0 } == ["moved", "last"])
     }
@@ -129,7 +121,7 @@ private func eventually(_ condition: () -> Bool) -> Bool {
         let timer = try IOTimer(loop: loop) { fired.add(1, ordering: .releasing) }
         defer { timer.cancel() }
         timer.arm(atMonotonicMicroseconds: 0)
-        #expect(eventually { fired.load(ordering: .acquiring) == 1 })
+        #expect(pollUntil { fired.load(ordering: .acquiring) == 1 })
     }
 
     /// The loop's thread is named after what it serves (docs/architecture.md#threads), as
@@ -149,7 +141,7 @@ private func eventually(_ condition: () -> Bool) -> Bool {
         let timer = try IOTimer(loop: loop) {}
         let old = timer.fd
         timer.cancel()
-        #expect(eventually { fcntl(old, F_GETFD) == -1 })
+        #expect(pollUntil { fcntl(old, F_GETFD) == -1 })
         // The lowest free number is handed out first: open timers until one gets `old`.
         var opened: [Int32] = []
         defer { for fd in opened { close(fd) } }

@@ -329,19 +329,10 @@ final class RecordingLogHandler: LogHandler, Sendable {
             #expect(started.withLock { $0.count } == 1, "round \(round): exactly one server")
             #expect(errors.withLock { $0 } == [.inUse], "round \(round)")
             let client = try LineReader(path: path)
-            #expect(waitUntilSync { started.withLock { $0.first?.clientCount } == 1 }, "the one server is the one at the path")
+            #expect(pollUntil { started.withLock { $0.first?.clientCount } == 1 }, "the one server is the one at the path")
             started.withLock { $0.first?.broadcast("x") }
-            #expect(waitUntilSync { client.lineCount == 1 })
+            #expect(pollUntil { client.lineCount == 1 })
             started.withLock { $0.forEach { $0.stop() } }
         }
     }
-}
-
-/// Polls `condition` every millisecond for up to 5 s (for synchronous tests).
-func waitUntilSync(_ condition: () -> Bool) -> Bool {
-    for _ in 0..<5000 {
-        if condition() { return true }
-        usleep(1000)
-    }
-    return condition()
 }

@@ -88,12 +88,6 @@ import WebRTC
         return Response(status: status, headers: fields, body: rest)
     }
 
-    static func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() && Date() < deadline { usleep(50_000) }
-        return condition()
-    }
-
     @Test func theOfferIsAnsweredWithHostCandidatesAndTheSessionEnds() async throws {
         let s = try await Self.server()
         let base = "http://127.0.0.1:\(s.port)"
@@ -112,7 +106,7 @@ import WebRTC
         #expect(s.viewers.viewers == 1)
         let ended = try Self.request("DELETE", base + location)
         #expect(ended.status == 200, "\(ended)")
-        #expect(Self.waitUntil(seconds: 5) { s.viewers.viewers == 0 })
+        #expect(pollUntil(timeout: .seconds(5)) { s.viewers.viewers == 0 })
         #expect(try Self.request("DELETE", base + location).status == 404)
         await s.stop()
     }
@@ -165,7 +159,7 @@ import WebRTC
             url: "about:blank", directory: s.directory, environment: env, arguments: ["--allow-loopback-in-peer-connection"])
         var first: String?
         #expect(
-            Self.waitUntil(seconds: 30) {
+            pollUntil(timeout: .seconds(30)) {
                 first = try? browser.attachToPage(); return first != nil || !browser.isRunning
             })
         let session = try #require(first, "\(browser.transcript)")
@@ -187,12 +181,12 @@ import WebRTC
         #expect(Self.number(two, "dropped") == 0 && Self.number(two, "pli") == 0, "the second viewer did not start at a keyframe: \(two)")
         #expect(s.viewers.viewers == 2)
         try browser.call("Target.closeTarget", ["targetId": target])
-        #expect(Self.waitUntil(seconds: 10) { s.viewers.viewers == 1 }, "the closed page's session stayed")
+        #expect(pollUntil(timeout: .seconds(10)) { s.viewers.viewers == 1 }, "the closed page's session stayed")
         // A browser killed sends no DELETE: its session ends when ICE's consent checks go
         // unanswered (docs/live-view.md#webrtc).
         let killed = ContinuousClock.now
         browser.kill()
-        #expect(Self.waitUntil(seconds: 60) { s.viewers.viewers == 0 }, "the killed browser's session stayed")
+        #expect(pollUntil(timeout: .seconds(60)) { s.viewers.viewers == 0 }, "the killed browser's session stayed")
         print("webrtc: a killed browser's session ended after \(ContinuousClock.now - killed)")
         await s.stop()
     }
@@ -212,7 +206,7 @@ import WebRTC
         let browser = try ChromiumPipe(url: "about:blank", directory: s.directory, environment: env)
         var attached: String?
         #expect(
-            Self.waitUntil(seconds: 30) {
+            pollUntil(timeout: .seconds(30)) {
                 attached = try? browser.attachToPage(); return attached != nil || !browser.isRunning
             })
         let session = try #require(attached, "\(browser.transcript)")

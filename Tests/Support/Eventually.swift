@@ -13,12 +13,18 @@ public func eventually(seconds: Double = 5, _ condition: () -> Bool) async -> Bo
     return condition()
 }
 
-/// Like ``eventually(seconds:_:)`` for synchronous code: polls every 10 ms, blocking the thread.
-public func pollUntil(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Bool {
+/// The one synchronous poll of the tests, unit and system alike: evaluates `condition`
+/// every `interval` until it holds (true) or `timeout` passes (its last value), blocking the
+/// thread. For results of work on other threads or processes, never for timing. Emulated
+/// kernels are slow: in the system tests use timeouts of seconds, not milliseconds.
+public func pollUntil(
+    timeout: Duration = .seconds(5), every interval: Duration = .milliseconds(20), _ condition: () throws -> Bool
+) rethrows -> Bool {
     let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        usleep(10_000)
+    let micros = useconds_t(interval.components.seconds * 1_000_000 + interval.components.attoseconds / 1_000_000_000_000)
+    while true {
+        if try condition() { return true }
+        if ContinuousClock.now >= deadline { return false }
+        usleep(micros)
     }
-    return condition()
 }

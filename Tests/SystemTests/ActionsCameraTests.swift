@@ -130,7 +130,7 @@ struct ActionsCameraTests {
         let photo = try prepared.frame(nearest: asked, timeout: .seconds(10))
         #expect(photo.time > asked, "a cold stream's frame is from after the request")
         #expect(prepared.isRunning)
-        #expect(waitUntil(timeout: .seconds(6)) { !prepared.isRunning }, "on-press did not stop after its idle time")
+        #expect(pollUntil(timeout: .seconds(6)) { !prepared.isRunning }, "on-press did not stop after its idle time")
     }
 
     /// A recording from a time before it was asked for (pre-roll) starts with the ring's

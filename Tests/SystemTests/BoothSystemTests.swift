@@ -45,7 +45,7 @@ struct BoothSystemTests {
             """)
         let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
         try #require(daemon.waitFor(DaemonLines.deviceAdded(keys.node)) != nil, "\(daemon.transcript)")
-        try #require(waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("capture stream started") }, "\(daemon.transcript)")
+        try #require(pollUntil(timeout: .seconds(20)) { daemon.stderr.contains("capture stream started") }, "\(daemon.transcript)")
         Thread.sleep(forTimeInterval: 1.5)  // frames in the ring before the press
         return (daemon, keys, scratch)
     }
@@ -80,7 +80,7 @@ struct BoothSystemTests {
         #expect(try #require(photo.object.double("time")) >= shotTime, "the photo came before the countdown ended")
         // Hooks get each second.
         #expect(
-            waitUntil(timeout: .seconds(5)) { scratch.hookEnvironment(press: press, event: "countdown")?["EVCAPTURE_REMAINING"] == "1" })
+            pollUntil(timeout: .seconds(5)) { scratch.hookEnvironment(press: press, event: "countdown")?["EVCAPTURE_REMAINING"] == "1" })
 
         // Cancelled in its first second by another press: no photo for it.
         before = daemon.objects.count
@@ -95,7 +95,7 @@ struct BoothSystemTests {
         #expect(cancelled.object.int("press") == secondPress)
         #expect(cancelled.object.int("remaining") == 2)
         #expect(
-            waitUntil(timeout: .seconds(5)) {
+            pollUntil(timeout: .seconds(5)) {
                 scratch.hookEnvironment(press: secondPress, event: "cancelled")?["EVCAPTURE_REASON"] == "countdown-cancelled"
             })
         // The cancelling press starts nothing either: 3 s later, no countdown, no photo.
@@ -210,7 +210,7 @@ struct BoothSystemTests {
         let input = (led.syspath as NSString).lastPathComponent
         let name = "\(input)::capslock"
         try #require(
-            waitUntil(timeout: .seconds(5)) { FileManager.default.fileExists(atPath: "/sys/class/leds/\(name)/brightness") },
+            pollUntil(timeout: .seconds(5)) { FileManager.default.fileExists(atPath: "/sys/class/leds/\(name)/brightness") },
             "no /sys/class/leds/\(name)")
         _ = led.receivedEvents()
         let (daemon, keys, scratch) = try startDaemon(

@@ -96,7 +96,7 @@ struct BoothUnplugSystemTests {
 
             let shotsWhileAway = lapse("shot").count
             ReliabilityPhotoTests.setBound(true)
-            #expect(waitUntil(timeout: .seconds(10)) { vividNode() == node }, "vivid came back as \(vividNode() ?? "nothing")")
+            #expect(pollUntil(timeout: .seconds(10)) { vividNode() == node }, "vivid came back as \(vividNode() ?? "nothing")")
             #expect(
                 daemon.waitFor(timeout: .seconds(30)) { _ in lapse("shot").count >= shotsWhileAway + 3 },
                 "no shots after the replug\n\(daemon)")
@@ -128,7 +128,7 @@ struct BoothUnplugSystemTests {
     @Test(.timeLimit(.minutes(3))) func aTimelapseStartedBeforeTheCameraAppearsGoesOnWithIt() throws {
         try ReliabilityPhotoTests.withUnbindableVivid { node in
             ReliabilityPhotoTests.setBound(false)
-            #expect(waitUntil(timeout: .seconds(10)) { !FileManager.default.fileExists(atPath: node) }, "\(node) is still there")
+            #expect(pollUntil(timeout: .seconds(10)) { !FileManager.default.fileExists(atPath: node) }, "\(node) is still there")
             let daemon = try ReliabilityDaemon(
                 config: """
                     [camera]
@@ -162,7 +162,7 @@ struct BoothUnplugSystemTests {
                 "no error line says why the shots are missed\n\(daemon)")
 
             ReliabilityPhotoTests.setBound(true)
-            #expect(waitUntil(timeout: .seconds(10)) { vividNode() == node }, "vivid came back as \(vividNode() ?? "nothing")")
+            #expect(pollUntil(timeout: .seconds(10)) { vividNode() == node }, "vivid came back as \(vividNode() ?? "nothing")")
             #expect(
                 daemon.waitFor(timeout: .seconds(30)) { _ in lapse("shot").count >= 3 },
                 "the timelapse took no shot once the camera came\n\(daemon)")
@@ -212,7 +212,7 @@ struct BoothUnplugSystemTests {
             #expect(daemon.waitFor(timeout: .seconds(20)) { _ in lapse("missed").count >= 2 }, "no missed shots while unplugged\n\(daemon)")
             let shotsWhileAway = lapse("shot").count
             ReliabilityPhotoTests.setBound(true)
-            #expect(waitUntil(timeout: .seconds(10)) { vividNode() == node }, "vivid came back as \(vividNode() ?? "nothing")")
+            #expect(pollUntil(timeout: .seconds(10)) { vividNode() == node }, "vivid came back as \(vividNode() ?? "nothing")")
             #expect(
                 daemon.waitFor(timeout: .seconds(30)) { _ in lapse("shot").count >= shotsWhileAway + 3 },
                 "no shots after the replug\n\(daemon)")

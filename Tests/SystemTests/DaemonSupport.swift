@@ -166,7 +166,7 @@ final class DaemonProcess {
         }
         // Kept for a person reading a run: `.build-systest/out/daemon-*.log` on the host.
         if let out = ProcessInfo.processInfo.environment["EVCAPTURE_SYSTEST_OUT"], !out.isEmpty {
-            _ = waitUntil(timeout: .seconds(2)) { stdoutCollector.isFinished && stderrCollector.isFinished }
+            _ = pollUntil(timeout: .seconds(2)) { stdoutCollector.isFinished && stderrCollector.isFinished }
             try? transcript.write(toFile: "\(out)/daemon-\(label)-\(pid).log", atomically: true, encoding: .utf8)
         }
     }
@@ -190,7 +190,7 @@ final class DaemonProcess {
         timeout: Duration = .seconds(20), from: Int = 0, _ matches: (JSONObject) -> Bool
     ) -> (index: Int, object: JSONObject)? {
         var found: (Int, JSONObject)?
-        _ = waitUntil(timeout: timeout) {
+        _ = pollUntil(timeout: timeout) {
             let all = objects
             if from < all.count, let i = all[from...].firstIndex(where: matches) {
                 found = (i, all[i])
@@ -207,7 +207,7 @@ final class DaemonProcess {
         _ count: Int, timeout: Duration = .seconds(20), from: Int = 0, _ matches: (JSONObject) -> Bool
     ) -> [JSONObject] {
         var found: [JSONObject] = []
-        _ = waitUntil(timeout: timeout) {
+        _ = pollUntil(timeout: timeout) {
             let all = objects
             found = from < all.count ? all[from...].filter(matches) : []
             return found.count >= count || (!isRunning && stdoutCollector.isFinished)
@@ -230,10 +230,10 @@ final class DaemonProcess {
     /// Waits for the process to exit; its status (128 + signal when killed), nil on timeout.
     @discardableResult
     func waitForExit(timeout: Duration = .seconds(20)) -> Int32? {
-        _ = waitUntil(timeout: timeout) { !isRunning }
+        _ = pollUntil(timeout: timeout) { !isRunning }
         // Let the collectors read the last output.
         if exitStatus != nil {
-            _ = waitUntil(timeout: .seconds(5)) { stdoutCollector.isFinished && stderrCollector.isFinished }
+            _ = pollUntil(timeout: .seconds(5)) { stdoutCollector.isFinished && stderrCollector.isFinished }
         }
         return exitStatus
     }

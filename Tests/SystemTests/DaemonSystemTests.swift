@@ -87,7 +87,7 @@ struct DaemonSystemTests {
 
         for event in ["began", "click"] {
             var env: [String: String]?
-            _ = waitUntil(timeout: .seconds(20)) {
+            _ = pollUntil(timeout: .seconds(20)) {
                 env = scratch.hookEnvironment(press: press, event: event)
                 return env != nil
             }
@@ -156,7 +156,7 @@ struct DaemonSystemTests {
         let sound = daemon.waitFor(DaemonLines.action("sound", press: headsetPress))
         #expect(sound?.object.string("file")?.hasSuffix("evcapture-shutter.wav") == true, "\(daemon.transcript)")
         #expect(
-            waitUntil(timeout: .seconds(20)) { scratch.soundsPlayed.contains { $0.hasSuffix("evcapture-shutter.wav") } },
+            pollUntil(timeout: .seconds(20)) { scratch.soundsPlayed.contains { $0.hasSuffix("evcapture-shutter.wav") } },
             "sound players ran: \(scratch.soundsPlayed)")
         // The volume-key click played nothing.
         #expect(scratch.soundsPlayed.count == 1, "\(scratch.soundsPlayed)")
@@ -202,7 +202,7 @@ struct DaemonSystemTests {
         // Released: the other reader gets a new press and its release.
         try keys.click(.volumeDown)
         var seen: [String] = []
-        let got = waitUntil(timeout: .seconds(10)) {
+        let got = pollUntil(timeout: .seconds(10)) {
             for input in other.readAvailable() {
                 if case .frame(let f) = input { seen += f.events.map { "\($0.eventCode.name) \($0.value)" } }
             }
@@ -234,7 +234,7 @@ struct DaemonSystemTests {
             }
         }
         #expect(
-            waitUntil(timeout: .seconds(10)) {
+            pollUntil(timeout: .seconds(10)) {
                 readOther(); return seen.contains("KEY_VOLUMEDOWN 0")
             },
             "the held key's release did not reach another reader (grabbed while down?): \(seen)")
@@ -385,7 +385,7 @@ struct DaemonSystemTests {
             guard let ended = daemon.waitFor(from: before, DaemonLines.capture("ended", node: keys.node)),
                 let press = ended.object.int("press")
             else { return false }
-            return waitUntil(timeout: .seconds(5)) {
+            return pollUntil(timeout: .seconds(5)) {
                 reader.objects.contains(where: DaemonLines.capture("ended", node: keys.node, press: press))
             }
         }
@@ -401,7 +401,7 @@ struct DaemonSystemTests {
         let stdoutLines = daemon.lines[before...].filter { $0.contains("\"event\":\"capture\"") && $0.contains("\"press\":\(press),") }
         #expect(stdoutLines.count == 2, "\(daemon.transcript)")
         #expect(
-            waitUntil(timeout: .seconds(10)) {
+            pollUntil(timeout: .seconds(10)) {
                 reader.lines.filter { $0.contains("\"press\":\(press),") } == Array(stdoutLines)
             }, "socket: \(reader.lines)\nstdout: \(stdoutLines)")
 
@@ -418,7 +418,7 @@ struct DaemonSystemTests {
             for _ in 0..<batch { try keys.click(.volumeDown) }
             clicks += batch
             // Paced by the daemon: the kernel's per-reader buffer holds only a few presses.
-            let caughtUp = waitUntil(timeout: .seconds(20)) { endedCount(daemon.lines) - endedBefore >= clicks }
+            let caughtUp = pollUntil(timeout: .seconds(20)) { endedCount(daemon.lines) - endedBefore >= clicks }
             try #require(caughtUp, "the daemon fell behind after \(clicks) clicks\n\(daemon.stderr)")
         }
         #expect(daemon.stderr.contains("socket client dropped"), "not dropped after \(clicks) clicks\n\(daemon.stderr)")
@@ -431,14 +431,14 @@ struct DaemonSystemTests {
         }
         #expect(endedPresses(daemon.objects).isSuperset(of: expectedPresses), "stdout missed presses")
         #expect(
-            waitUntil(timeout: .seconds(20)) { endedPresses(reader.objects).isSuperset(of: expectedPresses) },
+            pollUntil(timeout: .seconds(20)) { endedPresses(reader.objects).isSuperset(of: expectedPresses) },
             "the reading client missed \(expectedPresses.subtracting(endedPresses(reader.objects)).count) presses")
         #expect(!daemon.objects.contains { $0.event == "capture" && $0.string("phase") == "cancelled" }, "\(daemon.stderr)")
 
         // The stalled client: what was queued for it, then end of file (the daemon closed it).
         stalledClosed = true
         let stalledReader = DescriptorCollector(fd: stalled, name: "stalled-client")
-        #expect(waitUntil(timeout: .seconds(20)) { stalledReader.isFinished }, "the stalled client was not disconnected")
+        #expect(pollUntil(timeout: .seconds(20)) { stalledReader.isFinished }, "the stalled client was not disconnected")
         #expect(endedCount(stalledReader.lines) < clicks, "the stalled client got everything?")
         #expect(!reader.isClosedByServer, "the reading client was dropped too")
 

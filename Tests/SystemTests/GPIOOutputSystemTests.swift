@@ -16,7 +16,7 @@ struct GPIOOutputSystemTests {
 
     func startCP2112() throws -> (FakeCP2112, String) {
         let cp2112 = try FakeCP2112()
-        _ = waitUntil(timeout: .seconds(10)) { FakeCP2112.chipNode() != nil }
+        _ = pollUntil(timeout: .seconds(10)) { FakeCP2112.chipNode() != nil }
         let chip = try #require(FakeCP2112.chipNode(), "hid-cp2112 made no gpiochip for the emulated CP2112 (is the module loaded?)")
         return (cp2112, chip)
     }
@@ -69,9 +69,9 @@ struct GPIOOutputSystemTests {
         let message = busy.object.string("message") ?? ""
         #expect(message.hasPrefix("output busy: requesting line 4 of \(chip) as an output (another program holds it)"), "\(message)")
         try #require(daemon.waitFor(DaemonLines.deviceAdded(keys.node)) != nil, "\(daemon.transcript)")
-        try #require(waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("capture stream started") }, "\(daemon.transcript)")
+        try #require(pollUntil(timeout: .seconds(20)) { daemon.stderr.contains("capture stream started") }, "\(daemon.transcript)")
         // The session lamp is active low: on drives line 5 low.
-        #expect(waitUntil(timeout: .seconds(5)) { cp2112.edges.last { $0.line == 5 }?.value == false }, "\(cp2112.edges)")
+        #expect(pollUntil(timeout: .seconds(5)) { cp2112.edges.last { $0.line == 5 }?.value == false }, "\(cp2112.edges)")
         Thread.sleep(forTimeInterval: 1.5)
         cp2112.clearEdges()
 
@@ -82,7 +82,7 @@ struct GPIOOutputSystemTests {
         let shotTime = try #require(tick.object.double("shot_time"))
         let photo = try #require(daemon.waitFor(timeout: .seconds(10), DaemonLines.action("photo", press: press)), "\(daemon.transcript)")
         let frameTime = try #require(photo.object.double("frame_time"))
-        #expect(waitUntil(timeout: .seconds(2)) { cp2112.edges.filter { $0.line == 3 }.count >= 2 }, "\(cp2112.edges)")
+        #expect(pollUntil(timeout: .seconds(2)) { cp2112.edges.filter { $0.line == 3 }.count >= 2 }, "\(cp2112.edges)")
         let line3 = cp2112.edges.filter { $0.line == 3 }
         let on = try #require(line3.first { $0.value }, "\(line3)")
         let off = try #require(line3.first { !$0.value && $0.time > on.time }, "\(line3)")
@@ -128,7 +128,7 @@ struct GPIOOutputSystemTests {
             """)
         let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
         #expect(
-            waitUntil(timeout: .seconds(10)) { cp2112.edges.last { $0.line == 0 }?.value == true }, "\(cp2112.edges) \(daemon.transcript)")
+            pollUntil(timeout: .seconds(10)) { cp2112.edges.last { $0.line == 0 }?.value == true }, "\(cp2112.edges) \(daemon.transcript)")
         #expect(daemon.terminate() == 0, "\(daemon.transcript)")
         #expect(cp2112.edges.last { $0.line == 0 }?.value == false, "\(cp2112.edges)")
         let again = try GPIOWriter(chip: chip, line: .offset(0), activeLow: false, consumer: "test")

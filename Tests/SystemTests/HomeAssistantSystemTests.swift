@@ -44,7 +44,7 @@ struct HomeAssistantSystemTests {
         defer { daemon.terminate() }
         try #require(daemon.waitFor(DaemonLines.session("started")) != nil, "\(daemon.transcript)")
         try #require(
-            waitUntil(timeout: .seconds(15)) { (try? broker.retained("evcapture/porch/status")) == "online" }, "\(daemon.transcript)")
+            pollUntil(timeout: .seconds(15)) { (try? broker.retained("evcapture/porch/status")) == "online" }, "\(daemon.transcript)")
 
         // The discovery config, retained, as Home Assistant reads it.
         let configTopic = "homeassistant/camera/evcapture_porch/photo/config"
@@ -85,7 +85,7 @@ struct HomeAssistantSystemTests {
         let first = [UInt8](try Data(contentsOf: URL(fileURLWithPath: files[0])))
         #expect(looksLikeJPEG(written) && written != first)
         var image: [UInt8]?
-        _ = waitUntil(timeout: .seconds(10)) {
+        _ = pollUntil(timeout: .seconds(10)) {
             image = try? broker.retainedBytes("evcapture/porch/photo")
             return image == written
         }

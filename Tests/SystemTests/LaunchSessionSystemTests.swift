@@ -72,7 +72,7 @@ struct LaunchSessionSystemTests {
         let started = try #require(daemon.waitFor(DaemonLines.session("started")), "\(daemon.transcript)")
         #expect(started.object.string("reason") == "launch")
         // (Checked once the daemon says so: probing the camera meanwhile would race its open.)
-        #expect(waitUntil(timeout: .seconds(10)) { daemon.stderr.contains("capture stream started") }, "\(daemon.transcript)")
+        #expect(pollUntil(timeout: .seconds(10)) { daemon.stderr.contains("capture stream started") }, "\(daemon.transcript)")
         #expect(!vividIsFree(vivid), "the ring is not streaming")
         #expect(!daemon.objects.contains { $0.event == "capture" }, "the launch press was a capture: \(daemon.transcript)")
 
@@ -90,7 +90,7 @@ struct LaunchSessionSystemTests {
         #expect(stopped.object.string("reason") == "idle")
         let idleAfter = try #require(stopped.object.double("time")) - (try #require(began.object.double("time")))
         #expect(idleAfter >= 3 && idleAfter < 5, "stopped \(idleAfter) s after the last press")
-        #expect(waitUntil(timeout: .seconds(5)) { daemon.stderr.contains("capture stream stopped") }, "\(daemon.transcript)")
+        #expect(pollUntil(timeout: .seconds(5)) { daemon.stderr.contains("capture stream stopped") }, "\(daemon.transcript)")
         #expect(vividIsFree(vivid), "still streaming after the idle stop")
         #expect(try !grabbed(keys, daemon), "still grabbed after the idle stop")
         #expect(!daemon.objects.contains { $0.event == "error" }, "\(daemon.transcript)")

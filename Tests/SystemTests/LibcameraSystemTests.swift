@@ -4,6 +4,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import EvcaptureTesting
 #endif
 
 /// libcamera's own UVC pipeline handler on the fake UVC camera behind the kernel's real
@@ -59,7 +60,7 @@ struct LibcameraSystemTests {
         let lc = try Libcamera.start().get()
         let before = lc.cameras().map(\.id)
         try camera.stop()
-        #expect(waitUntil(timeout: .seconds(10)) { uvcMediaDevice() == nil })
+        #expect(pollUntil(timeout: .seconds(10)) { uvcMediaDevice() == nil })
         // libcamera saw the media device go (its hotplug path ran) and still lists the same.
         #expect(lc.cameras().map(\.id) == before)
     }

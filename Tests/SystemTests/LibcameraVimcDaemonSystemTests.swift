@@ -5,6 +5,7 @@ import Actions
 #if canImport(Glibc)
 import Glibc
 import Media
+import EvcaptureTesting
 #endif
 
 /// The daemon with `[camera] backend = "libcamera"` on vimc, libcamera's one streaming camera
@@ -148,7 +149,7 @@ struct LibcameraVimcDaemonSystemTests {
             """)
         let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
         defer { daemon.terminate() }
-        #expect(waitUntil(timeout: .seconds(30)) { daemon.stderr.contains("://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
+        #expect(pollUntil(timeout: .seconds(30)) { daemon.stderr.contains("://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
         #expect(
             daemon.transcript.contains(
                 "from camera \"platform/vimc.0 \(Vimc.sensorName)\" (\(Vimc.sensorName)); live view: from the main stream (the camera gives one stream)"

@@ -8,6 +8,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import EvcaptureTesting
 #endif
 
 /// libcamera's real vimc pipeline handler (with its IPA module) on the kernel's vimc driver
@@ -37,7 +38,7 @@ struct LibcameraVimcSystemTests {
 
     func vimcCamera(in lc: Libcamera, present: Bool = true) -> LibcameraCameraInfo? {
         var found: LibcameraCameraInfo?
-        _ = waitUntil(timeout: .seconds(10)) {
+        _ = pollUntil(timeout: .seconds(10)) {
             found = lc.cameras().first { $0.id.contains("vimc") }
             return (found != nil) == present
         }
@@ -135,7 +136,7 @@ struct LibcameraVimcSystemTests {
             let started = clockMonotonicNanoseconds()
             try stream.start { frames.add($0) }
             // Three times as many frames as buffers: each request went round at least twice.
-            let enough = waitUntil(timeout: .seconds(60)) { frames.count >= 3 * buffers }
+            let enough = pollUntil(timeout: .seconds(60)) { frames.count >= 3 * buffers }
             let before = ContinuousClock.now
             try stream.stop()
             #expect(ContinuousClock.now - before < .seconds(3), "stop() took \(ContinuousClock.now - before)")
@@ -163,7 +164,7 @@ struct LibcameraVimcSystemTests {
             // Started again after a stop, the same requests deliver again.
             frames.reset()
             try stream.start { frames.add($0) }
-            #expect(waitUntil(timeout: .seconds(30)) { frames.count >= 2 }, "no frame after a restart")
+            #expect(pollUntil(timeout: .seconds(30)) { frames.count >= 2 }, "no frame after a restart")
             try stream.stop()
         }
         // Released when the stream is gone: the camera can be acquired again.
@@ -218,7 +219,7 @@ struct LibcameraVimcSystemTests {
             let stream = try LibcameraStream(lc, id: info.id)
             try stream.configure(format: Self.format, width: Self.width, height: Self.height, buffers: 4)
             try stream.start { frames.add($0) }
-            _ = waitUntil(timeout: .seconds(60)) { frames.count >= 10 }
+            _ = pollUntil(timeout: .seconds(60)) { frames.count >= 10 }
             try stream.stop()
         }
         let log = frames.entries
@@ -262,13 +263,13 @@ struct LibcameraVimcSystemTests {
         }
         try stream.start { frames.add($0) }
         defer { try? stream.stop() }
-        #expect(waitUntil(timeout: .seconds(30)) { frames.count >= 1 })
+        #expect(pollUntil(timeout: .seconds(30)) { frames.count >= 1 })
         try stream.set(brightness.id, float: 0.5)
-        let applied = try waitUntil(timeout: .seconds(15)) { try sensorBrightness() == "brightness: 192" }
+        let applied = try pollUntil(timeout: .seconds(15)) { try sensorBrightness() == "brightness: 192" }
         let shown = try sensorBrightness()
         #expect(applied, "the sensor's brightness: \(shown)")
         try stream.set(brightness.id, float: 0)
-        #expect(try waitUntil(timeout: .seconds(15)) { try sensorBrightness() == "brightness: 128" })
+        #expect(try pollUntil(timeout: .seconds(15)) { try sensorBrightness() == "brightness: 128" })
     }
 
     @Test func anUnknownCameraIsRefused() throws {
@@ -308,7 +309,7 @@ struct LibcameraVimcSystemTests {
         let stream = try LibcameraStream(lc, id: again.id)
         try stream.configure(format: Self.format, width: Self.width, height: Self.height)
         try stream.start { frames.add($0) }
-        #expect(waitUntil(timeout: .seconds(30)) { frames.count >= 2 }, "no frame after the replug")
+        #expect(pollUntil(timeout: .seconds(30)) { frames.count >= 2 }, "no frame after the replug")
         try stream.stop()
     }
 

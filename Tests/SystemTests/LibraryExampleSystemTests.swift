@@ -15,7 +15,7 @@ struct LibraryExampleSystemTests {
         let app = try DaemonProcess("library-example", executable: Self.example, arguments: [], environment: [:])
         defer { _ = app.terminate() }
         // (Its stdout is a pipe, so print's lines come at exit; the log on stderr says when it reads devices.)
-        #expect(waitUntil(timeout: .seconds(30)) { app.stderr.contains("ready:") }, "\(app.transcript)")
+        #expect(pollUntil(timeout: .seconds(30)) { app.stderr.contains("ready:") }, "\(app.transcript)")
         try keys.click(.volumeDown)
         Thread.sleep(forTimeInterval: 0.3)
         try keys.click(.volumeUp)  // the secondary button: the app stops

@@ -43,7 +43,7 @@ struct LiveViewBrowserSystemTests {
         defer { daemon.terminate() }
         try #require(daemon.waitFor(DaemonLines.deviceAdded(knob.node)) != nil, "\(daemon.transcript)")
         #expect(
-            waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("live view on http://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
+            pollUntil(timeout: .seconds(20)) { daemon.stderr.contains("live view on http://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
 
         var env = scratch.environment
         env["HOME"] = scratch.path

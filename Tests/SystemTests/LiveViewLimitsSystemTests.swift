@@ -70,7 +70,7 @@ struct LiveViewLimitsSystemTests {
         #expect(owner == 200, "\(r)")
         // Nothing taken for the progress deadline: the server closes them.
         #expect(
-            waitUntil(timeout: .seconds(40)) { LiveViewClient.serverConnections(port: port) == 0 },
+            pollUntil(timeout: .seconds(40)) { LiveViewClient.serverConnections(port: port) == 0 },
             "\(LiveViewClient.serverConnections(port: port)) connections still open")
         for fd in clients { close(fd) }
         clients = []
@@ -162,7 +162,7 @@ struct LiveViewLimitsSystemTests {
         Thread.sleep(forTimeInterval: 5)
         #expect(LiveViewClient.serverConnections(port: port) == 1)
         // No byte taken for 20 s: closed (the socket buffers filled within the first seconds).
-        #expect(waitUntil(timeout: .seconds(40)) { LiveViewClient.serverConnections(port: port) == 0 })
+        #expect(pollUntil(timeout: .seconds(40)) { LiveViewClient.serverConnections(port: port) == 0 })
         #expect(try LiveViewClient.request(["-o", "/dev/null", "http://127.0.0.1:\(port)/media/big.mp4"]).status == 200)
     }
 

@@ -42,7 +42,7 @@ struct LiveViewSystemTests {
             daemon.terminate()
             throw ProcessError(argv: daemon.arguments, problem: "\(node) was never added:\n\(daemon.transcript)")
         }
-        #expect(waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
+        #expect(pollUntil(timeout: .seconds(20)) { daemon.stderr.contains("://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
         return (scratch, daemon)
     }
 
@@ -93,10 +93,10 @@ struct LiveViewSystemTests {
             "liveview-events", executable: curl, arguments: ["-sSN", "--max-time", "60", "\(base)/events"], environment: scratch.environment
         )
         defer { events.terminate() }
-        #expect(waitUntil(timeout: .seconds(10)) { events.stdout.contains(": evcapture") }, "\(events.transcript)")
+        #expect(pollUntil(timeout: .seconds(10)) { events.stdout.contains(": evcapture") }, "\(events.transcript)")
         try keys.click(.volumeDown)
         #expect(
-            waitUntil(timeout: .seconds(20)) {
+            pollUntil(timeout: .seconds(20)) {
                 events.lines.contains {
                     $0.hasPrefix("data: ") && $0.contains("\"event\":\"capture\"") && $0.contains("\"node\":\"\(keys.node)\"")
                 }
@@ -202,7 +202,7 @@ struct LiveViewSystemTests {
             """)
         let open = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
         defer { open.terminate() }
-        #expect(waitUntil(timeout: .seconds(20)) { open.stderr.contains("live view on http://0.0.0.0:\(port)/") }, "\(open.transcript)")
+        #expect(pollUntil(timeout: .seconds(20)) { open.stderr.contains("live view on http://0.0.0.0:\(port)/") }, "\(open.transcript)")
         let base = "http://127.0.0.1:\(port)"
         #expect(try LiveViewClient.request(["\(base)/snapshot.jpg"]).status == 401)
         #expect(try LiveViewClient.request(["\(base)/"]).status == 401)
@@ -239,7 +239,7 @@ struct LiveViewSystemTests {
         try LiveViewClient.request(["--max-time", "4", "http://127.0.0.1:\(port)/stream.mjpg"], output: stream)
         let parts = LiveViewClient.parts(Array(try Data(contentsOf: URL(fileURLWithPath: stream))))
         #expect(parts.count >= 3, "\(parts.count) parts before a launch\n\(daemon.transcript)")
-        #expect(waitUntil(timeout: .seconds(10)) { daemon.stderr.contains("capture stream stopped") }, "\(daemon.transcript)")
+        #expect(pollUntil(timeout: .seconds(10)) { daemon.stderr.contains("capture stream stopped") }, "\(daemon.transcript)")
         #expect(!daemon.objects.contains(where: DaemonLines.session("started")), "\(daemon.transcript)")
     }
 

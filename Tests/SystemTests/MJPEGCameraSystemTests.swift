@@ -54,7 +54,7 @@ struct MJPEGCameraSystemTests {
         defer { daemon.terminate() }
         try #require(daemon.waitFor(DaemonLines.session("started")) != nil, "\(daemon.transcript)\ncamera: \(camera.log)")
         let base = "http://127.0.0.1:\(port)"
-        try #require(waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("\(base)/") }, "\(daemon.transcript)")
+        try #require(pollUntil(timeout: .seconds(20)) { daemon.stderr.contains("\(base)/") }, "\(daemon.transcript)")
 
         phase("daemon started")
         // The live view: 2 s of the stream, and the snapshot.

@@ -55,7 +55,7 @@ struct PhotoPreparationSystemTests {
         let daemon = try DaemonProcess(scratch.label, arguments: ["run", "--config", config, "--json"], environment: scratch.environment)
         defer { _ = daemon.terminate() }
         try #require(daemon.waitFor(DaemonLines.deviceAdded(keys.node)) != nil, "\(daemon.transcript)")
-        try #require(waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("capture stream started") }, "\(daemon.transcript)")
+        try #require(pollUntil(timeout: .seconds(20)) { daemon.stderr.contains("capture stream started") }, "\(daemon.transcript)")
         Thread.sleep(forTimeInterval: 1)  // a few frames in the ring
 
         // A click held 1.2 s: its photo is prepared while the button is down.
@@ -63,7 +63,7 @@ struct PhotoPreparationSystemTests {
         try keys.press(.volumeDown)
         let began = try #require(daemon.waitFor(from: before, DaemonLines.capture("began", node: keys.node)), "\(daemon.transcript)")
         let press = try #require(began.object.int("press"))
-        let prepared = waitUntil(timeout: .seconds(1)) { parts(scratch.output).count == 1 }
+        let prepared = pollUntil(timeout: .seconds(1)) { parts(scratch.output).count == 1 }
         let part = parts(scratch.output)
         #expect(files(scratch.output, suffix: ".jpg").isEmpty, "a photo under its final name before the click")
         #expect(!daemon.objects.contains(where: DaemonLines.action("photo", press: press)))
@@ -95,12 +95,12 @@ struct PhotoPreparationSystemTests {
         try keys.press(.volumeDown)
         let longBegan = try #require(daemon.waitFor(from: before, DaemonLines.capture("began", node: keys.node)), "\(daemon.transcript)")
         let longPress = try #require(longBegan.object.int("press"))
-        #expect(waitUntil(timeout: .seconds(1)) { parts(scratch.output).count == 1 }, "not prepared")
+        #expect(pollUntil(timeout: .seconds(1)) { parts(scratch.output).count == 1 }, "not prepared")
         let discarded = parts(scratch.output)
         let held = daemon.waitFor(timeout: .seconds(10), from: before, DaemonLines.capture("held", node: keys.node))
         #expect(held != nil, "\(daemon.transcript)")
         #expect(
-            waitUntil(timeout: .seconds(3)) { Set(parts(scratch.output).keys).isDisjoint(with: discarded.keys) },
+            pollUntil(timeout: .seconds(3)) { Set(parts(scratch.output).keys).isDisjoint(with: discarded.keys) },
             "the prepared photo \(discarded) is still there after the long press")
         Thread.sleep(forTimeInterval: 0.5)
         try keys.release(.volumeDown)

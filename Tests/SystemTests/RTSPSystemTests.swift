@@ -47,7 +47,7 @@ struct RTSPSystemTests {
         // GStreamer loads on a thread of its own after start-up (its first load reads every
         // plugin: slow under emulation); the daemon says when RTSP listens.
         try #require(
-            waitUntil(timeout: .seconds(180)) { daemon.stderr.contains("RTSP on rtsp://127.0.0.1:\(port)/live") },
+            pollUntil(timeout: .seconds(180)) { daemon.stderr.contains("RTSP on rtsp://127.0.0.1:\(port)/live") },
             "\(daemon.transcript)")
 
         // What the stream is: H.264 at the camera's size.

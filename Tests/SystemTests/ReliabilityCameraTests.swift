@@ -40,7 +40,7 @@ struct ReliabilityCameraTests {
         defer { turning.store(false, ordering: .relaxed) }
 
         #expect(daemon.waitFor { _ in daemon.objects(event: "control").count >= 3 }, "the slider does not drive the camera\n\(daemon)")
-        #expect(waitUntil(timeout: .seconds(5)) { camera.received().contains { $0.control == "zoom_absolute" } }, "\(camera.log)")
+        #expect(pollUntil(timeout: .seconds(5)) { camera.received().contains { $0.control == "zoom_absolute" } }, "\(camera.log)")
 
         try camera.stop()  // unplugged mid-slide
         #expect(
@@ -59,7 +59,7 @@ struct ReliabilityCameraTests {
             }, "the session did not resume\n\(daemon)")
         // the slider reaches the new camera
         #expect(
-            waitUntil(timeout: .seconds(10)) { camera.received().contains { $0.control == "zoom_absolute" } }, "\(camera.log)\n\(daemon)")
+            pollUntil(timeout: .seconds(10)) { camera.received().contains { $0.control == "zoom_absolute" } }, "\(camera.log)\n\(daemon)")
         turning.store(false, ordering: .relaxed)
         #expect(daemon.process.isRunning)
         #expect(daemon.stop() == 0, "\(daemon)")
@@ -84,7 +84,7 @@ struct ReliabilityPhotoTests {
         }
         defer {
             setBound(true)
-            _ = waitUntil(timeout: .seconds(10)) { vividNode() == node }
+            _ = pollUntil(timeout: .seconds(10)) { vividNode() == node }
             _ = try? run("udevadm", "settle", "--timeout=10", timeout: .seconds(15))
         }
         try body(node)
@@ -142,7 +142,7 @@ struct ReliabilityPhotoTests {
                 #expect(daemon.waitFor(timeout: .seconds(20)) { _ in outcomes() > before }, "attempt \(attempt): no outcome\n\(daemon)")
                 if daemon.objects(event: "error").count > errorsBefore { failures += 1 }
                 Self.setBound(true)
-                #expect(waitUntil(timeout: .seconds(10)) { vividNode() == node }, "vivid came back as \(vividNode() ?? "nothing")")
+                #expect(pollUntil(timeout: .seconds(10)) { vividNode() == node }, "vivid came back as \(vividNode() ?? "nothing")")
                 _ = try? run("udevadm", "settle", "--timeout=10", timeout: .seconds(15))
             }
             #expect(daemon.process.isRunning, "\(daemon)")

@@ -60,7 +60,7 @@ final class ReliabilityDaemon {
             // the world must be able to reach the files (the scratch dir is root's)
             chmod(scratch.url.path, 0o777)
         }
-        guard waitUntil(timeout: .seconds(20), { !objects(event: "session").isEmpty || !process.isRunning }) else {
+        guard pollUntil(timeout: .seconds(20), { !objects(event: "session").isEmpty || !process.isRunning }) else {
             throw ReliabilityError("the daemon did not start its session within 20 s\n\(self)")
         }
         guard process.isRunning else { throw ReliabilityError("the daemon exited at start\n\(self)") }
@@ -94,7 +94,7 @@ final class ReliabilityDaemon {
     /// Waits until `condition` holds for the objects written so far.
     @discardableResult
     func waitFor(timeout: Duration = .seconds(10), _ condition: ([[String: Any]]) -> Bool) -> Bool {
-        waitUntil(timeout: timeout) { condition(objects()) || !process.isRunning } && process.isRunning
+        pollUntil(timeout: timeout) { condition(objects()) || !process.isRunning } && process.isRunning
     }
 
     /// Open file descriptors of the daemon (/proc/PID/fd), by what they point at.

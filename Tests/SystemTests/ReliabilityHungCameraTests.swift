@@ -82,7 +82,7 @@ struct ReliabilityHungCameraTests {
         // the daemon's hung read holds for 5 s.
         let other = try Self.spawn("v4l2-ctl", "-d", node, "--set-ctrl", "exposure_time_absolute=400")
         defer { other.waitUntilExit() }
-        let hungGet = waitUntil(timeout: .seconds(15)) { Self.readAfterAnothersSet(camera) }
+        let hungGet = pollUntil(timeout: .seconds(15)) { Self.readAfterAnothersSet(camera) }
         try #require(hungGet, "the daemon did not read the camera after another program's change\n\(camera.log)\n\(daemon.transcript)")
         let hungAt = ContinuousClock.now
 
@@ -116,7 +116,7 @@ struct ReliabilityHungCameraTests {
         let another = try Self.spawn("v4l2-ctl", "-d", node, "--set-ctrl", "exposure_time_absolute=500")
         defer { another.waitUntilExit() }
         try #require(
-            waitUntil(timeout: .seconds(10)) { camera.unanswered.filter { $0 == "GET_CUR exposure_time_absolute" }.count > before },
+            pollUntil(timeout: .seconds(10)) { camera.unanswered.filter { $0 == "GET_CUR exposure_time_absolute" }.count > before },
             "\(camera.log)\n\(daemon.transcript)")
         // The daemon's own shutdown (presses cancelled, grabs released, lines flushed) is
         // prompt. The process's exit then waits in the kernel: closing the camera's handle
@@ -160,7 +160,7 @@ struct ReliabilityHungCameraTests {
         try camera.hang()
         let other = try Self.spawn("v4l2-ctl", "-d", node, "--set-ctrl", "exposure_time_absolute=400")
         defer { other.waitUntilExit() }
-        try #require(waitUntil(timeout: .seconds(15)) { Self.readAfterAnothersSet(camera) }, "\(camera.log)\n\(daemon.transcript)")
+        try #require(pollUntil(timeout: .seconds(15)) { Self.readAfterAnothersSet(camera) }, "\(camera.log)\n\(daemon.transcript)")
         let hungAt = ContinuousClock.now
         let mark = daemon.objects.count
         try knob.move(.relX, by: 1)  // +1/3 EV: the bias leaves 0, its base is read

@@ -91,7 +91,7 @@ struct ReliabilityInputTests {
         #expect(daemon.process.isRunning, "the daemon died during the storm\n\(daemon)")
         // the last close happens on the I/O thread just after the removal line
         var after = daemon.openDescriptors()
-        _ = waitUntil(timeout: .seconds(5)) {
+        _ = pollUntil(timeout: .seconds(5)) {
             after = daemon.openDescriptors()
             return after.count <= before.count
         }
@@ -193,8 +193,8 @@ struct ReliabilityInputTests {
         #expect(daemon.waitFor { $0.contains { $0["change"] as? String == "added" && $0["node"] as? String == device.node } })
         try Self.press(device, .volumeDown, 1)
         try Self.press(device, .volumeDown, 0)
-        #expect(waitUntil(timeout: .seconds(10)) { FileManager.default.fileExists(atPath: envFile) }, "the hook did not run\n\(daemon)")
-        _ = waitUntil(timeout: .seconds(2)) { daemon.objects(event: "action").contains { $0["action"] as? String == "hook" } }
+        #expect(pollUntil(timeout: .seconds(10)) { FileManager.default.fileExists(atPath: envFile) }, "the hook did not run\n\(daemon)")
+        _ = pollUntil(timeout: .seconds(2)) { daemon.objects(event: "action").contains { $0["action"] as? String == "hook" } }
         let environ = (try? Data(contentsOf: URL(fileURLWithPath: envFile))) ?? Data()
         let vars = environ.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
         #expect(vars.contains("EVCAPTURE_DEVICE=\(evil)"), "\(vars.filter { $0.hasPrefix("EVCAPTURE") })")

@@ -89,13 +89,13 @@ struct ReliabilityOutputTests {
         func stop(with signal: Int32 = SIGTERM, timeout: Duration = .seconds(10)) -> (status: Int32, took: Duration)? {
             let start = ContinuousClock.now
             kill(pid, signal)
-            guard waitUntil(timeout: timeout, { !isRunning }), let status = exitStatus else { return nil }
+            guard pollUntil(timeout: timeout, { !isRunning }), let status = exitStatus else { return nil }
             return (status, ContinuousClock.now - start)
         }
 
         /// A socket client once the socket exists.
         func connect() throws -> SocketClient {
-            try #require(waitUntil(timeout: .seconds(20)) { access(socketPath, F_OK) == 0 || !isRunning }, "no socket\n\(stderr)")
+            try #require(pollUntil(timeout: .seconds(20)) { access(socketPath, F_OK) == 0 || !isRunning }, "no socket\n\(stderr)")
             return try SocketClient(path: socketPath)
         }
 
@@ -122,7 +122,7 @@ struct ReliabilityOutputTests {
         while clicked < count {
             for _ in 0..<min(10, count - clicked) { try keys.click(.volumeDown) }
             clicked = min(clicked + 10, count)
-            guard waitUntil(timeout: .seconds(10), { endedPresses(client, node: keys.node).count >= before + clicked }) else {
+            guard pollUntil(timeout: .seconds(10), { endedPresses(client, node: keys.node).count >= before + clicked }) else {
                 return false
             }
         }
@@ -145,7 +145,7 @@ struct ReliabilityOutputTests {
         let client = try daemon.connect()
         let keys = try fixtureDevice("gpio-keys-volume-keys")
         try #require(
-            waitUntil(timeout: .seconds(20)) { client.objects.contains(where: DaemonLines.deviceAdded(keys.node)) }, "\(daemon.stderr)")
+            pollUntil(timeout: .seconds(20)) { client.objects.contains(where: DaemonLines.deviceAdded(keys.node)) }, "\(daemon.stderr)")
 
         let flowed = try Self.click(keys, 100, seenBy: client)
         var pending: Int32 = 0
@@ -181,7 +181,7 @@ struct ReliabilityOutputTests {
         close(out[0])
         let keys = try fixtureDevice("gpio-keys-volume-keys")
         try #require(
-            waitUntil(timeout: .seconds(20)) { client.objects.contains(where: DaemonLines.deviceAdded(keys.node)) || !daemon.isRunning },
+            pollUntil(timeout: .seconds(20)) { client.objects.contains(where: DaemonLines.deviceAdded(keys.node)) || !daemon.isRunning },
             "\(daemon.stderr)")
         let flowed = try Self.click(keys, 20, seenBy: client)
         #expect(daemon.isRunning, "the daemon died (exit status \(daemon.exitStatus ?? -1); 141 is SIGPIPE)\n\(daemon.stderr)")
@@ -195,10 +195,10 @@ struct ReliabilityOutputTests {
         let daemon = try Daemon("sighup", stdoutFD: null)
         close(null)
         let client = try daemon.connect()
-        try #require(waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("ready:") }, "\(daemon.stderr)")
+        try #require(pollUntil(timeout: .seconds(20)) { daemon.stderr.contains("ready:") }, "\(daemon.stderr)")
         let stopped = daemon.stop(with: SIGHUP)
         #expect(stopped?.status == 0, "exit status \(stopped.map { "\($0.status)" } ?? "none") (129: killed by SIGHUP)\n\(daemon.stderr)")
-        #expect(waitUntil(timeout: .seconds(2)) { client.objects.contains(where: DaemonLines.session("stopped")) }, "\(client.lines)")
+        #expect(pollUntil(timeout: .seconds(2)) { client.objects.contains(where: DaemonLines.session("stopped")) }, "\(client.lines)")
         #expect(daemon.stderr.contains("stopped"))
     }
 
@@ -223,7 +223,7 @@ struct ReliabilityOutputTests {
         let first = try daemon.connect()
         let keys = try fixtureDevice("gpio-keys-volume-keys")
         try #require(
-            waitUntil(timeout: .seconds(20)) { first.objects.contains(where: DaemonLines.deviceAdded(keys.node)) }, "\(daemon.stderr)")
+            pollUntil(timeout: .seconds(20)) { first.objects.contains(where: DaemonLines.deviceAdded(keys.node)) }, "\(daemon.stderr)")
         let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/fd").count) ?? 0
         try #require(open > 0)
         try Self.setFileLimit(of: daemon.pid, to: open + 2)
@@ -231,7 +231,7 @@ struct ReliabilityOutputTests {
         // Two fit; the rest find the process out of descriptors.
         var clients: [SocketClient] = []
         for _ in 0..<10 { clients.append(try SocketClient(path: daemon.socketPath)) }
-        let refused = waitUntil(timeout: .seconds(10)) { clients.filter(\.isClosedByServer).count >= 8 }
+        let refused = pollUntil(timeout: .seconds(10)) { clients.filter(\.isClosedByServer).count >= 8 }
         #expect(refused, "\(clients.filter(\.isClosedByServer).count) of 10 closed\n\(daemon.stderr)")
         let ticksBefore = daemon.cpuTicks
         Thread.sleep(forTimeInterval: 2)

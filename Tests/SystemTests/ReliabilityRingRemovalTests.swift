@@ -51,17 +51,17 @@ struct ReliabilityRingRemovalTests {
                 #expect(
                     daemon.waitFor(timeout: .seconds(15)) { _ in removedErrors() > before }, "no camera-removed error \(what)\n\(daemon)")
                 #expect(
-                    waitUntil(timeout: .seconds(5)) { !streaming() }, "the ring still holds \(node) \(what): \(daemon.openDescriptors())")
+                    pollUntil(timeout: .seconds(5)) { !streaming() }, "the ring still holds \(node) \(what): \(daemon.openDescriptors())")
                 #expect(daemon.process.isRunning, "\(daemon)")
             }
             func plugBackAndExpectTheRingToRestart(_ what: String) {
                 ReliabilityPhotoTests.setBound(true)
-                #expect(waitUntil(timeout: .seconds(10)) { vividNode() == node }, "vivid came back as \(vividNode() ?? "nothing")")
+                #expect(pollUntil(timeout: .seconds(10)) { vividNode() == node }, "vivid came back as \(vividNode() ?? "nothing")")
                 // By itself: no press, no command.
-                #expect(waitUntil(timeout: .seconds(15)) { streaming() }, "the ring did not restart \(what)\n\(daemon)")
+                #expect(pollUntil(timeout: .seconds(15)) { streaming() }, "the ring did not restart \(what)\n\(daemon)")
             }
 
-            #expect(waitUntil(timeout: .seconds(15)) { streaming() }, "the ring is not streaming at start\n\(daemon)")
+            #expect(pollUntil(timeout: .seconds(15)) { streaming() }, "the ring is not streaming at start\n\(daemon)")
             try clickGivesAPhoto("at start")
 
             // 1. Only the ring runs.

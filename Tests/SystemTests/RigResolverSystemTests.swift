@@ -58,7 +58,7 @@ struct RigResolverSystemTests {
         defer { daemon.terminate() }
 
         // The daemon is waiting for the name: the query came, no answer has gone.
-        try #require(waitUntil(timeout: .seconds(20)) { !dns.queries.isEmpty }, "no DNS query\n\(daemon.transcript)")
+        try #require(pollUntil(timeout: .seconds(20)) { !dns.queries.isEmpty }, "no DNS query\n\(daemon.transcript)")
         try #require(daemon.waitFor(DaemonLines.deviceAdded(keys.node)) != nil, "\(daemon.transcript)")
         let clicked = SlowDNS.now()
         try #require(
@@ -67,7 +67,7 @@ struct RigResolverSystemTests {
         )
         try keys.click(.volumeDown)
         var seen: Double?
-        _ = waitUntil(timeout: .seconds(20)) {
+        _ = pollUntil(timeout: .seconds(20)) {
             guard daemon.objects.contains(where: { $0.event == "capture" && $0.string("phase") == "began" }) else { return false }
             seen = SlowDNS.now()
             return true
@@ -81,7 +81,7 @@ struct RigResolverSystemTests {
 
         // Then the station connects, its TLS certificate checked against the name.
         #expect(
-            waitUntil(timeout: .seconds(30)) { (try? broker.retained("evcapture/s/status")) == "online" },
+            pollUntil(timeout: .seconds(30)) { (try? broker.retained("evcapture/s/status")) == "online" },
             "\(daemon.transcript)\n\(broker.log)")
         #expect(daemon.objects.filter { $0.event == "error" }.isEmpty, "\(daemon.transcript)")
         #expect(daemon.waitFor { $0.event == "action" && $0.string("action") == "photo" } != nil, "\(daemon.transcript)")
@@ -97,11 +97,11 @@ struct RigResolverSystemTests {
             "slow-dns-stop", arguments: ["run", "--config", secondConfig, "--json"], environment: second.environment)
         defer { stopping.terminate() }
         let asked = dns.queries.count
-        try #require(waitUntil(timeout: .seconds(20)) { dns.queries.count > asked }, "no DNS query\n\(stopping.transcript)")
+        try #require(pollUntil(timeout: .seconds(20)) { dns.queries.count > asked }, "no DNS query\n\(stopping.transcript)")
         try #require(stopping.waitFor(DaemonLines.session("started")) != nil, "\(stopping.transcript)")
         let told = SlowDNS.now()
         kill(stopping.pid, SIGTERM)
-        #expect(waitUntil(timeout: .seconds(20)) { !stopping.isRunning })
+        #expect(pollUntil(timeout: .seconds(20)) { !stopping.isRunning })
         let gone = SlowDNS.now()
         #expect(stopping.waitForExit() == 0, "\(stopping.transcript)")
         #expect(gone - told < 2, "stopping took \(gone - told) s")

@@ -170,7 +170,7 @@ struct RigSystemTests {
             defer { daemon.terminate() }
             try #require(daemon.waitFor(DaemonLines.session("started")) != nil, "\(daemon.transcript)")
             if withMQTT {
-                _ = waitUntil(timeout: .seconds(10)) { (try? broker.retained("evcapture/s/status")) == "online" }
+                _ = pollUntil(timeout: .seconds(10)) { (try? broker.retained("evcapture/s/status")) == "online" }
             }
             let inet = Self.ipSockets(of: daemon.pid)
             if withMQTT {

@@ -108,7 +108,7 @@ struct RigTLSSystemTests {
         defer { daemon.terminate() }
         try #require(daemon.waitFor(DaemonLines.session("started")) != nil, "\(daemon.transcript)")
         #expect(
-            waitUntil(timeout: .seconds(20)) { (try? rig.broker.retained("evcapture/s/status")) == "online" },
+            pollUntil(timeout: .seconds(20)) { (try? rig.broker.retained("evcapture/s/status")) == "online" },
             "\(daemon.transcript)\n\(rig.broker.log)")
         try rig.broker.publish("evcapture/s/trigger", "{\"command\":\"photo\",\"trigger\":\"over-tls\"}")
         let photo = daemon.waitFor { $0.event == "action" && $0.string("action") == "photo" && $0.string("trigger") == "over-tls" }

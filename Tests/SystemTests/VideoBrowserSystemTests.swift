@@ -124,7 +124,7 @@ struct VideoBrowserSystemTests {
         defer { daemon.terminate() }
         try #require(daemon.waitFor(DaemonLines.deviceAdded(keys.node)) != nil, "\(daemon.transcript)")
         #expect(
-            waitUntil(timeout: .seconds(20)) { daemon.stderr.contains("live view on http://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
+            pollUntil(timeout: .seconds(20)) { daemon.stderr.contains("live view on http://127.0.0.1:\(port)/") }, "\(daemon.transcript)")
         usleep(1_000_000)
         let mp4 = try Self.record(daemon, keys, hold: 3_000_000)
         let mp4Name = (mp4 as NSString).lastPathComponent
@@ -162,7 +162,7 @@ struct VideoBrowserSystemTests {
         let browser = try ChromiumPipe(url: "about:blank", directory: scratch.path, environment: scratch.environment)
         // The page target appears once the browser has started (a minute under emulation).
         var attached: String?
-        _ = waitUntil(timeout: .seconds(180)) {
+        _ = pollUntil(timeout: .seconds(180)) {
             attached = try? browser.attachToPage()
             return attached != nil || !browser.isRunning
         }
@@ -172,7 +172,7 @@ struct VideoBrowserSystemTests {
         var loaded = false
         for _ in 0..<4 where !loaded {
             _ = try? browser.call("Page.navigate", ["url": "\(url)/api/media"], session: session)
-            loaded = waitUntil(timeout: .seconds(60)) {
+            loaded = pollUntil(timeout: .seconds(60)) {
                 (try? browser.evaluate("location.href + ' ' + document.readyState", session: session)) == "\(url)/api/media complete"
             }
         }

@@ -133,7 +133,7 @@ struct VideoH264CameraSystemTests {
         // share (its frames would be skipped for as long).
         let started = Date()
         try #require(
-            waitUntil(timeout: .seconds(180)) { daemon.stderr.contains("RTSP on rtsp://127.0.0.1:\(Self.rtspPort)/live") }, "\(daemon)")
+            pollUntil(timeout: .seconds(180)) { daemon.stderr.contains("RTSP on rtsp://127.0.0.1:\(Self.rtspPort)/live") }, "\(daemon)")
         print("h264 camera: RTSP listening after \(Date().timeIntervalSince(started)) s")
         usleep(2_000_000)  // the ring fills past the pre-roll and a GOP
 

@@ -1,4 +1,5 @@
 import Synchronization
+import EvcaptureTesting
 
 extension FakeCamera {
     /// Every SET_CUR since the last start as `control = value` lines (`zoom_absolute = 300`),
@@ -22,7 +23,7 @@ extension FakeCamera {
         let set = try run("v4l2-ctl", "-d", node, "--set-ctrl", "brightness=\(marker)", timeout: timeout)
         guard set.succeeded else { throw FakeCameraError("writing the marker brightness=\(marker) failed: \(set)") }
         var found: Int?
-        _ = waitUntil(timeout: timeout) {
+        _ = pollUntil(timeout: timeout) {
             let all = received()
             found = all.indices.last { $0 >= mark && all[$0] == ("brightness", marker) }
             return found != nil

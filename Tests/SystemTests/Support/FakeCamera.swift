@@ -2,6 +2,7 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+import EvcaptureTesting
 #endif
 
 /// The fake UVC camera (`Tests/System/fakeuvc/fakeuvc.c`) as a test sees it: a USB device
@@ -86,7 +87,7 @@ final class FakeCamera {
                 process.waitUntilExit()
             }
         }
-        let gone = waitUntil(timeout: timeout) { Self.currentNode() == nil && !Self.usbDevicePresent() }
+        let gone = pollUntil(timeout: timeout) { Self.currentNode() == nil && !Self.usbDevicePresent() }
         if !gone {
             throw FakeCameraError("the fake camera's node or USB device is still there \(timeout) after it stopped")
         }
@@ -123,7 +124,7 @@ final class FakeCamera {
         guard let process, process.isRunning else { throw FakeCameraError("the fake camera is not running") }
         let before = log.components(separatedBy: line).count
         kill(process.processIdentifier, signo)
-        guard waitUntil(timeout: timeout, { log.components(separatedBy: line).count > before }) else {
+        guard pollUntil(timeout: timeout, { log.components(separatedBy: line).count > before }) else {
             throw FakeCameraError("the fake camera did not say \"\(line)\" within \(timeout)\n\(log)")
         }
     }
@@ -144,7 +145,7 @@ final class FakeCamera {
     /// Waits until the camera has received `value` for `control` (the camera prints a
     /// request just after the driver's ioctl has returned).
     func waitUntilReceived(_ control: String, _ value: Int, timeout: Duration = .seconds(5)) -> Bool {
-        waitUntil(timeout: timeout) { received().contains { $0.control == control && $0.value == value } }
+        pollUntil(timeout: timeout) { received().contains { $0.control == control && $0.value == value } }
     }
 
     /// Lines in which the camera reports a control request it could not complete (GadgetFS
@@ -190,7 +191,7 @@ final class FakeCamera {
 
         var unboundSince: ContinuousClock.Instant?
         var outcome: StartOutcome = .failed("no /dev/video node after \(timeout)")
-        _ = waitUntil(timeout: timeout) {
+        _ = pollUntil(timeout: timeout) {
             if let node = Self.currentNode() {
                 outcome = .bound(node)
                 return true

@@ -2,6 +2,7 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+import EvcaptureTesting
 #endif
 
 /// A camera that sends compressed frames as a real driver delivers them: v4l2loopback (the
@@ -101,7 +102,7 @@ final class LoopbackCamera {
         writer.standardError = try FileHandle(forWritingTo: writerLog)
         try writer.run()
         var formats = ""
-        let offered = waitUntil(timeout: .seconds(30)) {
+        let offered = pollUntil(timeout: .seconds(30)) {
             formats = (try? run("v4l2-ctl", "-d", Self.node, "--list-formats"))?.stdout ?? ""
             return formats.contains("Video Capture") && formats.contains("'\(feed.rawValue)'")
         }
@@ -123,7 +124,7 @@ final class LoopbackCamera {
             }
         }
         var last: ProcessResult?
-        let unloaded = waitUntil(timeout: .seconds(20)) {
+        let unloaded = pollUntil(timeout: .seconds(20)) {
             last = try? run("rmmod", "v4l2loopback")
             return last?.succeeded ?? false
         }

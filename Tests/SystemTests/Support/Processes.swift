@@ -2,6 +2,7 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+import EvcaptureTesting
 #endif
 
 /// What a finished program left behind.
@@ -77,18 +78,7 @@ func run(_ argv: [String], environment: [String: String]? = nil, timeout: Durati
 
 /// Polls until `process` has exited; false when `timeout` passed first.
 func waitForExit(_ process: Process, timeout: Duration) -> Bool {
-    waitUntil(timeout: timeout) { !process.isRunning }
-}
-
-/// Evaluates `condition` every 20 ms until it is true (returns true) or `timeout` passes
-/// (returns false). Emulated kernels are slow: use timeouts of seconds, not milliseconds.
-func waitUntil(timeout: Duration, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while true {
-        if try condition() { return true }
-        if ContinuousClock.now >= deadline { return false }
-        usleep(20_000)
-    }
+    pollUntil(timeout: timeout) { !process.isRunning }
 }
 
 /// A directory under `$TMPDIR` that is removed when the value is released.

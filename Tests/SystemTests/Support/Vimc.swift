@@ -3,6 +3,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import EvcaptureTesting
 #endif
 
 /// vimc, the kernel's virtual media-controller camera, as the test VM has it: built by the
@@ -67,13 +68,13 @@ enum Vimc {
     /// them ends); waits until the capture node is gone.
     static func unbind(timeout: Duration = .seconds(10)) throws -> Bool {
         try write(platformDevice, to: "\(driverDirectory)/unbind")
-        return waitUntil(timeout: timeout) { captureNode() == nil }
+        return pollUntil(timeout: timeout) { captureNode() == nil }
     }
 
     /// Plugs vimc back in; waits until its capture node exists again.
     static func bind(timeout: Duration = .seconds(10)) throws -> Bool {
         if !isBound { try write(platformDevice, to: "\(driverDirectory)/bind") }
-        guard waitUntil(timeout: timeout, { captureNode() != nil }) else { return false }
+        guard pollUntil(timeout: timeout, { captureNode() != nil }) else { return false }
         // libcamera takes a media device only when udev has handled all of its nodes.
         return try run("udevadm", "settle", "--timeout=30").succeeded
     }
@@ -87,7 +88,7 @@ enum Vimc {
         guard let path = modulePath else { return false }
         let result = try run("insmod", path)
         guard result.succeeded else { return false }
-        return waitUntil(timeout: timeout) { captureNode() != nil }
+        return pollUntil(timeout: timeout) { captureNode() != nil }
     }
 
     private static func write(_ text: String, to path: String) throws {
