@@ -105,9 +105,7 @@ import V4L2
 
     /// The unit gives the daemon that directory, and hides home directories.
     @Test func theUnitHasAStateDirectory() throws {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)
-        let unit = try String(contentsOfFile: parts.joined(separator: "/") + "/systemd/evcapture.service", encoding: .utf8)
+        let unit = try String(contentsOfFile: Fixtures.repository + "/systemd/evcapture.service", encoding: .utf8)
         let lines = Set(unit.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
         #expect(lines.contains("StateDirectory=evcapture"))
         #expect(lines.contains("ProtectHome=yes"))

@@ -8,7 +8,7 @@ import Media
 /// anything, with its own exit status that Tests/run-all reports as skipped.
 @Suite struct RunAllArchTests {
     @Test func theVMTierSaysItNeedsX86_64() throws {
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let repo = Fixtures.repository
         let shim = try temporaryDirectory()
         // Written with O_CLOEXEC (AtomicFile): a descriptor open for writing that leaks into a
         // child spawned by a parallel test would make exec fail with ETXTBSY.

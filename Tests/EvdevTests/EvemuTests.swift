@@ -1,21 +1,7 @@
+import EvcaptureTesting
 import LinuxIO
 import Testing
 @testable import Evdev
-
-/// The repository's `Tests/Fixtures` directory, found from this file's path.
-enum Fixtures {
-    static let directory: String = {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(2)  // EvdevTests/EvemuTests.swift
-        return parts.joined(separator: "/") + "/Fixtures"
-    }()
-    static func path(_ name: String) -> String { "\(directory)/\(name).evemu" }
-    static let all = [
-        "gpio-keys-volume-keys", "thinkpad-extra-buttons-camera", "logitech-media-keyboard-elite-volume-wheel",
-        "huion-q620m-dial", "bluez-avrcp-headset", "rotary-encoder-rel-x", "rotary-encoder-push-switch-gpio-keys",
-        "griffin-powermate", "usb-keyboard-typing-and-volume",
-    ]
-}
 
 /// Codes listed in the human-readable comment block evemu writes ("#   Event type 1 (EV_KEY)" /
 /// "#     Event code 115 (KEY_VOLUMEUP)"): an independent account of the B: bitmasks.
@@ -36,9 +22,9 @@ private func commentedCodes(_ text: String) -> Set<EventCode> {
 }
 
 @Suite struct EvemuTests {
-    @Test(arguments: Fixtures.all)
+    @Test(arguments: Fixtures.recordedDevices)
     func everyFixtureParsesAndMatchesItsCommentBlock(_ name: String) throws {
-        let path = Fixtures.path(name)
+        let path = Fixtures.evemu(name)
         let recording = try EvemuRecording.load(path: path)
         let text = try readWholeFile(path)
         // EV_SYN is listed in full (0...15) by evemu's comment whatever the mask says.
@@ -52,25 +38,25 @@ private func commentedCodes(_ text: String) -> Set<EventCode> {
     }
 
     @Test func identitiesOfTheFixtures() throws {
-        let pm = try EvemuRecording.load(path: Fixtures.path("griffin-powermate")).description
+        let pm = try EvemuRecording.load(path: Fixtures.evemu("griffin-powermate")).description
         #expect(pm.name == "Griffin PowerMate")
         #expect(pm.bus == .usb && pm.vendor == 0x077d && pm.product == 0x0410 && pm.version == 0x0400)
         #expect(pm.codes == [.synReport, EventCode(.syn, 1), .synDropped, .btn0, .relDial, EventCode(.msc, 1)])
 
-        let headset = try EvemuRecording.load(path: Fixtures.path("bluez-avrcp-headset")).description
+        let headset = try EvemuRecording.load(path: Fixtures.evemu("bluez-avrcp-headset")).description
         #expect(headset.name == "Example Headset (AVRCP)")
         #expect(headset.bus == .bluetooth && headset.vendor == 0 && headset.product == 0)
         #expect(!headset.hasAutorepeat)
         #expect(headset.codes.filter { $0.type == .key }.count == 53)
 
-        let keyboard = try EvemuRecording.load(path: Fixtures.path("usb-keyboard-typing-and-volume")).description
+        let keyboard = try EvemuRecording.load(path: Fixtures.evemu("usb-keyboard-typing-and-volume")).description
         #expect(keyboard.hasAutorepeat)
         #expect(keyboard.has(.keyA) && keyboard.has(.volumeUp))
         #expect(keyboard.codes.filter { $0.type == .led }.count == 5)
     }
 
     @Test func absoluteAxesAndEvents() throws {
-        let dial = try EvemuRecording.load(path: Fixtures.path("huion-q620m-dial"))
+        let dial = try EvemuRecording.load(path: Fixtures.evemu("huion-q620m-dial"))
         #expect(dial.description.absInfo[0] == AbsInfo(minimum: 0, maximum: 1))
         #expect(dial.description.absInfo[0x28] == AbsInfo(minimum: 0, maximum: 255))
         #expect(dial.description.absInfo.count == 3)
@@ -81,9 +67,9 @@ private func commentedCodes(_ text: String) -> Set<EventCode> {
                 InputEvent(time: Timestamp(microseconds: 1), .relWheelHiRes, 120),
                 InputEvent(time: Timestamp(microseconds: 1), .synReport, 0),
             ])
-        let pm = try EvemuRecording.load(path: Fixtures.path("griffin-powermate"))
+        let pm = try EvemuRecording.load(path: Fixtures.evemu("griffin-powermate"))
         #expect(pm.events[pm.events.count - 2] == InputEvent(time: Timestamp(seconds: 1, microseconds: 200_001), .relDial, -2))
-        let kb = try EvemuRecording.load(path: Fixtures.path("usb-keyboard-typing-and-volume"))
+        let kb = try EvemuRecording.load(path: Fixtures.evemu("usb-keyboard-typing-and-volume"))
         #expect(kb.events[0] == InputEvent(time: Timestamp(microseconds: 1), EventCode(.msc, 4), 458756))
     }
 

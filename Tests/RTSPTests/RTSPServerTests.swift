@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EvcaptureTesting
 import Evdev
 import Foundation
 import Frames
@@ -160,7 +161,7 @@ import V4L2
     /// compiled against their real headers (libgstrtspserver-1.0-dev,
     /// libgstreamer-plugins-bad1.0-dev): a prototype or constant that differs fails here.
     @Test(arguments: ["rtsp.c", "webrtc.c", "gstloader.c"]) func theShimMatchesGStreamersHeaders(_ file: String) throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let root = Fixtures.repository
         let cflags = try Self.output([
             "/usr/bin/pkg-config", "--cflags", "gstreamer-rtsp-server-1.0", "gstreamer-app-1.0", "gstreamer-webrtc-1.0",
             "gstreamer-sdp-1.0",

@@ -4,9 +4,7 @@ import Evdev
 @testable import Roles
 
 private func fixture(_ name: String) throws -> DeviceDescription {
-    var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(2)
-    return try EvemuRecording.load(path: parts.joined(separator: "/") + "/Fixtures/\(name).evemu").description
+    try EvemuRecording.load(path: Fixtures.evemu(name)).description
 }
 
 /// Role name per code name: the form the tests state expectations in.

@@ -10,11 +10,7 @@ import Evdev
 /// `KEY[{attr}]OP"value"` items udev knows; GOTOs have labels; every EVCAPTURE_ROLE value is
 /// one evcapture understands.
 @Suite struct RolesUdevRulesTests {
-    static let rulesPath: String = {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)  // Tests/CaptureTests/RolesUdevRulesTests.swift
-        return parts.joined(separator: "/") + "/udev-rules/70-evcapture.rules"
-    }()
+    static let rulesPath = Fixtures.repository + "/udev-rules/70-evcapture.rules"
 
     struct Item: Equatable {
         var key: String

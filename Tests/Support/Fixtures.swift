@@ -12,6 +12,16 @@ public enum Fixtures {
 
     /// The path of a fixture file.
     public static func path(_ name: String) -> String { repository + "/Tests/Fixtures/" + name }
+
+    /// The evemu recording of device `name` (`Tests/Fixtures/NAME.evemu`).
+    public static func evemu(_ name: String) -> String { path(name + ".evemu") }
+
+    /// The nine device recordings that the tests over every recording go through, in this order.
+    public static let recordedDevices = [
+        "gpio-keys-volume-keys", "thinkpad-extra-buttons-camera", "logitech-media-keyboard-elite-volume-wheel",
+        "huion-q620m-dial", "bluez-avrcp-headset", "rotary-encoder-rel-x", "rotary-encoder-push-switch-gpio-keys",
+        "griffin-powermate", "usb-keyboard-typing-and-volume",
+    ]
 }
 
 /// A clock driven by hand: tests say what time it is.

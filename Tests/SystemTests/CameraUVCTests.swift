@@ -59,7 +59,7 @@ struct CameraUVCTests {
     @Test func controlsCommandFindsTheCameraByItsControlsAndListsItsBindings() throws {
         // Automatic discovery passes over vivid's nodes (no zoom or exposure) to the camera.
         for arguments in [["controls", "--json"], ["controls", "--camera", node, "--json"]] {
-            let result = try run([SystemTestEnvironment.evcaptureExecutable] + arguments)
+            let result = try run([DaemonPaths.evcapture] + arguments)
             #expect(result.succeeded, "evcapture \(arguments): \(result)")
             let object = try #require(
                 try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any],
@@ -113,11 +113,11 @@ struct CameraUVCTests {
     @Test func controlsCommandNamesAnUnusableCamera() throws {
         // vivid is a capture device without zoom or exposure: named, it is listed, unbound.
         let vivid = try #require(vividNode(), "no vivid-000-vid-cap")
-        let ok = try run(SystemTestEnvironment.evcaptureExecutable, "controls", "--camera", vivid)
+        let ok = try run(DaemonPaths.evcapture, "controls", "--camera", vivid)
         #expect(ok.succeeded, "\(ok)")
         #expect(ok.stdout.contains("zoom: not available"), "\(ok.stdout)")
         #expect(ok.stdout.contains("exposure-bias: not available"), "\(ok.stdout)")
-        let bad = try run(SystemTestEnvironment.evcaptureExecutable, "controls", "--camera", "/dev/video99")
+        let bad = try run(DaemonPaths.evcapture, "controls", "--camera", "/dev/video99")
         #expect(!bad.succeeded)
         #expect((bad.stdout + bad.stderr).contains("/dev/video99"), "\(bad)")
     }

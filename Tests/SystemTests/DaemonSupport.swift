@@ -17,9 +17,7 @@ enum DaemonPaths {
     /// The repository: `$EVCAPTURE_REPO` in the guest, else found from this file.
     static let repository: String = {
         if let root = SystemTestEnvironment.repositoryRoot, !root.isEmpty { return root }
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)  // Tests/SystemTests/DaemonSupport.swift
-        return parts.joined(separator: "/")
+        return Fixtures.repository
     }()
 
     /// The `evcapture` next to the test bundle (`swift build --build-tests` puts both in
@@ -33,6 +31,10 @@ enum DaemonPaths {
         candidates.append("\(repository)/.build/debug/evcapture")
         return candidates.first { access($0, X_OK) == 0 }
     }()
+
+    /// ``executable``, or where `swift build` puts it (for a suite that fails, not skips,
+    /// when it is missing).
+    static var evcapture: String { executable ?? "\(repository)/.build/debug/evcapture" }
 
     static func fixture(_ name: String) -> String { "\(repository)/Tests/Fixtures/\(name).evemu" }
 }

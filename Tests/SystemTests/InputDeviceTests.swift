@@ -10,22 +10,6 @@ import Evdev
 import LinuxIO
 import Udev
 
-/// Paths of the package, found from this file.
-enum InputPaths {
-    static let packageRoot: String = {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)  // Tests/SystemTests/InputDeviceTests.swift
-        return parts.joined(separator: "/")
-    }()
-    static func fixture(_ name: String) -> String { "\(packageRoot)/Tests/Fixtures/\(name).evemu" }
-    static let executable = "\(packageRoot)/.build/debug/evcapture"
-    static let fixtures = [
-        "gpio-keys-volume-keys", "thinkpad-extra-buttons-camera", "logitech-media-keyboard-elite-volume-wheel",
-        "huion-q620m-dial", "bluez-avrcp-headset", "rotary-encoder-rel-x", "rotary-encoder-push-switch-gpio-keys",
-        "griffin-powermate", "usb-keyboard-typing-and-volume",
-    ]
-}
-
 /// Collects stream items until `done` says so or `timeout` passes; returns what came.
 func collect<T: Sendable>(
     _ stream: AsyncStream<T>, timeout: Duration, until done: @escaping @Sendable ([T]) -> Bool
@@ -151,14 +135,14 @@ struct InputDeviceTests {
 
     @Test func devicesJSONShowsTheRolesOfEveryFixtureDevice() throws {
         try #require(
-            FileManager.default.isExecutableFile(atPath: InputPaths.executable),
-            "build the executable first: swift build (\(InputPaths.executable))")
+            FileManager.default.isExecutableFile(atPath: DaemonPaths.evcapture),
+            "build the executable first: swift build (\(DaemonPaths.evcapture))")
         var created: [(fixture: String, device: UinputDevice, description: DeviceDescription)] = []
-        for name in InputPaths.fixtures {
-            let description = try EvemuRecording.load(path: InputPaths.fixture(name)).description
+        for name in Fixtures.recordedDevices {
+            let description = try EvemuRecording.load(path: DaemonPaths.fixture(name)).description
             created.append((name, try UinputDevice(description), description))
         }
-        let result = try runProgram(InputPaths.executable, ["devices", "--json"])
+        let result = try runProgram(DaemonPaths.evcapture, ["devices", "--json"])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let array = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
         for c in created {
@@ -177,7 +161,7 @@ struct InputDeviceTests {
 
     @Test func devicesCommandAppliesConfigOverridesAndPrintsText() throws {
         let description = try EvemuRecording.load(
-            path: InputPaths.fixture("logitech-media-keyboard-elite-volume-wheel")
+            path: DaemonPaths.fixture("logitech-media-keyboard-elite-volume-wheel")
         ).description
         let knob = try UinputDevice(description)
         defer { knob.destroy() }
@@ -186,7 +170,7 @@ struct InputDeviceTests {
         try "[devices.\"\(description.name)\"]\nkind = \"knob\"\n".write(toFile: path, atomically: true, encoding: .utf8)
         defer { unlink(path) }
 
-        let result = try runProgram(InputPaths.executable, ["devices", "--json", "--config", path])
+        let result = try runProgram(DaemonPaths.evcapture, ["devices", "--json", "--config", path])
         #expect(result.status == 0, "stderr: \(result.stderr)")
         let array = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
         let entry = try #require(array.first { $0["node"] as? String == knob.node })
@@ -195,13 +179,13 @@ struct InputDeviceTests {
         #expect(entry["sources"] as? [String: String] == ["KEY_VOLUMEUP": "config", "KEY_VOLUMEDOWN": "config", "KEY_MUTE": "config"])
         #expect(entry["kind"] as? String == "knob" && entry["dedicated"] as? Bool == true)
 
-        let text = try runProgram(InputPaths.executable, ["devices"])
+        let text = try runProgram(DaemonPaths.evcapture, ["devices"])
         #expect(text.status == 0)
         let block = text.stdout.components(separatedBy: "\n").drop { !$0.hasPrefix(knob.node + " ") }.prefix(4)
         #expect(block.first?.contains("\"\(description.name)\"  bus usb 046d:030f  [buttons]") == true, "\(text.stdout)")
         #expect(block.contains { $0.contains("KEY_VOLUMEDOWN") && $0.contains("primary") && $0.contains("volume down key") })
 
-        let bad = try runProgram(InputPaths.executable, ["devices", "--config", "\(dir)/no-such-evcapture.toml"])
+        let bad = try runProgram(DaemonPaths.evcapture, ["devices", "--config", "\(dir)/no-such-evcapture.toml"])
         #expect(bad.status == 1 && bad.stderr.contains("no-such-evcapture.toml"))
     }
 
@@ -209,12 +193,12 @@ struct InputDeviceTests {
         let setpriv = "/usr/bin/setpriv"
         try #require(access(setpriv, X_OK) == 0, "needs setpriv (util-linux) to run as nobody")
         // A device whose node nobody may read, whatever udev's rules say.
-        let description = try EvemuRecording.load(path: InputPaths.fixture("griffin-powermate")).description
+        let description = try EvemuRecording.load(path: DaemonPaths.fixture("griffin-powermate")).description
         let device = try UinputDevice(description)
         defer { device.destroy() }
         try waitForUdevBlocking([device.node])
         #expect(chmod(device.node, 0o600) == 0)
-        let asNobody = ["--reuid=65534", "--regid=65534", "--clear-groups", InputPaths.executable, "devices"]
+        let asNobody = ["--reuid=65534", "--regid=65534", "--clear-groups", DaemonPaths.evcapture, "devices"]
         let text = try runProgram(setpriv, asNobody)
         #expect(text.status == 0, "stderr: \(text.stderr)")
         #expect(text.stdout.contains("No readable input devices"), "\(text.stdout)")
@@ -226,9 +210,9 @@ struct InputDeviceTests {
         #expect(json.stderr.contains("permission denied"))
     }
 
-    @Test(arguments: InputPaths.fixtures)
+    @Test(arguments: Fixtures.recordedDevices)
     func playedEventsReadBackInFramesExactly(_ name: String) async throws {
-        let recording = try EvemuRecording.load(path: InputPaths.fixture(name))
+        let recording = try EvemuRecording.load(path: DaemonPaths.fixture(name))
         // No kernel autorepeat: a slow guest could otherwise add value-2 events.
         let uinput = try UinputDevice(recording.description, autorepeat: false)
         defer { uinput.destroy() }
@@ -261,7 +245,7 @@ struct InputDeviceTests {
     }
 
     @Test func overflowResyncsWithoutStuckKeys() throws {
-        let description = try EvemuRecording.load(path: InputPaths.fixture("gpio-keys-volume-keys")).description
+        let description = try EvemuRecording.load(path: DaemonPaths.fixture("gpio-keys-volume-keys")).description
         let uinput = try UinputDevice(description)
         defer { uinput.destroy() }
         let device = try EvdevDevice.open(uinput.node)
@@ -301,7 +285,7 @@ struct InputDeviceTests {
     }
 
     @Test func removalEndsTheStream() async throws {
-        let description = try EvemuRecording.load(path: InputPaths.fixture("griffin-powermate")).description
+        let description = try EvemuRecording.load(path: DaemonPaths.fixture("griffin-powermate")).description
         let uinput = try UinputDevice(description)
         let device = try EvdevDevice.open(uinput.node)
         let loop = try IOLoop()
@@ -318,7 +302,7 @@ struct InputDeviceTests {
     }
 
     @Test func grabWaitsUntilNoKeyIsDown() throws {
-        let description = try EvemuRecording.load(path: InputPaths.fixture("gpio-keys-volume-keys")).description
+        let description = try EvemuRecording.load(path: DaemonPaths.fixture("gpio-keys-volume-keys")).description
         let uinput = try UinputDevice(description)
         defer { uinput.destroy() }
         let device = try EvdevDevice.open(uinput.node)

@@ -18,7 +18,7 @@ private let udevdRunning = getuid() == 0 && access("/run/udev/control", F_OK) ==
 @Suite(.systemTest, .enabled(if: udevdRunning, "needs root and a running udevd"))
 struct InputUdevRulesTests {
     @Test func aSiteRuleOverridesTheBuiltInRolesAndKnownDevicesAreTaggedUaccess() async throws {
-        let source = "\(InputPaths.packageRoot)/udev-rules/70-evcapture.rules"
+        let source = "\(DaemonPaths.repository)/udev-rules/70-evcapture.rules"
         let installed = access("/etc/udev/rules.d/70-evcapture.rules", F_OK) == 0
         let target = "/run/udev/rules.d/70-evcapture.rules"
         let site = "/run/udev/rules.d/71-evcapture-local.rules"
@@ -40,11 +40,11 @@ struct InputUdevRulesTests {
             _ = try? runProgram("/usr/bin/udevadm", ["control", "--reload"])
         }
 
-        let powermate = try UinputDevice(EvemuRecording.load(path: InputPaths.fixture("griffin-powermate")).description)
+        let powermate = try UinputDevice(EvemuRecording.load(path: DaemonPaths.fixture("griffin-powermate")).description)
         defer { powermate.destroy() }
-        let headset = try UinputDevice(EvemuRecording.load(path: InputPaths.fixture("bluez-avrcp-headset")).description)
+        let headset = try UinputDevice(EvemuRecording.load(path: DaemonPaths.fixture("bluez-avrcp-headset")).description)
         defer { headset.destroy() }
-        let keyboard = try UinputDevice(EvemuRecording.load(path: InputPaths.fixture("usb-keyboard-typing-and-volume")).description)
+        let keyboard = try UinputDevice(EvemuRecording.load(path: DaemonPaths.fixture("usb-keyboard-typing-and-volume")).description)
         defer { keyboard.destroy() }
         let nodes = [powermate.node, headset.node, keyboard.node]
         try await waitForUdev(nodes)
@@ -73,7 +73,7 @@ struct InputUdevRulesTests {
         let keyboardInfo = try runProgram("/usr/bin/udevadm", ["info", "--query=property", "--name=\(keyboard.node)"])
         #expect(!keyboardInfo.stdout.contains(":uaccess:"), "a keyboard must not be readable by the seat's user through these rules")
 
-        let json = try runProgram(InputPaths.executable, ["devices", "--json"])
+        let json = try runProgram(DaemonPaths.evcapture, ["devices", "--json"])
         let array = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
         let entry = try #require(array.first { $0["node"] as? String == powermate.node })
         #expect(entry["udev_role"] as? String == "BTN_0=primary")

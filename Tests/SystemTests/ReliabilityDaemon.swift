@@ -30,7 +30,7 @@ final class ReliabilityDaemon {
             try? out.close()
             try? err.close()
         }
-        var argv = [InputPaths.executable, "run", "--json", "--config", configURL.path] + arguments
+        var argv = [DaemonPaths.evcapture, "run", "--json", "--config", configURL.path] + arguments
         if let user {
             // setpriv: the daemon as an unprivileged user with only these groups, no capabilities.
             argv =
