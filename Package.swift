@@ -182,7 +182,10 @@ let package = Package(
             name: "EvcaptureTesting", dependencies: ["Capture", "Roles", "Evdev", "V4L2", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support"),
 
-        .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO", "CLinuxShims", "EvcaptureTesting"]),
+        .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO", "EvcaptureTesting"]),
+        .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO", "CLinuxShims", "EvcaptureTesting"]),
+        .testTarget(name: "FramesTests", dependencies: ["Frames", "Media", "V4L2", "Evdev", "LinuxIO", "EvcaptureTesting"]),
+        .testTarget(name: "OutputDevicesTests", dependencies: ["OutputDevices", "Booth", "Actions", "Evdev", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RolesTests", dependencies: ["Roles", "Evdev", "EvcaptureTesting"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev", "EvcaptureTesting"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
@@ -211,7 +214,7 @@ let package = Package(
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),
         .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Actions", "Camera", "V4L2", "Frames", "Evdev", "CLibcameraLoader", "Capture"], exclude: ["Fixtures"]),
-        .testTarget(name: "BoothTests", dependencies: ["Booth", "OutputDevices", "Actions", "ConfigFile", "Evdev", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "BoothTests", dependencies: ["Booth", "OutputDevices", "Actions", "ConfigFile"]),
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
         .testTarget(
             name: "SystemTests",

@@ -1,4 +1,3 @@
-import Actions
 import Foundation
 import Testing
 import V4L2
