@@ -209,7 +209,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "EvcaptureDaemon", "Camera", "Output", "ConfigFile", "Capture", "Evdev", "EvcaptureTesting", "LinuxIO", "MQTT", "Rig", "Media", "Actions",
+                "EvcaptureDaemon", "Camera", "Output", "ConfigFile", "Capture", "Roles", "Evdev", "EvcaptureTesting", "LinuxIO", "MQTT", "Rig", "Media", "Actions",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),

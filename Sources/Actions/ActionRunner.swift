@@ -172,7 +172,7 @@ public final class ActionRunner: ActionTriggerSink {
     // MARK: - Input side (never blocks)
 
     /// Whether any button takes photos or videos.
-    public var capturesFrames: Bool {
+    var capturesFrames: Bool {
         configuration.capture != nil && configuration.bindings.values.contains { $0.photoOn != nil || $0.videoOnLongPress }
     }
 

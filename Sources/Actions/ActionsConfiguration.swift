@@ -58,11 +58,11 @@ public struct ActionsConfiguration: Sendable {
     }
     public var hooks: [ExecHook]
     public var sound: SoundSetting
-    public var soundPlayer: SoundPlayer
+    var soundPlayer: SoundPlayer
     /// Requests waiting per queue (photos, hooks, sounds) before new ones are dropped.
     public var queueLimit: Int
     /// Hooks running at the same time.
-    public var maxConcurrentHooks: Int
+    var maxConcurrentHooks: Int
 
     public init(
         capture: CaptureSettings?, bindings: [CaptureAction: ActionBinding] = [.primary: .default, .secondary: .default],

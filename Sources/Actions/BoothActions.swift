@@ -24,7 +24,7 @@ public struct BoothBinding: Sendable, Hashable {
     }
 
     /// One photo at the press, nothing else: the photo can be prepared from `began`.
-    public var isPlain: Bool { countdown == 0 && burst == 1 && timelapse == nil }
+    var isPlain: Bool { countdown == 0 && burst == 1 && timelapse == nil }
 }
 
 /// A timelapse's progress, for its `timelapse` line.

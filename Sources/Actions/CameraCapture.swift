@@ -42,7 +42,7 @@ public struct CaptureSettings: Sendable, Hashable {
         set { stream.frameTimeout = newValue }
     }
     /// Size limit of one video file.
-    public var maximumVideoBytes: Int
+    var maximumVideoBytes: Int
     /// MP4 (H.264) or AVI (MJPEG).
     public var videoFormat: VideoFormat
     /// How MP4 videos are encoded.

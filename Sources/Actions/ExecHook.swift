@@ -44,7 +44,7 @@ public struct ActionTrigger: Sendable, Hashable {
     /// A Bluetooth headset press: the shutter sound is played for it.
     public var shouldPlaySound: Bool
     /// The capture event's kernel time (CLOCK_MONOTONIC).
-    public var eventTime: Timestamp?
+    var eventTime: Timestamp?
     /// The press's `began` kernel time (CLOCK_MONOTONIC), once known.
     public var pressTime: Timestamp?
     /// For `photo` and `video`: the (first) frame's kernel time (CLOCK_MONOTONIC).
@@ -78,7 +78,7 @@ public struct ActionTrigger: Sendable, Hashable {
     }
 
     /// How `action` is written where a name is needed: the button's action, or `remote`.
-    public static func actionName(_ action: CaptureAction?) -> String { CaptureAction.name(action) }
+    static func actionName(_ action: CaptureAction?) -> String { CaptureAction.name(action) }
 
     /// The capture phase this trigger belongs to (gestures: click ends a press, a long press
     /// is reported while held).

@@ -13,7 +13,7 @@ import Media
 /// The built-in shutter click: 80 ms of a decaying noise burst with a low thump,
 /// 16-bit PCM mono at 22050 Hz, generated (no bundled resource).
 public enum ShutterSound {
-    public static let sampleRate = 22050
+    static let sampleRate = 22050
     public static let duration = 0.08
 
     /// The WAV file's bytes. Deterministic (a fixed-seed noise generator).
@@ -83,10 +83,10 @@ public struct SoundPlayer: Sendable {
     /// Player programs in order of preference, with the arguments before the file.
     public var candidates: [(program: String, arguments: [String])]
     /// Where players are looked for; nil: the daemon's `PATH`.
-    public var searchPath: String?
+    var searchPath: String?
     public var environment: [String: String]
     /// Players running at once, at most.
-    public var maxConcurrent: Int
+    var maxConcurrent: Int
     private let running = Running()
 
     private final class Running: Sendable {
@@ -94,7 +94,7 @@ public struct SoundPlayer: Sendable {
     }
 
     /// Players running now.
-    public var playing: Int { running.count.load(ordering: .relaxed) }
+    var playing: Int { running.count.load(ordering: .relaxed) }
 
     public static let defaultCandidates: [(program: String, arguments: [String])] = [
         ("pw-play", []), ("paplay", []), ("aplay", ["-q"]),
@@ -112,7 +112,7 @@ public struct SoundPlayer: Sendable {
     }
 
     /// The first player found, as a full path with its arguments.
-    public func findPlayer() -> (path: String, arguments: [String])? {
+    func findPlayer() -> (path: String, arguments: [String])? {
         let path = searchPath ?? environment["PATH"] ?? "/usr/bin:/bin"
         for c in candidates {
             if let found = ChildProcess.resolve(c.program, searchPath: path) { return (found, c.arguments) }

@@ -22,7 +22,7 @@ public struct CameraControlInfo: Sendable, Hashable {
     /// `V4L2_CTRL_FLAG_INACTIVE`: settable but without effect now (e.g. exposure time in auto mode).
     public var isInactive: Bool
     /// `V4L2_CTRL_FLAG_READ_ONLY`
-    public var isReadOnly: Bool
+    var isReadOnly: Bool
 
     public init(
         id: CameraControlID, name: String, kind: Kind = .integer, minimum: Int64, maximum: Int64, step: Int64 = 1,

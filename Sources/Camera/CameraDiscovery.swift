@@ -243,7 +243,7 @@ public struct CameraBindings: Sendable, Hashable {
     }
 
     /// The controls the session follows (subscribes to).
-    public var boundControls: [ControlID] {
+    var boundControls: [ControlID] {
         var ids: [ControlID] = []
         if let zoom { ids.append(zoom.id) }
         switch exposureBias {
@@ -269,9 +269,9 @@ public struct CameraBindings: Sendable, Hashable {
     }
 
     /// The binding of the system zoom slider, as text (`zoom_absolute`), nil when unbound.
-    public var zoomText: String? { zoom?.name }
+    var zoomText: String? { zoom?.name }
     /// The binding of the exposure-bias slider, as text, nil when unbound.
-    public var exposureBiasText: String? {
+    var exposureBiasText: String? {
         switch exposureBias {
         case .native(let bias): bias.name
         case .emulated(let auto, let time): "emulated: \(auto.name) + \(time.name)"

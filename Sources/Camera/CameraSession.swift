@@ -98,7 +98,7 @@ public final class CameraSession: Sendable {
     /// which the consumer answers by reading the camera's values anew, so the newest carry
     /// what the dropped ones said.
     public let events: AsyncStream<Event>
-    public static let eventBufferLimit = 256
+    static let eventBufferLimit = 256
 
     /// The events' stream, with its overflow rule (``events``).
     static func makeEventStream() -> (AsyncStream<Event>, AsyncStream<Event>.Continuation) {

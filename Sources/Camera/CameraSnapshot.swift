@@ -2,7 +2,7 @@
 /// list and never asks the camera. Code that follows a camera (``ControlsSession/cameraChanged(_:at:)``)
 /// runs on it where the camera must not be waited for; the read itself happened on a thread
 /// that may wait.
-public final class CameraSnapshot: CameraBackend {
+final class CameraSnapshot: CameraBackend {
     public let identity: String
     private let list: [CameraControlInfo]
 

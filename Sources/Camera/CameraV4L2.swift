@@ -76,12 +76,12 @@ public final class V4L2Camera: CameraBackend {
     /// hands them to ``writeOffThread(onFailure:onRefresh:)``'s `onRefresh`: a camera that
     /// stops answering holds that thread, not the caller's. Requests made while one is
     /// waiting are served by one read. Without a writer thread, nothing happens.
-    public func requestRefresh() {
+    func requestRefresh() {
         writer.withLock { $0 }?.requestRefresh()
     }
 
     /// Whether every value handed to the writer thread has been written.
-    public var writesDone: Bool { writer.withLock { $0?.isIdle ?? true } }
+    var writesDone: Bool { writer.withLock { $0?.isIdle ?? true } }
 
     /// Waits (polling, 1 ms) until ``writesDone`` or `timeout`; for tests and tools that
     /// look at the camera right after a set.
@@ -248,7 +248,7 @@ public final class V4L2Camera: CameraBackend {
     }
 
     /// How long ``value(of:)`` waits for the writer thread's read.
-    public static let readTimeout = Duration.milliseconds(100)
+    static let readTimeout = Duration.milliseconds(100)
 
     /// ``value(of:)``'s read, on the writer's thread; remembered as known.
     private func readOnWriter(_ id: ControlID) -> Int64? {

@@ -114,7 +114,7 @@ public final class ControlStateSaver: Sendable {
     }
 
     /// Whether nothing is being saved or waiting to be.
-    public var isIdle: Bool { state.withLock { !$0.saving } }
+    var isIdle: Bool { state.withLock { !$0.saving } }
 
     private func drain() {
         while let name = state.withLock({ s -> String? in

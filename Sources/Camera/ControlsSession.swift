@@ -37,7 +37,7 @@ public final class ControlsSession {
     }
 
     /// True while a slider-capable device is present.
-    public var supportsControls: Bool { decoders.values.contains(where: \.decoder.isSliderCapable) }
+    var supportsControls: Bool { decoders.values.contains(where: \.decoder.isSliderCapable) }
 
     // MARK: Controls
 
@@ -75,7 +75,7 @@ public final class ControlsSession {
 
     /// Adds the default controls for `camera` (zoom first, so it is current unless a
     /// remembered control exists, then exposure bias), as one configuration.
-    public func addDefaultControls(camera: any CameraBackend, at now: Timestamp) -> [ControlsEvent] {
+    func addDefaultControls(camera: any CameraBackend, at now: Timestamp) -> [ControlsEvent] {
         beginConfiguration()
         for control in Control.defaultControls(camera: camera) where canAddControl(control) {
             _ = try? addControl(control, at: now)

@@ -82,7 +82,7 @@ public final class SimCamera: CameraBackend {
     }
 
     /// Changes a value as another program using the camera would (no log entry).
-    public func changeExternally(_ id: CameraControlID, to value: Int64) {
+    func changeExternally(_ id: CameraControlID, to value: Int64) {
         state.withLock { list in
             guard let i = list.firstIndex(where: { $0.id == id }) else { return }
             list[i].value = list[i].kind == .menu ? value : Self.clampedAndRounded(value, list[i])
@@ -93,7 +93,7 @@ public final class SimCamera: CameraBackend {
     }
 
     /// Changes a control's range as a format change would.
-    public func changeRange(_ id: CameraControlID, minimum: Int64, maximum: Int64) {
+    func changeRange(_ id: CameraControlID, minimum: Int64, maximum: Int64) {
         state.withLock { list in
             guard let i = list.firstIndex(where: { $0.id == id }) else { return }
             list[i].minimum = minimum
@@ -106,7 +106,7 @@ public final class SimCamera: CameraBackend {
     public var setLog: [(id: CameraControlID, value: Int64)] { log.withLock { $0.map { (id: $0.0, value: $0.1) } } }
 
     /// uvcvideo's rule: clamp to [min, max], then round to the nearest step from the minimum.
-    public static func clampedAndRounded(_ value: Int64, _ info: CameraControlInfo) -> Int64 {
+    static func clampedAndRounded(_ value: Int64, _ info: CameraControlInfo) -> Int64 {
         let v = Swift.min(Swift.max(value, info.minimum), info.maximum)
         let step = Swift.max(1, info.step)
         var r = info.minimum + ((v - info.minimum) + step / 2) / step * step

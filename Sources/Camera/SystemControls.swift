@@ -6,7 +6,7 @@ import Glibc
 /// The system zoom slider's mapping between `zoom_absolute` and the factor a person sees:
 /// factor = raw / minimum, so the minimum is 1.0× (UVC cameras report 100…500: 1.0×…5.0×).
 /// A camera whose minimum is 0 or less gets factor = 1 + (raw − minimum) / 100 instead.
-public struct ZoomMapping: Sendable, Hashable {
+struct ZoomMapping: Sendable, Hashable {
     public var minimum: Int64
     public var maximum: Int64
     public var step: Int64
@@ -39,7 +39,7 @@ public struct ZoomMapping: Sendable, Hashable {
 
 extension Control {
     /// The system zoom slider for `camera`'s `zoom_absolute` (name `"zoom"`, format `%.1f×`).
-    public static func systemZoomSlider(camera: any CameraBackend, action: ControlAction? = nil) throws(CameraError) -> Control {
+    static func systemZoomSlider(camera: any CameraBackend, action: ControlAction? = nil) throws(CameraError) -> Control {
         guard let info = try camera.controls().first(where: { $0.id == .zoomAbsolute }) else {
             throw CameraError(code: .noSuchControl, device: camera.identity, control: "zoom_absolute", context: "")
         }
@@ -53,7 +53,7 @@ extension Control {
     /// The system exposure-bias slider for `camera` (name `"exposure-bias"`, −2…+2 EV in 1/3
     /// steps, format `%+.1f EV`): bound to `auto_exposure_bias` when the camera has it, else
     /// emulated on `exposure_time_absolute` (needs it and `auto_exposure`).
-    public static func systemExposureBiasSlider(camera: any CameraBackend, action: ControlAction? = nil) throws(CameraError) -> Control {
+    static func systemExposureBiasSlider(camera: any CameraBackend, action: ControlAction? = nil) throws(CameraError) -> Control {
         let list = try camera.controls()
         let value: Double
         switch ExposureBiasMethod(lookup: { id in list.first { $0.id == id } }) {
@@ -69,7 +69,7 @@ extension Control {
 
     /// The default controls for a camera when nothing is configured: the system zoom slider
     /// first, then the exposure-bias slider — each only when the camera has what it needs.
-    public static func defaultControls(camera: any CameraBackend) -> [Control] {
+    static func defaultControls(camera: any CameraBackend) -> [Control] {
         var list: [Control] = []
         if let zoom = try? systemZoomSlider(camera: camera) { list.append(zoom) }
         if let bias = try? systemExposureBiasSlider(camera: camera) { list.append(bias) }
@@ -154,7 +154,7 @@ public struct ExposureBiasDriver: Sendable, Hashable {
 
     /// The bias the camera shows now, for following changes made elsewhere: the menu entry's
     /// EV, or 0 once `auto_exposure` is back on auto while emulating. `nil`: nothing to follow.
-    public mutating func readBack(camera: any CameraBackend, current: Double) -> Double? {
+    mutating func readBack(camera: any CameraBackend, current: Double) -> Double? {
         guard let list = try? camera.controls() else { return nil }
         if let bias = list.first(where: { $0.id == .autoExposureBias }) {
             return Self.ev(ofMenuIndex: bias.value, in: bias)

@@ -97,7 +97,7 @@ public struct CaptureCore: Sendable {
     /// Presses in flight: a handful at most, scanned linearly.
     private var presses: [Press] = []
     /// Whether a press has begun and not yet ended or been cancelled.
-    public var hasPressesInFlight: Bool { !presses.isEmpty }
+    var hasPressesInFlight: Bool { !presses.isEmpty }
     private var lastClicks: [(slot: Int32, code: UInt16, ended: Timestamp)] = []
     private var nextPress: UInt64 = 1
 
@@ -197,7 +197,7 @@ public struct CaptureCore: Sendable {
 
     /// The session pauses: presses in flight are cancelled (`session-paused`). Resume with
     /// `sessionStarted`.
-    public mutating func sessionPaused(now: Timestamp, into out: inout [CaptureEvent]) {
+    mutating func sessionPaused(now: Timestamp, into out: inout [CaptureEvent]) {
         endSession(reason: .sessionPaused, now: now, into: &out)
     }
 

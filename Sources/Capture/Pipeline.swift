@@ -21,7 +21,7 @@ public struct Pipeline {
     private var heldReleases: [Int: (events: [InputEvent], decideBy: Timestamp)] = [:]
     /// How long a kernel release waits for the removal that usually follows within
     /// microseconds (the same `input_unregister_device` call).
-    public static let removalGrace = Duration.seconds(1)
+    static let removalGrace = Duration.seconds(1)
 
     /// When the session runs: always (the caller starts and stops it) or launched.
     public let session: SessionPolicy
@@ -94,7 +94,7 @@ public struct Pipeline {
     }
 
     /// When a launched session stops for want of input.
-    public var idleDeadline: Timestamp? {
+    var idleDeadline: Timestamp? {
         guard session.mode == .launch, core.isRunning, let last = lastActivity else { return nil }
         return last + session.idleStop
     }

@@ -31,7 +31,7 @@ public enum PipelineEvent: Sendable {
         }
     }
 
-    public var captureEvent: CaptureEvent? {
+    var captureEvent: CaptureEvent? {
         if case .capture(let e) = self { return e }
         return nil
     }

@@ -26,7 +26,7 @@ public struct OutputDirectoryError: Error, CustomStringConvertible, Sendable, Eq
     }
 }
 
-public enum OutputDirectory {
+enum OutputDirectory {
     /// `mkdir -p path`, then checks it is a directory this process may write to.
     public static func prepare(_ path: String) throws(OutputDirectoryError) {
         var st = stat()
@@ -61,14 +61,14 @@ public struct ServiceSandbox: Sendable, Equatable {
     public var unit: String
     /// `User=` of the unit.
     public var user: String?
-    public var protectSystemStrict = false
+    var protectSystemStrict = false
     /// `ProtectHome=yes` (hidden) or `read-only`; `tmpfs` and `no` leave ReadWritePaths= working.
-    public var protectHome: String?
+    var protectHome: String?
     /// StateDirectory= (as /var/lib/…), RuntimeDirectory= (as /run/…) and ReadWritePaths=.
     public var writable: [String] = []
     /// `RestrictAddressFamilies=`: the families allowed (nil: any) and those denied (`~`).
-    public var allowedAddressFamilies: [String]?
-    public var deniedAddressFamilies: [String] = []
+    var allowedAddressFamilies: [String]?
+    var deniedAddressFamilies: [String] = []
 
     /// Whether the service may open sockets of `family` (`AF_INET`, `AF_INET6`).
     public func allows(_ family: String) -> Bool {
@@ -187,15 +187,15 @@ public struct ServiceSandbox: Sendable, Equatable {
 }
 
 /// Which present devices each `[devices.LABEL]` rule matches (first match wins, as in the daemon).
-public struct RuleMatch: Sendable, Equatable {
+struct RuleMatch: Sendable, Equatable {
     public var label: String
     public var line: Int
     /// `name = "…", has = [...]`: the match keys, as written (or the label, for a rule without any).
-    public var matchKeys: String
+    var matchKeys: String
     /// Devices this rule applies to: (node, name).
     public var devices: [Device]
     /// Devices it matches but an earlier rule takes.
-    public var shadowed: [Device]
+    var shadowed: [Device]
 
     public struct Device: Sendable, Equatable {
         public var node: String

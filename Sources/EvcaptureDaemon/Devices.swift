@@ -39,10 +39,10 @@ public struct DeviceReport: Sendable, Hashable {
     /// The physical device it belongs to (`phys` without `/inputN`, with `uniq`), if known.
     public var parent: String?
     /// Other nodes of the same device it is paired with.
-    public var pairedWith: [Partner]
+    var pairedWith: [Partner]
 
     /// A paired node: `encoder` (this node is its push switch) or `push-switch`.
-    public struct Partner: Sendable, Hashable {
+    struct Partner: Sendable, Hashable {
         public var node: String
         public var name: String
         public var relation: String
@@ -95,7 +95,7 @@ public struct DeviceInventory: Sendable {
     /// Nodes that exist but could not be opened, with why.
     public var unreadable: [(node: String, error: EvdevError)]
     /// Where the list came from: udev enumeration or a scan of /dev/input.
-    public var listedBy: String
+    var listedBy: String
     /// Every device opened, as the kernel describes it: what config rules match against.
     public var described: [(node: String, description: DeviceDescription)] = []
 

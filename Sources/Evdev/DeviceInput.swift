@@ -13,7 +13,7 @@ public struct Frame: Hashable, Sendable {
     /// The closing `SYN_REPORT`'s value: 0 for what the device sent, 1 for frames the input
     /// core made itself (autorepeat, and the key releases it sends when a device is
     /// unregistered or reset).
-    public var reportValue: Int32
+    var reportValue: Int32
 
     public init(events: [InputEvent], time: Timestamp, resync: Resync? = nil, reportValue: Int32 = 0) {
         self.events = events
@@ -30,7 +30,7 @@ public struct Frame: Hashable, Sendable {
     }
 
     /// The events with the `SYN_REPORT` appended: what the device wrote.
-    public var eventsWithReport: [InputEvent] { events + [InputEvent(time: time, .synReport, reportValue)] }
+    var eventsWithReport: [InputEvent] { events + [InputEvent(time: time, .synReport, reportValue)] }
 
     /// Splits a flat event list (a recording) into frames. Events after the last
     /// `SYN_REPORT` are dropped, as the kernel would. A `SYN_DROPPED` becomes a frame with
@@ -59,7 +59,7 @@ public struct Frame: Hashable, Sendable {
 /// What a resync after `SYN_DROPPED` found.
 public struct Resync: Hashable, Sendable {
     /// Keys whose state changed while events were lost: true if now down.
-    public var changedKeys: [EventCode: Bool]
+    var changedKeys: [EventCode: Bool]
     /// Every key down after the resync (the device's real state).
     public var keysDown: Set<EventCode>
 

@@ -21,7 +21,7 @@ public struct EventType: RawRepresentable, Hashable, Comparable, Sendable, Custo
     /// `EV_MSC`
     public static let msc = EventType(UInt16(EV_MSC))
     /// `EV_SW`
-    public static let sw = EventType(UInt16(EV_SW))
+    static let sw = EventType(UInt16(EV_SW))
     /// `EV_LED`
     public static let led = EventType(UInt16(EV_LED))
     /// `EV_SND`
@@ -40,7 +40,7 @@ public struct EventType: RawRepresentable, Hashable, Comparable, Sendable, Custo
     }
     public var description: String { name }
     /// The largest code of this type (`KEY_MAX`, `REL_MAX`, ...), or -1 for an unknown type.
-    public var maxCode: Int { Int(libevdev_event_type_get_max(UInt32(rawValue))) }
+    var maxCode: Int { Int(libevdev_event_type_get_max(UInt32(rawValue))) }
     public static func < (a: EventType, b: EventType) -> Bool { a.rawValue < b.rawValue }
 
     /// Looks up a kernel name such as `EV_KEY`.
@@ -89,7 +89,7 @@ public struct EventCode: Hashable, Comparable, Sendable, CustomStringConvertible
     /// `SYN_REPORT`
     public static let synReport = EventCode(.syn, 0)
     /// `SYN_DROPPED`
-    public static let synDropped = EventCode(.syn, 3)
+    static let synDropped = EventCode(.syn, 3)
     /// `KEY_ENTER`
     public static let enter = key(UInt16(KEY_ENTER))
     /// `KEY_SPACE`
@@ -112,10 +112,6 @@ public struct EventCode: Hashable, Comparable, Sendable, CustomStringConvertible
     public static let nextSong = key(UInt16(KEY_NEXTSONG))
     /// `KEY_PLAYPAUSE`
     public static let playPause = key(UInt16(KEY_PLAYPAUSE))
-    /// `KEY_PREVIOUSSONG`
-    public static let previousSong = key(UInt16(KEY_PREVIOUSSONG))
-    /// `KEY_STOPCD`
-    public static let stopCD = key(UInt16(KEY_STOPCD))
     /// `KEY_PLAYCD`
     public static let playCD = key(UInt16(KEY_PLAYCD))
     /// `KEY_PAUSECD`
@@ -131,7 +127,7 @@ public struct EventCode: Hashable, Comparable, Sendable, CustomStringConvertible
     /// `BTN_LEFT`, a pointer's main button
     public static let btnLeft = key(UInt16(BTN_LEFT))
     /// `KEY_A`, the first letter key (a keyboard marker)
-    public static let keyA = key(UInt16(KEY_A))
+    static let keyA = key(UInt16(KEY_A))
     /// `REL_X`
     public static let relX = rel(UInt16(REL_X))
     /// `REL_Y`
@@ -186,7 +182,7 @@ public struct InputEvent: Hashable, Sendable {
         self.init(time: time, type: code.type, code: code.code, value: value)
     }
     public var eventCode: EventCode { EventCode(type, code) }
-    public var isSynReport: Bool { type == .syn && code == 0 }
+    var isSynReport: Bool { type == .syn && code == 0 }
 }
 
 /// The bus a device sits on (`BUS_*` from linux/input.h).
@@ -260,7 +256,7 @@ public struct DeviceDescription: Hashable, Sendable {
     public func has(_ code: EventCode) -> Bool { codes.contains(code) }
     public func has(_ type: EventType) -> Bool { codes.contains { $0.type == type } }
     /// Whether the device asks for kernel autorepeat (`EV_REP`).
-    public var hasAutorepeat: Bool { has(.rep) }
+    var hasAutorepeat: Bool { has(.rep) }
 }
 
 extension String {

@@ -42,8 +42,8 @@ public struct LibcameraControl: Sendable, Hashable {
     public var maximum: Double
     public var defaultValue: Double
     /// Rectangle kinds (`ScalerCrop`).
-    public var minimumRect: SensorRect?
-    public var maximumRect: SensorRect?
+    var minimumRect: SensorRect?
+    var maximumRect: SensorRect?
     /// The values of an enumerated control (`AfMode`).
     public var values: [Int32]
 }
@@ -106,14 +106,14 @@ public final class Libcamera: @unchecked Sendable {
 
     /// Opens the bridge (libevcapture-libcamera.so, and with it libcamera) on first use: nil,
     /// or why it cannot be used, as one line (docs/libcamera.md, "Loading").
-    public static func loadBridge() -> LibcameraError? {
+    static func loadBridge() -> LibcameraError? {
         var buffer = [CChar](repeating: 0, count: 512)
         guard evc_lc_load(&buffer, buffer.count) != 0 else { return nil }
         return LibcameraError(code: -2, message: buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
     }
 
     /// Whether the shared object at `path` is a bridge this program could load: nil, or why not.
-    public static func checkBridge(at path: String) -> LibcameraError? {
+    static func checkBridge(at path: String) -> LibcameraError? {
         var buffer = [CChar](repeating: 0, count: 512)
         guard evc_lc_check_bridge(path, &buffer, buffer.count) != 0 else { return nil }
         return LibcameraError(code: -2, message: buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })

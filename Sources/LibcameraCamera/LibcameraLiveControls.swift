@@ -35,7 +35,7 @@ public final class LibcameraLiveControls: LibcameraControlSink {
     static let afTriggerStart: Int64 = 0
 
     /// Whether the camera focuses on request (``startAutofocus()``).
-    public var hasAutofocus: Bool { autofocus != nil }
+    var hasAutofocus: Bool { autofocus != nil }
 
     public func set(_ id: UInt32, float value: Float) throws(LibcameraError) {
         try state.withLock { s throws(LibcameraError) in

@@ -2,7 +2,7 @@
 /// controls this program uses (docs/libcamera.md).
 public enum LibcameraReport {
     /// The controls the libcamera backend reads or drives, by libcamera's names.
-    public static let usedControls: Set<String> = ["ScalerCrop", "ExposureValue", "ExposureTime", "AeEnable", "AfMode", "AfTrigger"]
+    static let usedControls: Set<String> = ["ScalerCrop", "ExposureValue", "ExposureTime", "AeEnable", "AfMode", "AfTrigger"]
 
     /// The readable section: one line when libcamera cannot start.
     public static func text(_ libcamera: Result<Libcamera, LibcameraError>) -> String {

@@ -58,7 +58,7 @@ public struct LibcameraStreamPlan: Sendable, Hashable {
 
     /// The formats the live view takes from a second stream, in the order asked: the 4:2:0
     /// planar YUV a Pi's low-resolution output gives (encoded as it is), NV12, YUYV, MJPEG.
-    public static let viewfinderFormats = [fourcc("YU12"), fourcc("NV12"), fourcc("YUYV"), fourcc("MJPG")]
+    static let viewfinderFormats = [fourcc("YU12"), fourcc("NV12"), fourcc("YUYV"), fourcc("MJPG")]
 
     /// `liveViewWidth`: the live view's `preview-width`, nil without a live view. Its stream is
     /// that wide with the capture stream's aspect ratio (even sides), asked only when

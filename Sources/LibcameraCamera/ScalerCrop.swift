@@ -28,10 +28,10 @@ public struct ScalerCropZoom: Sendable, Hashable {
     public var maximum: SensorRect
     /// The smallest crop the camera accepts (the `ScalerCrop` control's minimum), or nil:
     /// then the zoom stops at ``defaultMaximumZoom``.
-    public var minimumWidth: Int?
-    public var minimumHeight: Int?
+    var minimumWidth: Int?
+    var minimumHeight: Int?
     /// The largest zoom offered when the camera gives no minimum crop (in hundredths).
-    public static let defaultMaximumZoom = 400
+    static let defaultMaximumZoom = 400
 
     public init(maximum: SensorRect, minimumWidth: Int? = nil, minimumHeight: Int? = nil) {
         self.maximum = maximum
@@ -40,7 +40,7 @@ public struct ScalerCropZoom: Sendable, Hashable {
     }
 
     /// The zoom range in hundredths: 100 up to what the smallest crop allows (at least 100).
-    public var zoomRange: ClosedRange<Int> {
+    var zoomRange: ClosedRange<Int> {
         guard maximum.width > 0, maximum.height > 0 else { return 100...100 }
         guard let w = minimumWidth, let h = minimumHeight, w > 0, h > 0 else { return 100...Self.defaultMaximumZoom }
         let limit = min(maximum.width * 100 / w, maximum.height * 100 / h)

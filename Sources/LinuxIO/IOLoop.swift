@@ -69,7 +69,7 @@ public final class IOLoop: Sendable {
 
     /// How many times the loop's thread has returned from `epoll_wait`: a loop that spins
     /// shows it here, whatever else the process does (tests, diagnostics).
-    public var wakeupCount: Int { wakeups.load(ordering: .relaxed) }
+    var wakeupCount: Int { wakeups.load(ordering: .relaxed) }
 
     /// `name`: the thread's, after what it serves (`evc-input`, `evc-booth`; 15 bytes show in
     /// `ps -L` and `top -H`).

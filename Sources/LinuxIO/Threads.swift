@@ -50,7 +50,7 @@ public enum ThreadPolicy: Sendable, Hashable {
 }
 
 /// Whether the calling thread runs under `SCHED_IDLE`.
-public var currentThreadIsIdlePolicy: Bool { evc_thread_policy() == 5 }
+var currentThreadIsIdlePolicy: Bool { evc_thread_policy() == 5 }
 
 /// Runs blocking work (ioctls, poll, file writes, waitpid) on a thread of its own, outside
 /// Swift's cooperative pool, and awaits its result.

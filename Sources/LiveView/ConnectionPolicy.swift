@@ -10,49 +10,49 @@ public struct ConnectionPolicy: Sendable, Hashable {
     public var idleTimeout = TimeAmount.seconds(10)
     /// A request (its head and body) must be complete this long after its first byte
     /// (the TLS handshake's first byte on an HTTPS connection's first request).
-    public var requestDeadline = TimeAmount.seconds(10)
+    var requestDeadline = TimeAmount.seconds(10)
     /// A response the client takes no byte of for this long is abandoned (the connection is
     /// closed): downloads, snapshots, the stream, events.
-    public var progressDeadline = TimeAmount.seconds(20)
+    var progressDeadline = TimeAmount.seconds(20)
     /// Above `high` bytes waiting for the socket the connection produces nothing more and
     /// reads no more requests, until the client has taken all but `low`.
-    public var writeBufferLow = 64 * 1024
-    public var writeBufferHigh = 256 * 1024
+    var writeBufferLow = 64 * 1024
+    var writeBufferHigh = 256 * 1024
     /// The kernel's buffers per connection (`SO_SNDBUF`, `SO_RCVBUF`; the kernel doubles
     /// them): what a client that reads nothing makes the server answer, and what it can make
     /// the kernel hold of requests sent ahead, before the server stops.
-    public var socketSendBuffer = 128 * 1024
-    public var socketReceiveBuffer = 64 * 1024
+    var socketSendBuffer = 128 * 1024
+    var socketReceiveBuffer = 64 * 1024
     /// Bytes waiting for the socket beyond which a connection is closed (writes stop at
     /// `writeBufferHigh`; this bounds what one response may add above it).
-    public var maximumOutboundBytes = 1024 * 1024
+    var maximumOutboundBytes = 1024 * 1024
     /// Requests received and not yet answered (pipelined) beyond which a connection is closed.
-    public var maximumQueuedRequests = 16
+    var maximumQueuedRequests = 16
     /// Connections that have not yet made a request with valid credentials (every connection
     /// until its first request is answered, without credentials configured): per peer
     /// address, and in all. A newcomer is always let in: it closes the oldest such connection
     /// of its own peer when that peer holds its share, else (all taken) the oldest of the peer
     /// holding most. A request without valid credentials is answered (401) and its
     /// connection closed.
-    public var unauthenticatedPerPeer = 4
-    public var unauthenticatedTotal = 16
+    var unauthenticatedPerPeer = 4
+    var unauthenticatedTotal = 16
     /// Connections that have made a request with valid credentials.
-    public var authenticatedTotal = 24
+    var authenticatedTotal = 24
     /// Wrong credentials: this many from one peer are answered at once; after each further
     /// one the peer's next attempt is refused (429, `Retry-After`) for a delay that doubles
     /// from `firstBackoff` up to `maximumBackoff`. A success clears the peer's count.
-    public var freeFailures = 3
-    public var firstBackoff = TimeAmount.seconds(1)
+    var freeFailures = 3
+    var firstBackoff = TimeAmount.seconds(1)
     public var maximumBackoff = TimeAmount.seconds(60)
     /// Peers whose failures are remembered (the oldest are forgotten first).
-    public var rememberedPeers = 1024
+    var rememberedPeers = 1024
     /// Changing requests (`POST /api/…`), all clients together: a burst of `inputBurst`, then
     /// `inputsPerSecond`; more get 429.
-    public var inputBurst = 10
-    public var inputsPerSecond = 5
+    var inputBurst = 10
+    var inputsPerSecond = 5
     /// One log line of a kind (wrong credentials, refused inputs) per this interval; the
     /// next one says how many were left out.
-    public var logInterval = TimeAmount.seconds(10)
+    var logInterval = TimeAmount.seconds(10)
 
     public init() {}
 

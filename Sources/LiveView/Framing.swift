@@ -4,16 +4,16 @@ import Evdev
 public enum Framing {
     /// The multipart boundary (never inside a part: each part has its length).
     public static let boundary = "evcaptureframe"
-    public static let streamContentType = "multipart/x-mixed-replace; boundary=\(boundary)"
+    static let streamContentType = "multipart/x-mixed-replace; boundary=\(boundary)"
 
     /// What precedes one JPEG part: the boundary, its type, its length and the frame's kernel
     /// time (CLOCK_MONOTONIC seconds, as the JSON lines' `time`). After the JPEG: ``partTrailer``.
-    public static func partHeader(length: Int, time: Timestamp, sequence: UInt32) -> String {
+    static func partHeader(length: Int, time: Timestamp, sequence: UInt32) -> String {
         "--\(boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(length)\r\n"
             + "X-Timestamp: \(timestamp(time))\r\nX-Sequence: \(sequence)\r\n\r\n"
     }
 
-    public static let partTrailer = "\r\n"
+    static let partTrailer = "\r\n"
 
     /// One Server-Sent Event carrying one JSON line (which never holds a newline).
     public static func event(_ line: String) -> String {

@@ -10,7 +10,7 @@ import Synchronization
 /// `.part` files) are not shown, and only regular files are opened — a symlink is refused
 /// by the kernel (`O_NOFOLLOW`), wherever it points. Only photos and videos (the
 /// extensions the daemon writes) are listed or served, by the same rule for both.
-public struct MediaDirectory: Sendable {
+struct MediaDirectory: Sendable {
     public let path: String
     private let cache = ListingCache()
     public init(path: String) { self.path = path }
@@ -32,7 +32,7 @@ public struct MediaDirectory: Sendable {
     /// characters (NUL, CR, LF…, which no header could carry), not hidden (so neither `.`
     /// nor `..`), not absurdly long. (A name that is not UTF-8 never becomes a `String`:
     /// it is neither listed nor served.)
-    public static func isPlainName(_ name: String) -> Bool {
+    static func isPlainName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 255 && !name.hasPrefix(".") && !name.utf8.contains(UInt8(ascii: "/"))
             && !name.utf8.contains { $0 < 0x20 || $0 == 0x7F }
     }

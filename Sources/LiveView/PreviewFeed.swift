@@ -13,7 +13,7 @@ import Media
 
 /// One frame of the live view, as every client gets it: one buffer shared by all (writing
 /// it to N sockets copies nothing but into each socket).
-public struct PreviewFrame: Sendable {
+struct PreviewFrame: Sendable {
     public var jpeg: ByteBuffer
     /// The frame's kernel timestamp (CLOCK_MONOTONIC).
     public var time: Timestamp

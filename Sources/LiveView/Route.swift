@@ -1,5 +1,5 @@
 /// What a request asks for, decided from its method and target alone. Pure.
-public enum Route: Sendable, Hashable {
+enum Route: Sendable, Hashable {
     /// `GET /`: the web page.
     case page
     /// `GET /stream.mjpg`: the ring as multipart/x-mixed-replace JPEG parts.
@@ -76,7 +76,7 @@ public enum Route: Sendable, Hashable {
     }
 
     /// Where a WebRTC viewer's session is (`Location` of the answer): this and its ID.
-    public static let whepPrefix = "/api/whep/"
+    static let whepPrefix = "/api/whep/"
 
     /// A session ID as the server makes them: 1 to 64 letters, digits and `-`.
     static func isSessionID(_ id: String) -> Bool {

@@ -21,7 +21,7 @@ public struct Credentials: Sendable, Hashable {
 }
 
 /// Equal bytes, in a time that depends on the lengths only.
-public func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
     var difference = UInt64(a.count ^ b.count)
     let n = max(a.count, b.count)
     for i in 0..<n {
@@ -35,7 +35,7 @@ public func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
 /// Whether a changing request may come from the page that sent it: a browser names its
 /// page's origin in `Origin`; a page of another site (which cannot read the answer, but
 /// could still take photos) is refused. Without `Origin` (curl, scripts) it may.
-public func originAllowed(origin: String?, host: String?) -> Bool {
+func originAllowed(origin: String?, host: String?) -> Bool {
     guard let origin else { return true }
     guard let host, !host.isEmpty else { return false }
     let lowered = origin.lowercased()
@@ -54,7 +54,7 @@ public func originAllowed(origin: String?, host: String?) -> Bool {
 /// without credentials answers only those, so a web page whose own name an attacker points
 /// at 127.0.0.1 (DNS rebinding) gets nothing: its requests carry its own name in `Host`.
 /// No `Host` at all (an HTTP/1.0 client) comes from no browser, and passes.
-public func loopbackHostAllowed(_ host: String?) -> Bool {
+func loopbackHostAllowed(_ host: String?) -> Bool {
     guard let host else { return true }
     var name = Substring(host.lowercased())
     if name.hasPrefix("[") {

@@ -132,7 +132,7 @@ public struct MQTTConnectionSettings: Sendable, Hashable {
     /// Messages kept while there is no connection; the oldest are dropped beyond it.
     public var offlineQueueLimit: Int
     /// The first reconnect delay, doubled after each failure up to `maximumBackoff`.
-    public var initialBackoff: Duration
+    var initialBackoff: Duration
     public var maximumBackoff: Duration
     /// A connection attempt (TCP, TLS and the broker's CONNACK) that takes longer is given up.
     public var connectTimeout: Duration
@@ -174,7 +174,7 @@ public struct MQTTConnectionSettings: Sendable, Hashable {
 
 /// The reconnect delays: `initial`, doubled after each failed attempt up to `maximum`;
 /// back to `initial` once a connection is accepted.
-public struct Backoff: Sendable, Hashable {
+struct Backoff: Sendable, Hashable {
     public let initial: Duration
     public let maximum: Duration
     public private(set) var next: Duration

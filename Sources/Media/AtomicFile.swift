@@ -91,7 +91,7 @@ public final class AtomicFile {
     /// `mkdir -p`: makes `path` and its missing parents (mode 0755, less the umask). The
     /// daemon uses it for the default output directory only: a configured one that is
     /// missing (an unmounted card) stays an error rather than filling the root file system.
-    public static func makeDirectory(_ path: String) throws(FileWriteError) {
+    static func makeDirectory(_ path: String) throws(FileWriteError) {
         var st = stat()
         if stat(path, &st) == 0 { return }
         var current = path.hasPrefix("/") ? "" : "."
@@ -231,7 +231,7 @@ public final class AtomicFile {
 
     /// For a recording's temporary file (`.evcapture-<random>~<name>.part`): the name it was
     /// to get (`""` when it was too long to carry); nil for any other file.
-    public static func intendedName(ofTemporary name: String) -> String? {
+    static func intendedName(ofTemporary name: String) -> String? {
         guard name.hasPrefix(".evcapture-"), name.hasSuffix(".part"), let tilde = name.firstIndex(of: "~") else { return nil }
         let intended = name[name.index(after: tilde)...].dropLast(".part".count)
         guard !intended.contains("/"), !intended.hasPrefix(".") else { return "" }

@@ -18,7 +18,7 @@ public struct FileNamePattern: Sendable, Hashable, CustomStringConvertible {
     public let pattern: String
 
     public static let defaultPhoto = try! FileNamePattern("evcapture-{date}-{time}-press{press}.jpg")
-    public static let defaultVideo = try! FileNamePattern("evcapture-{date}-{time}-press{press}.mp4")
+    static let defaultVideo = try! FileNamePattern("evcapture-{date}-{time}-press{press}.mp4")
     static let tokens: Set<String> = ["date", "time", "press", "action", "kind", "trigger"]
 
     /// Fails for a `/`, an unknown or unclosed token, or an empty or hidden name.

@@ -27,5 +27,5 @@ public enum VideoFormat: String, Sendable, Hashable, CaseIterable {
 
 extension FileNamePattern {
     /// The default name of MJPEG AVI videos.
-    public static let defaultAVIVideo = try! FileNamePattern("evcapture-{date}-{time}-press{press}.avi")
+    static let defaultAVIVideo = try! FileNamePattern("evcapture-{date}-{time}-press{press}.avi")
 }

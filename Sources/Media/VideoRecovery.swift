@@ -78,7 +78,7 @@ public enum VideoRecovery {
 
     /// The name a recovered file gets: the one it was to get; for a name too long to carry,
     /// `evcapture-recovered-<random>` with the format's extension.
-    public static func recoveredName(intended: String, temporary: String, format: VideoFormat) -> String {
+    static func recoveredName(intended: String, temporary: String, format: VideoFormat) -> String {
         if !intended.isEmpty { return intended }
         let random = temporary.dropFirst(".evcapture-".count).prefix { $0 != "~" && $0 != "." }
         return "evcapture-recovered-\(random)\(format.fileExtension)"

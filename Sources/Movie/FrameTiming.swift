@@ -11,12 +11,12 @@
 /// later, would end past it), so no fragment is longer than the interval.
 public struct FrameTiming: Sendable, Equatable {
     /// Ticks per second of presentation times (the MPEG 90 kHz clock).
-    public static let ticksPerSecond: Int64 = 90_000
+    static let ticksPerSecond: Int64 = 90_000
 
     public let keyframeInterval: Int64
     /// The first frame's timestamp (µs).
     public private(set) var origin: Int64?
-    public private(set) var lastPTS: Int64 = -1
+    private(set) var lastPTS: Int64 = -1
     private var lastKeyframe: Int64 = 0
     /// The last gap between two frames (ticks); before the second frame, the nominal one.
     public private(set) var interval: Int64

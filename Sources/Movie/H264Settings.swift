@@ -34,7 +34,7 @@ public struct H264Settings: Sendable, Hashable {
     /// At most this long between keyframes, and so between fragments (at most 1 s).
     public var keyframeInterval: Duration
 
-    public static let maximumKeyframeInterval = Duration.seconds(1)
+    static let maximumKeyframeInterval = Duration.seconds(1)
 
     public init(encoder: Encoder = .automatic, rateControl: RateControl = .quality(23), keyframeInterval: Duration = .seconds(1)) {
         self.encoder = encoder
@@ -63,7 +63,7 @@ public struct EncoderChoice: Sendable, Hashable, CustomStringConvertible {
     /// The FFmpeg encoder's name.
     public var name: String
     /// Whether it is a hardware encoder (V4L2 memory-to-memory).
-    public var isHardware: Bool
+    var isHardware: Bool
     /// Why this one, in a sentence.
     public var reason: String
     /// The software encoder a recording uses when this hardware one cannot be opened (it is
@@ -125,24 +125,24 @@ public struct EncoderChoice: Sendable, Hashable, CustomStringConvertible {
 
 /// How the codec context is set up for one encoder: what a recording (``FragmentedMP4Writer``)
 /// and the live stream (``H264LiveEncoder``) hand FFmpeg, as data (docs/video.md#which-encoder).
-public struct EncoderSetup: Sendable, Hashable {
+struct EncoderSetup: Sendable, Hashable {
     /// At most this many frames between keyframes (keyframes are placed by time, ``FrameTiming``).
-    public var gopSize: Int
+    var gopSize: Int
     /// The bitrate, for encoders without constant quality; nil: the encoder's own rate control.
-    public var bitRate: Int?
+    var bitRate: Int?
     /// The encoder's private options (`av_opt_set` on its private data).
-    public var privateOptions: [String: String]
+    var privateOptions: [String: String]
     /// Whether the parameter sets go in the codec's extradata (an MP4's `avcC`) only
     /// (`AV_CODEC_FLAG_GLOBAL_HEADER`): when asked for, by the encoders that can give them up
     /// front. FFmpeg's `h264_v4l2m2m` cannot (it sends them once, before the first picture,
     /// in FFmpeg 5.1 and 7.1 alike). Without it, libx264 and libopenh264 put them before
     /// every IDR frame themselves.
-    public var globalHeader: Bool
+    var globalHeader: Bool
     /// Whether the writer puts the stream's SPS and PPS before every keyframe that lacks
     /// them (``ParameterSetRepeater``): a stream joined at any keyframe then decodes.
     /// `h264_v4l2m2m` has no option for it (FFmpeg 5.1 and 7.1), and its `dump_extra`
     /// bitstream filter needs the global header that encoder does not give.
-    public var repeatsParameterSets: Bool
+    var repeatsParameterSets: Bool
 
     /// The setup of `encoder` for pictures at `framesPerSecond` (nil or not finite: 30);
     /// `globalHeader`: the parameter sets wanted in the extradata (a recording), or in the

@@ -13,7 +13,7 @@ public enum MP4Recovery {
         /// Samples (frames) in the whole fragments.
         public var frames: Int
         /// Whether `ftyp` and `moov` are there (else it is no MP4 evcapture wrote).
-        public var hasHeader: Bool
+        var hasHeader: Bool
     }
 
     /// Walks `bytes` (a whole file, or the bytes a reader gives back).

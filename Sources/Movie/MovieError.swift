@@ -52,14 +52,14 @@ enum FFmpegLibraries {
 
 extension EncoderChoice {
     /// The encoders this process's FFmpeg has, among ``H264Settings/knownEncoders``.
-    public static var availableEncoders: Set<String> {
+    static var availableEncoders: Set<String> {
         guard FFmpegLibraries.failure == nil else { return [] }
         return Set(H264Settings.knownEncoders.filter { avcodec_find_encoder_by_name($0) != nil })
     }
 
     /// The system's V4L2 memory-to-memory H.264 encoder, looked for once per process (a
     /// board's hardware does not change while it runs).
-    public static let hardwareNode: String? = h264EncoderNode(among: videoNodes().map(\.path))
+    static let hardwareNode: String? = h264EncoderNode(among: videoNodes().map(\.path))
 
     /// The encoder a recording with `settings` uses on this system, and why.
     public static func current(_ settings: H264Settings) -> Result<EncoderChoice, MovieError> {

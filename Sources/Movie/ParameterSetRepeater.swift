@@ -5,7 +5,7 @@ import V4L2
 /// FFmpeg's `h264_v4l2m2m`, the Raspberry Pi 4's hardware encoder). A player that joins the
 /// stream at any keyframe, or a fragment read on its own, then has what it needs to decode
 /// (docs/video.md#which-encoder). Pure: access units in, access units out.
-public struct ParameterSetRepeater: Sendable {
+struct ParameterSetRepeater: Sendable {
     /// The latest SPS and PPS NAL units seen, with their start codes.
     public private(set) var parameterSets: [UInt8] = []
     /// Parameter sets that came in an access unit of their own, for the next picture.

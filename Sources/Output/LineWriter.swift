@@ -36,7 +36,7 @@ public final class LineWriter: EventSink {
         let value = Atomic<Bool>(false)
     }
     /// How long shutdown waits for stdout to take the last lines.
-    public let flushTimeout: Duration
+    let flushTimeout: Duration
     /// The socket's own queue and writer: a stuck stdout does not hold its clients back.
     private let toSocket = Mutex<(server: SocketServer, queue: AsyncStream<Line>.Continuation, writer: Task<Void, Never>)?>(nil)
     /// Further JSON line destinations, each with its own queue and writer.

@@ -26,7 +26,7 @@ public struct MonitorRenderer: Sendable {
     /// Columns available.
     public var width: Int
     /// The control line now on screen (terminal mode), without escape codes.
-    public private(set) var controlLine: String?
+    private(set) var controlLine: String?
 
     static let clearLine = "\r\u{1B}[2K"
 
@@ -141,7 +141,7 @@ public struct MonitorRenderer: Sendable {
 /// The bar spans `range`; `=` fills up to the value, `O` marks the value, `|` marks each
 /// prominent value (where the value is not), `-` is the rest. The whole line fits `width`
 /// columns (the title is shortened first).
-public func renderControlLine(
+func renderControlLine(
     title: String, value: Double, range: ClosedRange<Double>, prominent: [Double] = [], format: String? = nil,
     width: Int = 80
 ) -> String {

@@ -44,7 +44,7 @@ public final class SocketServer: Sendable {
     static let readLimit = 1024
 
     public let path: String
-    public let maxPending: Int
+    let maxPending: Int
     public let maxClients: Int
 
     private struct Client {
@@ -119,17 +119,17 @@ public final class SocketServer: Sendable {
     }
 
     /// The number of connected clients.
-    public var clientCount: Int { state.withLock { $0.clients.count } }
+    var clientCount: Int { state.withLock { $0.clients.count } }
 
     /// Sends one JSON line (a newline is added when missing) to every client.
-    public func broadcast(_ line: String) {
+    func broadcast(_ line: String) {
         var bytes = Array(line.utf8)
         if bytes.last != 10 { bytes.append(10) }
         broadcast(bytes: bytes)
     }
 
     /// Sends raw bytes (one or more complete lines) to every client.
-    public func broadcast(bytes: [UInt8]) {
+    func broadcast(bytes: [UInt8]) {
         var dropped: [(Int32, IOToken, Int)] = []
         state.withLock { s in
             for fd in Array(s.clients.keys) {

@@ -15,9 +15,9 @@ public typealias SocketServerError = SystemError
 
 extension SystemError.Code {
     /// The path exists and is not a socket: it is never replaced.
-    public static let notASocket = SystemError.Code("not a socket")
+    static let notASocket = SystemError.Code("not a socket")
     /// Another process is listening on the path, or holds its lock (starting up).
     public static let inUse = SystemError.Code("in use")
     /// The path does not fit in `sockaddr_un`.
-    public static let pathTooLong = SystemError.Code("path too long")
+    static let pathTooLong = SystemError.Code("path too long")
 }

@@ -40,17 +40,17 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
 
     /// The station in Home Assistant's device registry and in every `unique_id`:
     /// `evcapture:<prefix>/<station>`, unique wherever the station's topics are.
-    public var identifier: String { "evcapture:\(topics.settings.prefix)/\(topics.settings.station)" }
+    var identifier: String { "evcapture:\(topics.settings.prefix)/\(topics.settings.station)" }
 
     /// The node level of discovery topics: `<prefix>_<station>` with `/` and `.` as `_`
     /// (Home Assistant takes only letters, digits, `_` and `-` there).
-    public var nodeID: String {
+    var nodeID: String {
         let raw = "\(topics.settings.prefix)_\(topics.settings.station)"
         return String(String.UnicodeScalarView(raw.unicodeScalars.map { $0 == "/" || $0 == "." ? "_" : $0 }))
     }
 
     /// The device-trigger type of a gesture.
-    public static func triggerType(_ gesture: Gesture) -> String {
+    static func triggerType(_ gesture: Gesture) -> String {
         switch gesture {
         case .click: "button_short_press"
         case .longPress: "button_long_press"
@@ -61,7 +61,7 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
     /// What the trigger's `value_template` makes of a capture event: `<action>:<gesture>`
     /// (`primary:click`), or empty for an event that decides no gesture (`began`, a
     /// long press's `ended`). A trigger fires when it equals its `payload`.
-    public static let gestureTemplate = "{{ value_json.action ~ ':' ~ value_json.gesture if 'gesture' in value_json else '' }}"
+    static let gestureTemplate = "{{ value_json.action ~ ':' ~ value_json.gesture if 'gesture' in value_json else '' }}"
 
     /// Every discovery config, in a fixed order: status, triggers, buttons, camera; then the
     /// camera's attributes (the live view's addresses), when there is a live view. Retained, QoS 1.

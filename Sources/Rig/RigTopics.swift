@@ -96,8 +96,8 @@ public struct RigTopics: Sendable, Hashable {
     public var links: String { base + "/links" }
 
     public var ownTrigger: String { base + "/trigger" }
-    public var allTrigger: String { settings.prefix + "/all/trigger" }
-    public func groupTrigger(_ group: String) -> String { settings.prefix + "/group/\(group)/trigger" }
+    var allTrigger: String { settings.prefix + "/all/trigger" }
+    func groupTrigger(_ group: String) -> String { settings.prefix + "/group/\(group)/trigger" }
 
     /// Every trigger topic this station takes commands from.
     public var triggerSubscriptions: [String] {

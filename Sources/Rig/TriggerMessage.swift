@@ -31,7 +31,7 @@ public struct TriggerMessage: Sendable, Hashable {
         self.from = from
     }
 
-    public static let maximumSize = 4096
+    static let maximumSize = 4096
     static let fields = ["command", "trigger", "time", "from"]
     /// 2001-09-09 … 5138: wall-clock seconds; catches monotonic seconds and milliseconds.
     static let plausibleTimes = 1e9...1e11

@@ -7,7 +7,7 @@ extension RoleClassifier {
     /// Keys a push switch sends. Only these become the encoder's light press: a second node
     /// often over-advertises (a whole consumer-control page), and its other keys keep
     /// whatever role they have.
-    public static let pushKeys: [EventCode] = [.enter, .kpEnter, .select, .mute, .playPause, .btn0, .btnLeft]
+    static let pushKeys: [EventCode] = [.enter, .kpEnter, .select, .mute, .playPause, .btn0, .btnLeft]
 
     /// The physical device an event node belongs to: its `phys` path without the last
     /// `/inputN` (the HID interface: `usb-0000:00:14.0-2/input1` → `usb-0000:00:14.0-2`, the

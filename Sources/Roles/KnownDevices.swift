@@ -5,7 +5,7 @@ import Evdev
 /// same run from source, replayed from a recording and installed. Each entry's roles are
 /// written as the udev property `EVCAPTURE_ROLE` is (one syntax, one parser); udev rules and
 /// the config file still override them (docs/behaviour.md#roles).
-public struct KnownDevice: Sendable, Hashable {
+struct KnownDevice: Sendable, Hashable {
     /// What identifies the device.
     public enum Match: Sendable, Hashable {
         /// USB vendor and product ids.
@@ -17,7 +17,7 @@ public struct KnownDevice: Sendable, Hashable {
     public var match: Match
     /// A code the device must send: a product with several interfaces (a knob's push switch
     /// on its own node, say) is matched on the one the entry is about.
-    public var requires: EventCode
+    var requires: EventCode
     /// The product, for the reason shown by `evcapture devices`.
     public var product: String
     /// Roles in the `EVCAPTURE_ROLE` syntax.

@@ -38,7 +38,7 @@ public struct RoleAssignment: Sendable, Hashable {
     /// position). See ``SliderDecoder``.
     public var reading: AxisReading
     /// The values are an 8-bit position counter (``AxisReading/counter``).
-    public var isCounter: Bool { reading == .counter }
+    var isCounter: Bool { reading == .counter }
 
     public init(role: Role, source: RoleSource, reason: String, step: Int = 0, reading: AxisReading = .steps) {
         self.role = role
@@ -113,7 +113,7 @@ public struct DeviceProfile: Sendable, Hashable {
     public var partners: [DevicePartner] = []
     /// Where ``isDedicated`` came from: `default` unless udev or the config named a kind or
     /// `grab`/`nograb` (pairing leaves a decided grab alone).
-    public var dedicationSource: RoleSource = .default
+    var dedicationSource: RoleSource = .default
 
     public init(
         description: DeviceDescription, node: String, roles: [EventCode: RoleAssignment],

@@ -73,7 +73,7 @@ public enum RoleClassifier {
 
     /// The kind the capabilities suggest, why, and whether the device is dedicated to the
     /// rig by default (for `buttons`, only gpio-keys and adc-keys devices are).
-    public static func detectKind(_ d: DeviceDescription) -> (kind: DeviceKind, reason: String, dedicated: Bool) {
+    static func detectKind(_ d: DeviceDescription) -> (kind: DeviceKind, reason: String, dedicated: Bool) {
         let keys = d.codes.filter { $0.type == .key }
         if d.bus == .bluetooth && d.name.hasSuffix(" (AVRCP)") {
             return (.headset, "BlueZ AVRCP device (name ends in \" (AVRCP)\", Bluetooth)", true)
@@ -114,7 +114,7 @@ public enum RoleClassifier {
     }
 
     /// A full keyboard: most of the letter keys `KEY_A`…`KEY_Z`.
-    public static func isFullKeyboard(_ d: DeviceDescription) -> Bool {
+    static func isFullKeyboard(_ d: DeviceDescription) -> Bool {
         letterKeys.filter { d.has($0) }.count >= 20
     }
 

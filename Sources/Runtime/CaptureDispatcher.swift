@@ -114,7 +114,7 @@ public final class CaptureDispatcher: Sendable {
     }
 
     /// Events queued and not yet handled, over both handlers.
-    public var pendingCount: Int { primaryQueue.pendingCount + (secondaryQueue?.pendingCount ?? 0) }
+    var pendingCount: Int { primaryQueue.pendingCount + (secondaryQueue?.pendingCount ?? 0) }
 
     /// Stops accepting events and waits until every queued event was handled.
     public func finish() async {

@@ -27,8 +27,6 @@ public struct UdevInputDevice: UdevDeviceKind {
     public var role: String? { properties["EVCAPTURE_ROLE"] }
 }
 
-/// A hotplug event for an evdev node.
-public typealias UdevInputEvent = UdevEvent<UdevInputDevice>
 /// Follows the input subsystem's evdev nodes.
 public typealias UdevInputMonitor = UdevMonitor<UdevInputDevice>
 

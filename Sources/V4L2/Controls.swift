@@ -16,8 +16,6 @@ public struct ControlID: RawRepresentable, Hashable, Sendable, Comparable, Custo
     public static let exposureAuto = ControlID(UInt32(V4L2_CID_EXPOSURE_AUTO))
     /// `V4L2_CID_EXPOSURE_ABSOLUTE` (100 µs units)
     public static let exposureAbsolute = ControlID(UInt32(V4L2_CID_EXPOSURE_ABSOLUTE))
-    /// `V4L2_CID_FOCUS_ABSOLUTE`
-    public static let focusAbsolute = ControlID(UInt32(V4L2_CID_FOCUS_ABSOLUTE))
     /// `V4L2_CID_ZOOM_ABSOLUTE`
     public static let zoomAbsolute = ControlID(UInt32(V4L2_CID_ZOOM_ABSOLUTE))
     /// `V4L2_CID_AUTO_EXPOSURE_BIAS` (integer menu, 0.001 EV units)
@@ -97,10 +95,10 @@ public struct ControlFlags: OptionSet, Hashable, Sendable, CustomStringConvertib
     public static let slider = ControlFlags(rawValue: 0x0020)
     public static let writeOnly = ControlFlags(rawValue: 0x0040)
     public static let volatile = ControlFlags(rawValue: 0x0080)
-    public static let hasPayload = ControlFlags(rawValue: 0x0100)
-    public static let executeOnWrite = ControlFlags(rawValue: 0x0200)
-    public static let modifyLayout = ControlFlags(rawValue: 0x0400)
-    public static let dynamicArray = ControlFlags(rawValue: 0x0800)
+    static let hasPayload = ControlFlags(rawValue: 0x0100)
+    static let executeOnWrite = ControlFlags(rawValue: 0x0200)
+    static let modifyLayout = ControlFlags(rawValue: 0x0400)
+    static let dynamicArray = ControlFlags(rawValue: 0x0800)
 
     private static let names: [(ControlFlags, String)] = [
         (.disabled, "disabled"), (.grabbed, "grabbed"), (.readOnly, "read-only"), (.update, "update"),
@@ -133,7 +131,7 @@ public struct ControlFlags: OptionSet, Hashable, Sendable, CustomStringConvertib
     }
 
     /// Why a control with these flags has no readable value, or nil when it has one.
-    public var refusalForGet: V4L2Error.Code? {
+    var refusalForGet: V4L2Error.Code? {
         if contains(.disabled) { return .noSuchControl }
         if contains(.writeOnly) { return .writeOnly }
         return nil
@@ -225,7 +223,7 @@ public struct ControlDescription: Hashable, Sendable {
 /// Clamps `value` to `minimum...maximum` and rounds it to `minimum + k·step` (nearest, halves
 /// up), never leaving the range: a maximum off the step grid rounds down to the last step
 /// below it. Exact in all of Int64 (arithmetic on the offset from the minimum, in UInt64).
-public func roundToStep(_ value: Int64, minimum: Int64, maximum: Int64, step: UInt64) -> Int64 {
+func roundToStep(_ value: Int64, minimum: Int64, maximum: Int64, step: UInt64) -> Int64 {
     precondition(minimum <= maximum, "control range \(minimum)...\(maximum) is empty")
     let clamped = Swift.min(Swift.max(value, minimum), maximum)
     guard step > 1 else { return clamped }
@@ -243,7 +241,7 @@ public func roundToStep(_ value: Int64, minimum: Int64, maximum: Int64, step: UI
 
 /// A control name in the style v4l2-ctl prints it: lowercase letters and digits, every run of
 /// other characters between them one `_` ("Zoom, Absolute" → `zoom_absolute`).
-public func controlName(_ title: String) -> String {
+func controlName(_ title: String) -> String {
     var out = ""
     var pendingUnderscore = false
     for scalar in title.unicodeScalars {

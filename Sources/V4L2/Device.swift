@@ -9,7 +9,7 @@ public struct DeviceCapabilities: Hashable, Sendable {
     public var card: String
     public var busInfo: String
     /// `device_caps` when the driver reports them (`V4L2_CAP_DEVICE_CAPS`), else `capabilities`.
-    public var deviceCaps: UInt32
+    var deviceCaps: UInt32
 
     public init(driver: String, card: String, busInfo: String, deviceCaps: UInt32) {
         self.driver = driver

@@ -67,7 +67,7 @@ func byIDLinks(_ dir: String) -> [String: String] {
 }
 
 /// Resolves a symlink one level (`/dev/v4l/by-id/x` → `../../video0`).
-public func readLink(_ path: String) -> String? {
+func readLink(_ path: String) -> String? {
     var buffer = [CChar](repeating: 0, count: 4096)
     let n = readlink(path, &buffer, buffer.count - 1)
     guard n > 0 else { return nil }

@@ -18,7 +18,7 @@ extension PixelFormat {
 extension DeviceCapabilities {
     /// `V4L2_CAP_VIDEO_M2M` or `V4L2_CAP_VIDEO_M2M_MPLANE`: a codec or converter that takes
     /// frames on one queue and gives results back on the other (a hardware encoder).
-    public var isMemoryToMemory: Bool {
+    var isMemoryToMemory: Bool {
         deviceCaps & (UInt32(V4L2_CAP_VIDEO_M2M) | UInt32(V4L2_CAP_VIDEO_M2M_MPLANE)) != 0
     }
 }
@@ -26,7 +26,7 @@ extension DeviceCapabilities {
 extension V4L2Device {
     /// The formats of the queue the driver fills (`VIDIOC_ENUM_FMT` on the capture queue,
     /// multi-planar or not): for a memory-to-memory encoder, what it encodes to.
-    public func capturePixelFormats() -> [PixelFormat] {
+    func capturePixelFormats() -> [PixelFormat] {
         var formats: [PixelFormat] = []
         for type in [V4L2_BUF_TYPE_VIDEO_CAPTURE_MPLANE, V4L2_BUF_TYPE_VIDEO_CAPTURE] {
             for index: UInt32 in 0..<64 {

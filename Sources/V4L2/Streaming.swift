@@ -41,7 +41,7 @@ public struct PixelFormat: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// The formats a capture stream takes when asked for them by name: ``captureOrder`` and
     /// H.264 (`[camera] pixel-format = "h264"`), which is never chosen by itself: its frames
     /// are not pictures one by one (docs/video.md#the-cameras-own-h264).
-    public static let capturable: [PixelFormat] = captureOrder + [.h264]
+    static let capturable: [PixelFormat] = captureOrder + [.h264]
 
     /// Frames are already JPEG images.
     public var isJPEG: Bool { self == .mjpeg || self == .jpeg }

@@ -13,17 +13,17 @@ public typealias StreamingError = SystemError
 
 extension SystemError.Code {
     /// `EBUSY` on a camera: another program is streaming from it (equal to `.busy`).
-    public static let cameraBusy = SystemError.Code(
+    static let cameraBusy = SystemError.Code(
         "busy",
         hint: "another program is using the camera: close it (fuser -v /dev/video* shows which), "
             + "or set [camera] capture-device to another camera")
     /// EACCES/EPERM on a camera (equal to `.permissionDenied`).
-    public static let cameraPermissionDenied = SystemError.Code(
+    static let cameraPermissionDenied = SystemError.Code(
         "permission denied",
         hint: "this user may not open the camera: join the video group (sudo usermod -aG video $USER, then log in again) "
             + "or install udev-rules/70-evcapture.rules")
     /// The node is not a streaming video capture device (e.g. a metadata node).
-    public static let notACaptureDevice = SystemError.Code(
+    static let notACaptureDevice = SystemError.Code(
         "not a capture device",
         hint: "a camera often has several /dev/video nodes and only one of them captures: "
             + "v4l2-ctl --list-devices shows them; set [camera] capture-device")

@@ -44,7 +44,7 @@ public struct V4L2Error: Error, Sendable, Hashable, CustomStringConvertible {
 
 extension SystemError.Code {
     /// The device is not a V4L2 device (ENOTTY on VIDIOC_QUERYCAP).
-    public static let notV4L2 = SystemError.Code("not a V4L2 device")
+    static let notV4L2 = SystemError.Code("not a V4L2 device")
     /// No control with this id (EINVAL on query), or `V4L2_CTRL_FLAG_DISABLED`.
     public static let noSuchControl = SystemError.Code("no such control")
     /// `V4L2_CTRL_FLAG_READ_ONLY`, or EACCES on set.
@@ -57,7 +57,7 @@ extension SystemError.Code {
     /// ERANGE: outside the control's range (after clamping this means the range moved).
     public static let outOfRange = SystemError.Code("out of range")
     /// EINVAL on set/get: the driver refused the value (a menu index it skips, say).
-    public static let invalidValue = SystemError.Code("invalid value")
+    static let invalidValue = SystemError.Code("invalid value")
     /// String and compound controls carry payloads, not integers.
     public static let unsupportedType = SystemError.Code("not an integer control")
 }

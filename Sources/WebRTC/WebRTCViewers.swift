@@ -169,11 +169,11 @@ public final class WebRTCViewers: WHEPService {
 
 /// What the answer needs from a viewer's offer: its H.264 (RFC 6184) with packetization
 /// mode 1, the one webrtcbin's payloader sends. Pure.
-public enum SDPOffer {
+enum SDPOffer {
     public struct H264: Sendable, Hashable {
-        public var payloadType: Int
+        var payloadType: Int
         /// Six hex digits, as offered (the profile the viewer says it decodes).
-        public var profileLevelID: String
+        var profileLevelID: String
         public init(payloadType: Int, profileLevelID: String) {
             self.payloadType = payloadType
             self.profileLevelID = profileLevelID

@@ -2,7 +2,7 @@ import CLibjpeg
 import EvcaptureTesting
 import Foundation
 import Testing
-import V4L2
+@testable import V4L2
 @testable import Actions
 import Capture
 import Evdev

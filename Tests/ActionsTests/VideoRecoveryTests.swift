@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Foundation
 @testable import Actions
-import Movie
+@testable import Movie
 import Testing
 import Capture
 import V4L2

@@ -5,7 +5,7 @@ import Foundation
 import Testing
 import Synchronization
 import Dispatch
-import Camera
+@testable import Camera
 import V4L2
 
 /// The small state file that remembers the current control.

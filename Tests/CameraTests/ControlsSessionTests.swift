@@ -1,6 +1,6 @@
 import EvcaptureTesting
 import Capture
-import Camera
+@testable import Camera
 import Evdev
 import Testing
 

@@ -3,7 +3,7 @@ import Capture
 import Evdev
 import Foundation
 import Testing
-import Camera
+@testable import Camera
 import V4L2
 
 private func changes(_ events: [ControlsEvent]) -> [ControlValueChange] {

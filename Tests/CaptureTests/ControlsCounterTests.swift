@@ -1,5 +1,5 @@
 import EvcaptureTesting
-import Capture
+@testable import Capture
 import Evdev
 import Testing
 

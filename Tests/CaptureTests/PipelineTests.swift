@@ -1,4 +1,4 @@
-import Capture
+@testable import Capture
 import EvcaptureTesting
 import Evdev
 import Testing

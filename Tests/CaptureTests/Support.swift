@@ -1,5 +1,5 @@
 import EvcaptureTesting
-import Capture
+@testable import Capture
 import Evdev
 
 /// A compact, readable line per event: `120ms ended primary KEY_VOLUMEDOWN #1 click`.

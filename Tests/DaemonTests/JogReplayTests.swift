@@ -1,5 +1,6 @@
 import EvcaptureTesting
 import Capture
+@testable import Roles
 import Evdev
 import Testing
 import EvcaptureDaemon

@@ -1,4 +1,4 @@
-import Capture
+@testable import Capture
 import Evdev
 import Foundation
 import Logging

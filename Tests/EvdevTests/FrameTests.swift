@@ -1,4 +1,4 @@
-import Evdev
+@testable import Evdev
 import Testing
 
 /// Which frames are keys released by the kernel (unplug, reset) rather than by a person.

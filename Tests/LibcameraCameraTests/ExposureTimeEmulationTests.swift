@@ -1,4 +1,4 @@
-import Camera
+@testable import Camera
 import Capture
 import Testing
 

@@ -1,4 +1,4 @@
-import LiveView
+@testable import LiveView
 import Testing
 
 @Suite struct RouteTests {

@@ -1,6 +1,6 @@
 import EvcaptureTesting
 import Foundation
-import LinuxIO
+@testable import LinuxIO
 import Logging
 import MQTT
 import Synchronization

@@ -1,9 +1,9 @@
 import CMosquitto
 import EvcaptureTesting
 import Foundation
-import LinuxIO
+@testable import LinuxIO
 import Logging
-import MQTT
+@testable import MQTT
 import Synchronization
 import Testing
 

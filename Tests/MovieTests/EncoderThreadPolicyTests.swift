@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import LinuxIO
+@testable import LinuxIO
 import Movie
 import Testing
 import V4L2

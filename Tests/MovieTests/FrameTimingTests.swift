@@ -1,4 +1,4 @@
-import Movie
+@testable import Movie
 import Testing
 
 @Suite struct FrameTimingTests {

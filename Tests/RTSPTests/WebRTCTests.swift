@@ -9,7 +9,7 @@ import LiveView
 import Logging
 import Movie
 import Testing
-import WebRTC
+@testable import WebRTC
 
 /// WebRTC viewers through the live view's WHEP endpoint on this machine
 /// (docs/live-view.md#webrtc): the same BarCamera as the RTSP tests, the shared H.264, the

@@ -1,7 +1,7 @@
 import EvcaptureTesting
 import Foundation
 import MQTT
-import Rig
+@testable import Rig
 import Testing
 
 /// Home Assistant discovery: the exact topics, and each payload read back as JSON.

@@ -2,7 +2,7 @@ import Actions
 import Capture
 import Evdev
 import MQTT
-import Rig
+@testable import Rig
 import Testing
 
 @Suite struct RigTopicsTests {

@@ -1,5 +1,5 @@
 import Evdev
-import Roles
+@testable import Roles
 import Testing
 
 /// The known-device table (docs/behaviour.md#known-devices): read by the classifier itself,

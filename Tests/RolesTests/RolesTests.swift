@@ -1,6 +1,6 @@
 import EvcaptureTesting
 import Testing
-import Evdev
+@testable import Evdev
 @testable import Roles
 
 private func fixture(_ name: String) throws -> DeviceDescription {

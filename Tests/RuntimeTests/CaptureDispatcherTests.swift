@@ -1,6 +1,6 @@
 import EvcaptureTesting
 import Capture
-import Runtime
+@testable import Runtime
 import Dispatch
 import Evdev
 import Synchronization

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Testing
-import V4L2
+@testable import V4L2
 
 @Suite struct ControlNameTests {
     @Test(arguments: [

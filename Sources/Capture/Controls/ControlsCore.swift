@@ -7,8 +7,8 @@ import Evdev
 /// above it, each detent counts `min(maxMultiplier, ⌊rate / startRate⌋)` steps. A slide more
 /// than `window` after the previous one always counts plainly.
 public struct SliderAcceleration: Sendable, Hashable {
-    public var startRate: Double
-    public var maxMultiplier: Int
+    var startRate: Double
+    var maxMultiplier: Int
     public var window: Duration
 
     public init(startRate: Double = 15, maxMultiplier: Int = 4, window: Duration = .milliseconds(250)) {
@@ -35,7 +35,7 @@ public struct ControlsConfiguration: Sendable, Hashable {
     /// Idle time after the last slide that ends the adjusting state.
     public var adjustingTimeout: Duration = .seconds(1)
     /// Two light presses at most this far apart are a double press.
-    public var doublePressInterval: Duration = .milliseconds(400)
+    var doublePressInterval: Duration = .milliseconds(400)
     /// Detents from one end of a continuous slider to the other.
     public var stepsPerRange: Int = 50
     /// How many controls the session holds at most.

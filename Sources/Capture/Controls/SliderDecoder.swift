@@ -39,35 +39,35 @@ public enum ControlsInput: Sendable, Hashable {
 /// moved (the session is stopped): ``observe(_:)`` updates them without giving inputs.
 public struct SliderDecoder: Sendable {
     /// The modulus of counter axes: they carry an 8-bit position.
-    public static let counterModulus = 256
+    static let counterModulus = 256
 
     /// Wheel units per detent of `REL_WHEEL_HI_RES` / `REL_HWHEEL_HI_RES`.
-    public static let hiResUnitsPerDetent = 120
+    static let hiResUnitsPerDetent = 120
 
     /// Steps a second per unit of a rate axis's position: a shuttle ring held at +7 moves
     /// 14 steps a second, at +1 two.
-    public static let rateStepsPerSecond = 2
+    static let rateStepsPerSecond = 2
 
     /// Relative codes that count, with their units per detent (1, or 120 for hi-res wheels).
-    public private(set) var relativeUnits: [UInt16: Int] = [:]
+    private(set) var relativeUnits: [UInt16: Int] = [:]
     /// Knob keys and the step each press gives.
-    public private(set) var keySteps: [UInt16: Int] = [:]
+    private(set) var keySteps: [UInt16: Int] = [:]
     /// Light-press keys.
-    public private(set) var lightPressKeys: Set<UInt16> = []
+    private(set) var lightPressKeys: Set<UInt16> = []
     /// Absolute rotary axes with their range.
-    public private(set) var rotaryAxes: [UInt16: AbsInfo] = [:]
+    private(set) var rotaryAxes: [UInt16: AbsInfo] = [:]
     /// Relative codes that carry a position counter instead of steps.
-    public private(set) var counterAxes: Set<UInt16> = []
+    private(set) var counterAxes: Set<UInt16> = []
     /// Relative codes that report a held position (a rate axis): low-res codes with 1 per
     /// position, hi-res ones with 120.
-    public private(set) var rateAxes: [UInt16: Int] = [:]
+    private(set) var rateAxes: [UInt16: Int] = [:]
 
     private var remainders: [UInt16: Int] = [:]
     private var lastAbsolute: [UInt16: Int32] = [:]
     /// The last position of each counter axis; missing until its first value.
     private var lastCounter: [UInt16: Int32] = [:]
     /// Where the rate axis is held (0: at rest), and when its next step is due (nil: none).
-    public private(set) var ratePosition = 0
+    private(set) var ratePosition = 0
     public private(set) var nextDeadline: Timestamp?
 
     public init(profile: DeviceProfile) {
@@ -127,7 +127,7 @@ public struct SliderDecoder: Sendable {
     /// Whether the device has axes whose position must be followed (``observe(_:)``).
     public var followsPositions: Bool { !rotaryAxes.isEmpty || !counterAxes.isEmpty || !rateAxes.isEmpty }
     /// Whether the device has a light press.
-    public var hasLightPress: Bool { !lightPressKeys.isEmpty }
+    var hasLightPress: Bool { !lightPressKeys.isEmpty }
 
     /// The inputs of one frame (events up to `SYN_REPORT`) read at `now` (by default its last
     /// event's time), in order; slider movements that follow each other within the frame are
