@@ -73,8 +73,6 @@ public final class ActionRunner: ActionTriggerSink {
     let pendingRemoteStops = Atomic<Int>(0)
     /// The capture stream and its ring, when there is a capture device.
     public let frames: FrameSource?
-    /// The `began` time of each press in flight, for its photo and video.
-    private let pressTimes = Mutex<[PressID: Timestamp]>([:])
     /// Presses whose video start was queued and whose stop was not: only they get a stop, so
     /// the video queue holds at most `queueLimit` starts, their stops and `stopAll`.
     private let videoPresses = Mutex<Set<PressID>>([])
@@ -196,10 +194,7 @@ public final class ActionRunner: ActionTriggerSink {
     public func handle(_ trigger: ActionTrigger) {
         let binding = trigger.action.flatMap { configuration.bindings[$0] } ?? .none
         var capturing = false
-        var trigger = trigger
-        switch trigger.kind {
-        case .began:
-            if let t = trigger.eventTime { pressTimes.withLock { $0[trigger.press] = t } }
+        if trigger.kind == .began {
             // A press during a countdown cancels it (docs/booth.md#countdown).
             if let booth, booth.cancelCountdowns(at: trigger.eventTime ?? monotonicNow()) {
                 countdownCancellers.withLock { _ = $0.insert(trigger.press) }
@@ -213,10 +208,6 @@ public final class ActionRunner: ActionTriggerSink {
             if let moment = trigger.eventTime, preparesPhotos(binding), preparations.begin(trigger.press) {
                 queuePhotoCommand(.prepare(press: trigger.press, moment: moment))
             }
-        case .ended, .cancelled:
-            trigger.pressTime = pressTimes.withLock { $0.removeValue(forKey: trigger.press) }
-        default:
-            trigger.pressTime = pressTimes.withLock { $0[trigger.press] }
         }
         if let photoOn = binding.photoOn, trigger.kind == photoOn {
             capturing = true

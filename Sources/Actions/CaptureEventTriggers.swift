@@ -14,7 +14,7 @@ extension ActionTrigger {
             ActionTrigger(
                 kind: kind, action: event.action, button: event.button.name, deviceName: event.device.name,
                 deviceNode: event.device.node, press: event.press, time: time, reason: event.reason?.rawValue,
-                shouldPlaySound: event.shouldPlaySound, eventTime: event.time)
+                shouldPlaySound: event.shouldPlaySound, eventTime: event.time, pressTime: event.began)
         }
         var out: [ActionTrigger] = []
         switch event.gesture {

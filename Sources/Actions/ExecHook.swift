@@ -45,7 +45,8 @@ public struct ActionTrigger: Sendable, Hashable {
     public var shouldPlaySound: Bool
     /// The capture event's kernel time (CLOCK_MONOTONIC).
     var eventTime: Timestamp?
-    /// The press's `began` kernel time (CLOCK_MONOTONIC), once known.
+    /// The press's `began` kernel time (CLOCK_MONOTONIC): the capture event's ``CaptureEvent/began``
+    /// for a local press; for a booth's shot, its moment; nil for a trigger message.
     public var pressTime: Timestamp?
     /// For `photo` and `video`: the (first) frame's kernel time (CLOCK_MONOTONIC).
     public var frameTime: Timestamp?
@@ -60,9 +61,10 @@ public struct ActionTrigger: Sendable, Hashable {
     public init(
         kind: Kind, action: CaptureAction?, button: String, deviceName: String, deviceNode: String, press: PressID,
         time: Double, reason: String? = nil, file: String? = nil, shouldPlaySound: Bool = false, eventTime: Timestamp? = nil,
-        triggerID: String? = nil, pressWallTime: Double? = nil
+        pressTime: Timestamp? = nil, triggerID: String? = nil, pressWallTime: Double? = nil
     ) {
         self.eventTime = eventTime
+        self.pressTime = pressTime
         self.kind = kind
         self.action = action
         self.button = button

@@ -349,7 +349,7 @@ public struct CaptureCore: Sendable {
         out.append(
             CaptureEvent(
                 phase: .ended, action: p.action, button: .key(code), device: devices[Int(slot)].device!,
-                press: p.id, time: clock, shouldPlaySound: p.sound, gesture: gesture))
+                press: p.id, time: clock, began: p.began, shouldPlaySound: p.sound, gesture: gesture))
     }
 
     /// A slider or light-press key moved while running: the controls decode the frame.
@@ -377,7 +377,7 @@ public struct CaptureCore: Sendable {
             out.append(
                 CaptureEvent(
                     phase: .held, action: p.action, button: .key(p.code), device: devices[Int(p.slot)].device!,
-                    press: p.id, time: p.deadline, shouldPlaySound: p.sound, gesture: .longPress))
+                    press: p.id, time: p.deadline, began: p.began, shouldPlaySound: p.sound, gesture: .longPress))
         }
     }
 
@@ -391,8 +391,8 @@ public struct CaptureCore: Sendable {
                 out.append(
                     CaptureEvent(
                         phase: .cancelled, action: p.action, button: .key(p.code),
-                        device: devices[Int(p.slot)].device!, press: p.id, time: clock, shouldPlaySound: p.sound,
-                        reason: reason))
+                        device: devices[Int(p.slot)].device!, press: p.id, time: clock, began: p.began,
+                        shouldPlaySound: p.sound, reason: reason))
             } else {
                 i += 1
             }

@@ -124,6 +124,9 @@ public struct CaptureEvent: Sendable, Hashable, CustomStringConvertible {
     /// The kernel timestamp of the frame that caused the event; for `held` the instant the
     /// hold threshold passed; for cancellations the time the caller gave.
     public var time: Timestamp
+    /// The kernel timestamp of the press's `began` (for `began`, ``time``): every event of a
+    /// press carries it, so nothing downstream keeps a press's start of its own.
+    public var began: Timestamp
     /// True only for presses from a Bluetooth (AVRCP) headset.
     public var shouldPlaySound: Bool
     /// Set exactly when `phase == .cancelled`.
@@ -133,7 +136,8 @@ public struct CaptureEvent: Sendable, Hashable, CustomStringConvertible {
 
     public init(
         phase: CapturePhase, action: CaptureAction, button: EventCode, device: CaptureDevice, press: PressID,
-        time: Timestamp, shouldPlaySound: Bool = false, reason: CancelReason? = nil, gesture: Gesture? = nil
+        time: Timestamp, began: Timestamp? = nil, shouldPlaySound: Bool = false, reason: CancelReason? = nil,
+        gesture: Gesture? = nil
     ) {
         self.phase = phase
         self.action = action
@@ -141,6 +145,7 @@ public struct CaptureEvent: Sendable, Hashable, CustomStringConvertible {
         self.device = device
         self.press = press
         self.time = time
+        self.began = began ?? time
         self.shouldPlaySound = shouldPlaySound
         self.reason = reason
         self.gesture = gesture

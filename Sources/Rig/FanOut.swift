@@ -11,8 +11,6 @@ public struct FanOutPolicy: Sendable {
     public let station: String
     /// False (`fan-out = "none"`): no messages and no trigger ids, only press times.
     public let sendsTriggers: Bool
-    /// When each press in flight went down (wall clock), by press id.
-    private var pressedAt: [PressID: Double] = [:]
     /// The trigger id of each press recording video on the rig.
     private var recording: [PressID: String] = [:]
 
@@ -38,15 +36,12 @@ public struct FanOutPolicy: Sendable {
     }
 
     /// `wallTime`: the event's own time on the wall clock (its kernel timestamp moved by the
-    /// current difference between the clocks).
+    /// current difference between the clocks); the press went down the event's
+    /// `time − began` before it.
     public mutating func handle(_ event: CaptureEvent, wallTime: Double) -> Decision {
         let press = event.press
-        if event.phase == .began {
-            pressedAt[press] = wallTime
-            return Decision(trigger: nil, pressTime: wallTime, messages: [])
-        }
-        let pressTime = pressedAt[press] ?? wallTime
-        if event.phase == .ended || event.phase == .cancelled { pressedAt[press] = nil }
+        let pressTime = wallTime - Double(event.time.microseconds - event.began.microseconds) / 1_000_000
+        if event.phase == .began { return Decision(trigger: nil, pressTime: pressTime, messages: []) }
         var decision = Decision(trigger: nil, pressTime: pressTime, messages: [])
         guard sendsTriggers, event.action == .primary else { return decision }
         switch (event.phase, event.gesture) {

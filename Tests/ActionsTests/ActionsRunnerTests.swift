@@ -76,9 +76,11 @@ import LinuxIO
     @Test func gesturesComeBeforeTheirPhaseAndHeldOnlyGivesTheLongPress() {
         let click = CaptureEvent(
             phase: .ended, action: .primary, button: .playPause, device: device, press: PressID(rawValue: 4),
-            time: Timestamp(microseconds: 5), shouldPlaySound: true, gesture: .click)
+            time: Timestamp(microseconds: 5), began: Timestamp(microseconds: 2), shouldPlaySound: true, gesture: .click)
         let t = ActionTrigger.triggers(for: click, time: 100)
         #expect(t.map(\.kind) == [.click, .ended])
+        // The press's start is the event's own: each trigger carries it.
+        #expect(t.map(\.pressTime) == [Timestamp(microseconds: 2), Timestamp(microseconds: 2)])
         #expect(t[0].button == "KEY_PLAYPAUSE" && t[0].deviceName == "Sony (AVRCP)" && t[0].press == 4)
         #expect(t[0].shouldPlaySound && t[0].time == 100)
 

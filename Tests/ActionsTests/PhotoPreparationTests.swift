@@ -49,6 +49,19 @@ final class FakeRing: NearestFrameSource {
 /// The photo prepared at `began` (docs/behaviour.md#the-moment-of-the-press): committed by the
 /// click, removed by anything else, and the same photo as one taken at the click.
 @Suite struct PhotoPreparationTests {
+    /// The `began` time of each press sent, as every capture event of a press carries it.
+    final class PressStarts: Sendable {
+        private let times = Mutex<[PressID: Int64]>([:])
+        /// `time` for a `began` (remembered), else the press's `began`, or `time` for a press
+        /// whose `began` was not sent.
+        func began(_ press: PressID, _ kind: ActionTrigger.Kind, at time: Int64) -> Int64 {
+            times.withLock { t in
+                if kind == .began { t[press] = time }
+                return t[press] ?? time
+            }
+        }
+    }
+
     static let began: Int64 = 5_000_000
     /// Frames 200 ms apart (5 fps): the press is nearest the frame at 5.05 s (sequence 2).
     static let times: [Int64] = [4_650_000, 4_850_000, 5_050_000, 5_250_000, 5_450_000]
@@ -75,10 +88,14 @@ final class FakeRing: NearestFrameSource {
                 logger: testLogger, onOutcome: log.add, photoFrames: ring)
         }
 
+        /// When each press went down: the daemon's events carry it (`CaptureEvent.began`).
+        let starts = PressStarts()
+
         func send(_ kind: ActionTrigger.Kind, press: PressID, at time: Int64) {
             var t = trigger(kind, press: press)
             t.shouldPlaySound = false
             t.eventTime = Timestamp(microseconds: time)
+            t.pressTime = Timestamp(microseconds: starts.began(press, kind, at: time))
             runner.handle(t)
         }
 

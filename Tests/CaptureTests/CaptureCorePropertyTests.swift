@@ -163,16 +163,19 @@ import Testing
                     let expected: CaptureAction = role == .secondary && hasSecondary ? .secondary : .primary
                     if e.action != expected { fail("routing: \(e)") }
                     if e.gesture != nil { fail("gesture on began: \(e)") }
+                    if e.began != e.time { fail("began's began is not its time: \(e)") }
                     open[e.press] = Open(dev: dev.name, key: e.button, action: e.action, began: e.time)
                 case .held:
                     guard var p = open[e.press], !p.held else { fail("held without an open press: \(e)"); continue }
                     if e.time != p.began + hold || e.time > now { fail("held time: \(e)") }
+                    if e.began != p.began { fail("held without its press's began: \(e)") }
                     if e.gesture != .longPress { fail("held without long-press: \(e)") }
                     p.held = true
                     open[e.press] = p
                 case .ended, .cancelled:
                     guard let p = open.removeValue(forKey: e.press) else { fail("ended what did not begin: \(e)"); continue }
                     if p.dev != dev.name || p.key != e.button || p.action != e.action { fail("press mismatch: \(e)") }
+                    if e.began != p.began { fail("\(e.phase) without its press's began: \(e)") }
                     if e.phase == .ended {
                         if let i = mustEnd.firstIndex(where: { $0.0 == dev.name && $0.1 == e.button }) {
                             mustEnd.remove(at: i)

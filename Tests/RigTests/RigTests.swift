@@ -134,19 +134,22 @@ import Testing
 @Suite struct FanOutPolicyTests {
     static let device = CaptureDevice(name: "gpio-keys", node: "/dev/input/event3", bus: .host)
 
-    func event(_ phase: CapturePhase, press: UInt64, gesture: Gesture? = nil, action: CaptureAction = .primary, reason: CancelReason? = nil)
-        -> CaptureEvent
-    {
+    /// An event of press `press`, `after` seconds from its `began` (kernel time 0).
+    func event(
+        _ phase: CapturePhase, press: UInt64, after: Double = 0, gesture: Gesture? = nil, action: CaptureAction = .primary,
+        reason: CancelReason? = nil
+    ) -> CaptureEvent {
         CaptureEvent(
             phase: phase, action: action, button: .volumeDown, device: Self.device, press: PressID(rawValue: press),
-            time: Timestamp(microseconds: 0), reason: reason, gesture: gesture)
+            time: Timestamp(microseconds: Int64((after * 1_000_000).rounded())), began: Timestamp(microseconds: 0), reason: reason,
+            gesture: gesture)
     }
 
     @Test func aClickIsOnePhotoTriggerWithThePressTime() {
         var policy = FanOutPolicy(station: "cam-1", sendsTriggers: true)
         let began = policy.handle(event(.began, press: 4), wallTime: 1764000000.25)
         #expect(began == .init(trigger: nil, pressTime: 1764000000.25, messages: []))
-        let ended = policy.handle(event(.ended, press: 4, gesture: .click), wallTime: 1764000000.40)
+        let ended = policy.handle(event(.ended, press: 4, after: 0.15, gesture: .click), wallTime: 1764000000.40)
         let id = "cam-1-1764000000250-4"
         #expect(ended.trigger == id)
         #expect(ended.pressTime == 1764000000.25)
@@ -156,11 +159,11 @@ import Testing
     @Test func aLongPressStartsAndStopsVideoWithOneID() {
         var policy = FanOutPolicy(station: "cam-1", sendsTriggers: true)
         _ = policy.handle(event(.began, press: 5), wallTime: 1764000010.0)
-        let held = policy.handle(event(.held, press: 5, gesture: .longPress), wallTime: 1764000010.5)
+        let held = policy.handle(event(.held, press: 5, after: 0.5, gesture: .longPress), wallTime: 1764000010.5)
         let id = "cam-1-1764000010000-5"
         #expect(held.messages == [TriggerMessage(command: .videoStart, trigger: id, time: 1764000010.0, from: "cam-1")])
         #expect(held.trigger == id)
-        let ended = policy.handle(event(.ended, press: 5), wallTime: 1764000013.0)
+        let ended = policy.handle(event(.ended, press: 5, after: 3), wallTime: 1764000013.0)
         #expect(ended.messages == [TriggerMessage(command: .videoStop, trigger: id, time: 1764000010.0, from: "cam-1")])
         #expect(ended.trigger == id)
     }
@@ -168,26 +171,40 @@ import Testing
     @Test func aCancelledLongPressStopsTheRigsVideoToo() {
         var policy = FanOutPolicy(station: "s", sendsTriggers: true)
         _ = policy.handle(event(.began, press: 1), wallTime: 1764000000)
-        _ = policy.handle(event(.held, press: 1, gesture: .longPress), wallTime: 1764000000.5)
-        let cancelled = policy.handle(event(.cancelled, press: 1, reason: .deviceRemoved), wallTime: 1764000001)
+        _ = policy.handle(event(.held, press: 1, after: 0.5, gesture: .longPress), wallTime: 1764000000.5)
+        let cancelled = policy.handle(event(.cancelled, press: 1, after: 1, reason: .deviceRemoved), wallTime: 1764000001)
         #expect(cancelled.messages.map(\.command) == [.videoStop])
         // Nothing left over: the same press id again is a new press.
         _ = policy.handle(event(.began, press: 1), wallTime: 1764000100)
-        #expect(policy.handle(event(.ended, press: 1), wallTime: 1764000100.1).messages.isEmpty)
+        #expect(policy.handle(event(.ended, press: 1, after: 0.1), wallTime: 1764000100.1).messages.isEmpty)
     }
 
     @Test func secondaryPressesAndCancelledClicksSendNothing() {
         var policy = FanOutPolicy(station: "s", sendsTriggers: true)
         _ = policy.handle(event(.began, press: 2, action: .secondary), wallTime: 1764000000)
-        #expect(policy.handle(event(.ended, press: 2, gesture: .click, action: .secondary), wallTime: 1764000000.1).messages.isEmpty)
+        #expect(
+            policy.handle(event(.ended, press: 2, after: 0.1, gesture: .click, action: .secondary), wallTime: 1764000000.1).messages.isEmpty
+        )
         _ = policy.handle(event(.began, press: 3), wallTime: 1764000000)
-        #expect(policy.handle(event(.cancelled, press: 3, reason: .eventsLost), wallTime: 1764000000.1).messages.isEmpty)
+        #expect(policy.handle(event(.cancelled, press: 3, after: 0.1, reason: .eventsLost), wallTime: 1764000000.1).messages.isEmpty)
     }
 
     @Test func fanOutNoneGivesPressTimesOnly() {
         var policy = FanOutPolicy(station: "s", sendsTriggers: false)
         _ = policy.handle(event(.began, press: 9), wallTime: 1764000000.5)
-        let ended = policy.handle(event(.ended, press: 9, gesture: .click), wallTime: 1764000000.7)
+        let ended = policy.handle(event(.ended, press: 9, after: 0.2, gesture: .click), wallTime: 1764000000.7)
         #expect(ended == .init(trigger: nil, pressTime: 1764000000.5, messages: []))
+    }
+
+    /// The press time comes with the event (its `began`), so a policy that never saw the
+    /// press go down (the rig link started while the button was held) still gives the
+    /// moment it went down, not the release's; 0.1 s held is 0.1 s before.
+    @Test func aPressWhoseBeganWasNotSeenKeepsItsOwnPressTime() {
+        var policy = FanOutPolicy(station: "cam-1", sendsTriggers: true)
+        let ended = policy.handle(event(.ended, press: 7, after: 0.1, gesture: .click), wallTime: 1764000000.35)
+        #expect(ended.pressTime.map { abs($0 - 1764000000.25) < 1e-6 } == true, "\(ended)")
+        #expect(ended.trigger == "cam-1-1764000000250-7")
+        let held = policy.handle(event(.held, press: 8, after: 0.5, gesture: .longPress), wallTime: 1764000002.5)
+        #expect(held.messages.map(\.time) == [1764000002.0])
     }
 }
