@@ -155,6 +155,14 @@ struct evc_lc_camera {
     evc_lc_frame_callback callback = nullptr;
     void *context = nullptr;
     std::atomic<bool> running{ false };
+    /// Held while a request is checked against `running` and queued, and while `running` is
+    /// cleared before a stop (never across the stop itself). Camera::queueRequest posts a
+    /// message to libcamera's thread and Camera::stop another; they run in the order posted.
+    /// Without the lock a completion could pass the check, the stop's message go first, and
+    /// the late request reach the pipeline inside its stop (libcamera 0.0.3's vimc IPA then
+    /// aborts the process on "state_ == ProxyRunning"). With it, a request that passed the
+    /// check is posted before the stop's message, and every later one sees `running` false.
+    std::mutex queueLock;
     bool started = false;
     /// Controls for the next request queued; guarded by `lock`.
     std::mutex lock;
@@ -237,7 +245,15 @@ struct evc_lc_camera {
                 pending->clear();
             }
         }
+        std::lock_guard<std::mutex> queueing(queueLock);
+        if (!running.load()) return 0;
         return camera->queueRequest(request);
+    }
+
+    /// Clears `running` (see `queueLock`): completions neither deliver nor requeue after it.
+    void stopQueueing() {
+        std::lock_guard<std::mutex> queueing(queueLock);
+        running.store(false);
     }
 
     void unmap() {

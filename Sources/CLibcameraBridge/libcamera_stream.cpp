@@ -220,7 +220,7 @@ int evc_lc_camera_start(evc_lc_camera *camera, evc_lc_frame_callback callback, v
             request->reuse(Request::ReuseBuffers);
             rc = camera->camera->queueRequest(request.get());
             if (rc < 0) {
-                camera->running.store(false);
+                camera->stopQueueing();
                 camera->camera->stop();
                 camera->started = false;
                 return fail(error, rc, std::string("queueing a request: ") + std::strerror(-rc));
@@ -237,7 +237,7 @@ static int stopCamera(evc_lc_camera *camera, evc_lc_error *error) {
     return guarded(error, "stopping the camera", [&] {
         // Completion handlers see running == false and neither deliver nor requeue; stop()
         // returns after every queued request completed (cancelled).
-        camera->running.store(false);
+        camera->stopQueueing();
         camera->ready.notify_all();
         int rc = camera->camera->stop();
         camera->started = false;
