@@ -91,22 +91,33 @@ final class FakeH264Stream: FrameStream {
         #expect(!AnnexB.containsIDR([]))
     }
 
-    /// Through the ring, as a recording reads it: the first frame is the IDR at or before
-    /// the moment, and every frame from it follows in order.
-    @Test func aReaderOfTheRingStartsAtTheKeyframeAndFollowsInOrder() throws {
+    /// A started ring fed by a fake H.264 camera (an IDR frame every 8, `drops` left out) with
+    /// its first frame in, and when that camera opened (its frames' times count from it).
+    static func startedRing(drops: Set<Int> = [], pictures: PictureDecoder? = nil) throws -> (FrameSource, openedAt: Int64) {
         let opened = Mutex<Int64?>(nil)
         let source = FrameSource(
             settings: StreamSettings(devicePath: "fake-h264", pixelFormats: [.h264]),
             opener: FrameStreamOpener { _ throws(StreamingError) in
-                let fake = FakeH264Stream(gop: 8)
+                let fake = FakeH264Stream(gop: 8, drops: drops)
                 opened.withLock { [at = fake.opened] in $0 = at }
                 return fake
-            }, logger: testLogger)
+            }, pictures: pictures, logger: testLogger)
         source.start()
+        do {
+            _ = try source.frame(nearest: Timestamp(microseconds: 0), timeout: .seconds(5))
+            return (source, try #require(opened.withLock { $0 }))
+        } catch {
+            source.stopAndWait()
+            throw error
+        }
+    }
+
+    /// Through the ring, as a recording reads it: the first frame is the IDR at or before
+    /// the moment, and every frame from it follows in order.
+    @Test func aReaderOfTheRingStartsAtTheKeyframeAndFollowsInOrder() throws {
+        let (source, openedAt) = try Self.startedRing()
         defer { source.stopAndWait() }
         // Frames flow; then read from the moment of frame 21 (nearest: 21; keyframe: 16).
-        _ = try source.frame(nearest: Timestamp(microseconds: 0), timeout: .seconds(5))
-        let openedAt = try #require(opened.withLock { $0 })
         let moment = Timestamp(microseconds: FakeH264Stream.time(21, openedAt: openedAt) + 2_000)
         var got: [(UInt8, Bool, Int64)] = []
         let counts = try source.frames(from: moment, timeout: .seconds(5)) { ring in
@@ -122,25 +133,15 @@ final class FakeH264Stream: FrameStream {
     /// A photo's frame from the camera's H.264: the picture the decoder makes from the run
     /// that starts at the keyframe at or before the nearest frame and ends with it.
     @Test func aPhotoIsDecodedFromTheKeyframeBeforeTheNearestFrame() throws {
-        let opened = Mutex<Int64?>(nil)
-        let source = FrameSource(
-            settings: StreamSettings(devicePath: "fake-h264", pixelFormats: [.h264]),
-            opener: FrameStreamOpener { _ throws(StreamingError) in
-                let fake = FakeH264Stream(gop: 8)
-                opened.withLock { [at = fake.opened] in $0 = at }
-                return fake
-            },
-            // Stands in for libavcodec: the picture's bytes are the numbers of the frames it was given.
+        // Stands in for libavcodec: the picture's bytes are the numbers of the frames it was given.
+        let (source, openedAt) = try Self.startedRing(
             pictures: PictureDecoder { run throws(StreamingError) in
                 var last = run.last!
                 last.bytes = run.map { $0.bytes.last! }
                 last.format.pixelFormat = .yuv420
                 return last
-            }, logger: testLogger)
-        source.start()
+            })
         defer { source.stopAndWait() }
-        _ = try source.frame(nearest: Timestamp(microseconds: 0), timeout: .seconds(5))
-        let openedAt = try #require(opened.withLock { $0 })
         let photo = try source.frame(
             nearest: Timestamp(microseconds: FakeH264Stream.time(21, openedAt: openedAt) + 3_000), timeout: .seconds(5))
         #expect(photo.frame.bytes == Array(16...21).map(UInt8.init), "\(photo.frame.bytes)")
@@ -161,18 +162,9 @@ final class FakeH264Stream: FrameStream {
     /// keyframe, and counts the dropped frames and those it left out as skipped; a photo whose
     /// run crosses the gap is an error, never a wrong picture.
     @Test func framesTheCameraDroppedAreSkippedToTheNextKeyframe() throws {
-        let opened = Mutex<Int64?>(nil)
-        let source = FrameSource(
-            settings: StreamSettings(devicePath: "fake-h264", pixelFormats: [.h264]),
-            opener: FrameStreamOpener { _ throws(StreamingError) in
-                let fake = FakeH264Stream(gop: 8, drops: [19, 20])
-                opened.withLock { [at = fake.opened] in $0 = at }
-                return fake
-            }, pictures: PictureDecoder { run throws(StreamingError) in run.last! }, logger: testLogger)
-        source.start()
+        let (source, openedAt) = try Self.startedRing(
+            drops: [19, 20], pictures: PictureDecoder { run throws(StreamingError) in run.last! })
         defer { source.stopAndWait() }
-        _ = try source.frame(nearest: Timestamp(microseconds: 0), timeout: .seconds(5))
-        let openedAt = try #require(opened.withLock { $0 })
         var got: [UInt8] = []
         let counts = try source.frames(from: Timestamp(microseconds: FakeH264Stream.time(17, openedAt: openedAt)), timeout: .seconds(5)) {
             got.append($0.frame.bytes.last!)
