@@ -191,7 +191,7 @@ public final class Daemon: Service, Sendable {
         if let http = config.daemon.http {
             if http.webRTC {
                 var settings = WebRTCSettings()
-                settings.localAddress = http.listen.host == "0.0.0.0" || http.listen.host == "::" ? nil : http.listen.host
+                settings.localAddress = http.listen.isEveryAddress ? nil : http.listen.host
                 settings.stunServer = http.stunServer
                 settings.turnServer = http.turnServer
                 settings.maxViewers = http.maxClients

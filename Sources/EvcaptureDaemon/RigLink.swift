@@ -127,10 +127,7 @@ extension StationLinks {
     /// address, or this machine's host name when the server listens on every address
     /// (`0.0.0.0`, `::`); `https` with TLS.
     init(_ http: LiveViewSettings, rtsp: RTSPSettings? = nil, hostName: String = StationLinks.hostName()) {
-        let host =
-            http.listen.host == "0.0.0.0" || http.listen.host == "::"
-            ? hostName : http.listen.host.contains(where: { $0 == ":" }) ? "[\(http.listen.host)]" : http.listen.host
-        let base = "\(http.tls == nil ? "http" : "https")://\(host):\(http.listen.port)"
+        let base = "\(http.tls == nil ? "http" : "https")://\(http.listen.urlHost(hostName: hostName)):\(http.listen.port)"
         self.init(page: base + "/", mjpeg: base + "/stream.mjpg", rtsp: rtsp?.url(hostName: hostName))
     }
 

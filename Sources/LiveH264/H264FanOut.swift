@@ -202,5 +202,14 @@ public final class H264Consumer: Sendable {
     /// Leaves; the last consumer to leave stops the producer. Twice is once.
     public func leave() { fanOut.leave(id) }
 
+    /// This consumer's place taken by a new one, which starts at a keyframe: the new one
+    /// joins before this one leaves, so a last consumer starting again never stops the
+    /// encoder in between.
+    public func rejoin() -> H264Consumer {
+        let next = fanOut.join()
+        leave()
+        return next
+    }
+
     deinit { fanOut.leave(id) }
 }

@@ -47,6 +47,15 @@ public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
         self.port = port
     }
 
+    /// `0.0.0.0` or `::`: the server listens on every address of the machine.
+    public var isEveryAddress: Bool { host == "0.0.0.0" || host == "::" }
+
+    /// The host as a client on another machine writes it in a URL: `hostName` for every
+    /// address, an IPv6 literal in brackets.
+    public func urlHost(hostName: String) -> String {
+        isEveryAddress ? hostName : host.contains(":") ? "[\(host)]" : host
+    }
+
     /// Parses `127.0.0.1:8080`, `[::1]:8080`, `0.0.0.0:8443`, `localhost:8080`; the reason
     /// when it cannot.
     public static func parse(_ text: String) -> Result<ListenAddress, ListenAddressError> {

@@ -145,10 +145,7 @@ public final class WebRTCViewers: WHEPService {
                     continue
                 }
                 if evc_webrtc_take_keyframe_request(session) != 0 || consumer == nil {
-                    // The new consumer first: the old one leaving must not stop the encoder.
-                    let next = stream.join()
-                    consumer?.leave()
-                    consumer = next
+                    consumer = consumer?.rejoin() ?? stream.join()
                 }
                 guard let frame = consumer?.next(timeout: .milliseconds(500)) else { continue }
                 let pushed = frame.bytes.withUnsafeBufferPointer { evc_webrtc_push(session, $0.baseAddress, $0.count) }
