@@ -10,8 +10,8 @@ extension FrameSource {
     public func frameTime(nearest time: Timestamp) -> Timestamp? {
         state.withLock { s -> Timestamp? in
             guard s.running, s.filled >= 2 else { return nil }
-            let newest = s.slots[(s.head - 1 + s.slots.count) % s.slots.count]
-            let oldest = s.slots[(s.head - s.filled + s.slots.count) % s.slots.count]
+            let newest = s.newest
+            let oldest = s.slot(fromOldest: 0)
             // The sequence counts the frames the camera dropped; one that went backwards or
             // stood still (a driver that does not count) leaves the frames themselves.
             let steps = newest.sequence > oldest.sequence ? Int64(newest.sequence - oldest.sequence) : Int64(s.filled - 1)

@@ -40,6 +40,10 @@ public final class FrameSource: Sendable {
         /// Where the next frame goes; `filled` slots before it hold frames, oldest first.
         var head = 0
         var filled = 0
+        /// The slot `k` frames after the oldest held (`filled - 1`: the newest).
+        func slot(fromOldest k: Int) -> Slot { slots[(head - filled + k + slots.count) % slots.count] }
+        /// The newest frame's slot.
+        var newest: Slot { slots[(head - 1 + slots.count) % slots.count] }
         /// Frames taken since the stream started (the ring's own counter, for readers).
         var total: UInt64 = 0
         /// The running stream's format (nil once it ended).
@@ -204,10 +208,10 @@ public final class FrameSource: Sendable {
             // A cold stream has nothing from the press: the first frame it delivers.
             let seen = state.withLock { $0.total }
             try waitFor(deadline: deadline, timeout: timeout) { s in s.total >= seen + 1 }
-            target = state.withLock { s in s.slots[(s.head - 1 + s.slots.count) % s.slots.count].time }
+            target = state.withLock { s in s.newest.time }
         }
         try waitFor(deadline: deadline, timeout: timeout) { s in
-            s.filled > 0 && s.slots[(s.head - 1 + s.slots.count) % s.slots.count].time >= target
+            s.filled > 0 && s.newest.time >= target
         }
         while true {
             let (nearest, run, total) = state.withLock { s -> (TakenFrame, [TakenFrame]?, UInt64) in
@@ -254,9 +258,9 @@ public final class FrameSource: Sendable {
         resume()
         let deadline = ContinuousClock.now + timeout
         try waitFor(deadline: deadline, timeout: timeout) { s in
-            s.filled > 0 && s.slots[(s.head - 1 + s.slots.count) % s.slots.count].time > time
+            s.filled > 0 && s.newest.time > time
         }
-        let newest = state.withLock { s in s.slots[(s.head - 1 + s.slots.count) % s.slots.count].time }
+        let newest = state.withLock { s in s.newest.time }
         // The nearest frame to the newest's own time is that frame (or, should the camera have
         // taken another meanwhile, that one's neighbour); it also decodes H.264.
         return try frame(nearest: newest, timeout: max(deadline - ContinuousClock.now, .milliseconds(1)))
@@ -285,11 +289,11 @@ public final class FrameSource: Sendable {
                 // after it is there, unless the stream is cold (its first frames come late).
                 try waitFor(deadline: deadline, timeout: timeout) { s in s.filled > 0 }
                 try? waitFor(deadline: min(deadline, ContinuousClock.now + .seconds(1)), timeout: timeout) { s in
-                    s.slots[(s.head - 1 + s.slots.count) % s.slots.count].time >= time
+                    s.newest.time >= time
                 }
                 while next == nil {
                     let (start, total) = state.withLock { s -> (UInt64?, UInt64) in
-                        let slots = (0..<s.filled).map { s.slots[(s.head - s.filled + $0 + s.slots.count) % s.slots.count] }
+                        let slots = (0..<s.filled).map { s.slot(fromOldest: $0) }
                         let k = Self.startFrame(times: slots.map(\.time), keyframes: slots.map(\.keyframe), at: time)
                         return (k.map { s.total - UInt64(s.filled - $0) }, s.total)
                     }

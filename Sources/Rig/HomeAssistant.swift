@@ -63,9 +63,8 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
     /// long press's `ended`). A trigger fires when it equals its `payload`.
     static let gestureTemplate = "{{ value_json.action ~ ':' ~ value_json.gesture if 'gesture' in value_json else '' }}"
 
-    /// Every discovery config, in a fixed order: status, triggers, buttons, camera; then the
-    /// camera's attributes (the live view's addresses), when there is a live view. Retained, QoS 1.
-    public var messages: [MQTTMessage] {
+    /// Every discovery config, in a fixed order: status, triggers, buttons, camera.
+    var configs: [MQTTMessage] {
         var out = [config("binary_sensor", "status", status)]
         for action in CaptureAction.allCases {
             for gesture in Gesture.allCases {
@@ -76,10 +75,14 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
             out.append(config("button", command.rawValue, button(command)))
         }
         out.append(config("camera", "photo", camera))
-        if let links {
-            out.append(MQTTMessage(topic: topics.links, payload: Array(links.attributes.encoded.utf8), qos: .atLeastOnce, retain: true))
-        }
         return out
+    }
+
+    /// The discovery configs, then the camera's attributes (the live view's addresses), when
+    /// there is a live view. Retained, QoS 1.
+    public var messages: [MQTTMessage] {
+        guard let links else { return configs }
+        return configs + [MQTTMessage(topic: topics.links, payload: Array(links.attributes.encoded.utf8), qos: .atLeastOnce, retain: true)]
     }
 
     /// What a clean stop publishes: every discovery config emptied (retained, QoS 1), which
@@ -87,9 +90,7 @@ public struct HomeAssistantDiscovery: Sendable, Hashable {
     /// buttons and the camera alike (docs/mqtt.md#home-assistant). The latest photo and the
     /// addresses stay retained: the camera shows them again when the station is back.
     public var removals: [MQTTMessage] {
-        messages.filter { $0.topic != topics.links }.map {
-            MQTTMessage(topic: $0.topic, payload: [], qos: .atLeastOnce, retain: true)
-        }
+        configs.map { MQTTMessage(topic: $0.topic, payload: [], qos: .atLeastOnce, retain: true) }
     }
 
     func config(_ component: String, _ object: String, _ payload: JSONValue) -> MQTTMessage {
