@@ -132,10 +132,7 @@ public final class RTSPServer: Sendable {
             }
             while evc_rtsp_media_closed(media) == 0, !state.withLock({ $0.stopping }) {
                 // The pipeline started, or the client sent PLAY: from a keyframe again.
-                if evc_rtsp_media_take_restart(media) != 0 {
-                    consumer.leave()
-                    consumer = stream.join()
-                }
+                if evc_rtsp_media_take_restart(media) != 0 { consumer = consumer.rejoin() }
                 guard let frame = consumer.next(timeout: .milliseconds(500)) else { continue }
                 let pushed = frame.bytes.withUnsafeBufferPointer { evc_rtsp_push(media, $0.baseAddress, $0.count) }
                 if pushed < 0 { break }
