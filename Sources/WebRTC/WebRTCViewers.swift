@@ -110,7 +110,9 @@ public final class WebRTCViewers: WHEPService {
         let sdp = answer.map { String(cString: $0) } ?? ""
         free(answer)
         let id = Self.newID()
-        state.withLock { $0.sessions[id] = false }
+        // Answered while stop() ran: born ended, so its feeder frees it at once instead of
+        // keeping the encoder running after the shutdown.
+        state.withLock { $0.sessions[id] = $0.stopping }
         feed(Handle(pointer: session), id: id)
         logger.info("live view: WebRTC viewer \(id) answered", metadata: ["webrtc.session": "\(id)"])
         return .success(WHEPAnswer(session: id, sdp: sdp))
