@@ -179,7 +179,7 @@ let package = Package(
             path: "Examples/CaptureApp"),
         // For tests: a manual clock, fixture paths, scenario helpers.
         .target(
-            name: "EvcaptureTesting", dependencies: ["Capture", "Roles", "Evdev", "V4L2", .product(name: "Logging", package: "swift-log")],
+            name: "EvcaptureTesting", dependencies: ["Capture", "Roles", "Evdev", "V4L2", "CLinuxShims", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support"),
 
         .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO", "EvcaptureTesting"]),

@@ -28,8 +28,11 @@ public struct ChildOutcome: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// posix_spawn with the child in its own process group, stdin from /dev/null, stdout and
-/// stderr into a pipe, and default signal dispositions (a daemon that ignores SIGPIPE must
-/// not pass that on). No shell is involved: `argv` reaches `execve` as it is.
+/// stderr into a pipe, no other descriptor of the daemon (a library's socket that is not
+/// close-on-exec, libmosquitto's broker connection among them, would otherwise outlive the
+/// daemon in a long hook, and the broker would never see the connection die), and default
+/// signal dispositions (a daemon that ignores SIGPIPE must not pass that on). No shell is
+/// involved: `argv` reaches `execve` as it is.
 struct ChildProcess {
     let pid: pid_t
     let outputFD: Int32
@@ -52,6 +55,7 @@ struct ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
         posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
+        evc_spawn_close_from(&actions, 3)
 
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)

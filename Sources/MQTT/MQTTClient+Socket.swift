@@ -77,6 +77,10 @@ extension MQTTClient {
             }
             return
         }
+        // libmosquitto makes its socket without close-on-exec: a program started by anything
+        // in the daemon would keep the broker connection open after the daemon died, and the
+        // broker would not publish the will (docs/mqtt.md#connection).
+        _ = fcntl(sock, F_SETFD, fcntl(sock, F_GETFD) | FD_CLOEXEC)
         let dup = fcntl(sock, F_DUPFD_CLOEXEC, 0)
         guard dup >= 0 else {
             logger.warning("MQTT socket: dup: \(SystemError(errno: errno))")

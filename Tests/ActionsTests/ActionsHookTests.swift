@@ -1,6 +1,7 @@
 import EvcaptureTesting
 import Foundation
 import Logging
+import Synchronization
 import Testing
 @testable import Actions
 import Capture
@@ -90,6 +91,23 @@ func parseEnv(_ output: String) -> [String: String] {
 
     /// The same kill seen at the process level: the timeout is reported and the child ended
     /// by SIGTERM (sh does not catch it), not by exiting.
+    /// A descriptor the daemon holds without close-on-exec (libmosquitto's broker socket is
+    /// one) does not reach a hook: docs/behaviour.md#hooks.
+    @Test func aChildGetsNoDescriptorButItsStandardOnes() throws {
+        let held = open("/dev/null", O_RDONLY)  // not close-on-exec
+        #expect(held >= 0)
+        let number: Int32 = 321
+        #expect(dup2(held, number) == number)
+        close(held)
+        defer { close(number) }
+        let script = "if [ -e /proc/$$/fd/\(number) ]; then echo held; else echo closed; fi; [ -e /proc/$$/fd/2 ] && echo stderr"
+        let child = try ChildProcess.spawn(argv: ["/bin/sh", "-c", script], environment: [:], searchPath: nil)
+        let lines = Mutex<[String]>([])
+        let outcome = child.wait(timeout: .seconds(10)) { line in lines.withLock { $0.append(line) } }
+        #expect(outcome.succeeded, "\(outcome)")
+        #expect(lines.withLock { $0 } == ["closed", "stderr"])
+    }
+
     @Test func aChildPastItsTimeoutEndsBySIGTERM() throws {
         let child = try ChildProcess.spawn(argv: ["/bin/sh", "-c", "sleep 60"], environment: [:], searchPath: nil)
         let start = ContinuousClock.now

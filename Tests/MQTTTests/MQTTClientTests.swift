@@ -201,6 +201,18 @@ struct MQTTClientTests {
         try await h!.start()
         #expect(h!.waitForConnections(1))
         #expect(watch.waitFor { t, p in t == "t/dies/status" && p == "online" } != nil)
+        // A program started meanwhile as most code starts one (posix_spawn with no file
+        // actions: every descriptor not close-on-exec goes with it) must not take the
+        // broker connection along, or the broker sees it die only when that program ends.
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = ["/bin/sleep", "60"].map { (s: String) in strdup(s) } + [nil]
+        defer { argv.forEach { free($0) } }
+        #expect(posix_spawn(&pid, "/bin/sleep", nil, nil, argv, environ) == 0)
+        defer {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
+        }
         h!.loop.stop()  // removes every registration: the watched socket duplicate is closed
         h = nil  // deinit: mosquitto_destroy closes libmosquitto's socket, no DISCONNECT sent
         #expect(watch.waitFor { t, p in t == "t/dies/status" && p == "offline" } != nil, "\(watch.messages)\n\(broker.log)")

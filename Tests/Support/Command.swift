@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLinuxShims
 import Foundation
 
 /// The built `evcapture` executable, run as a person runs it.
@@ -30,7 +31,9 @@ public enum EvcaptureCommand {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        for fd in outPipe + errPipe { posix_spawn_file_actions_addclose(&actions, fd) }
+        // Nothing else of the test process (the pipes' other ends included): a parallel
+        // test's pipe or socket held by this child would stay open as long as it runs.
+        evc_spawn_close_from(&actions, 3)
         let argv = ([path] + args).map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }
         var pid: pid_t = 0

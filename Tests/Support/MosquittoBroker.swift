@@ -1,3 +1,4 @@
+import CLinuxShims
 import Foundation
 import Synchronization
 
@@ -280,8 +281,8 @@ public final class MosquittoBroker: @unchecked Sendable {
 }
 
 /// A child started with posix_spawn with no signal blocked and default dispositions (a test
-/// process may block SIGTERM on its threads, and children inherit that), its stdout and
-/// stderr read on a thread of its own.
+/// process may block SIGTERM on its threads, and children inherit that) and no descriptor
+/// but its standard ones, its stdout and stderr read on a thread of its own.
 final class SpawnedChild: Sendable {
     let pid: pid_t
     private let collected = Mutex<(text: String, done: Bool)>(("", false))
@@ -302,6 +303,10 @@ final class SpawnedChild: Sendable {
             posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
+        // Nothing else of the test process: tests run in parallel, and a broker or client
+        // holding another test's socket (libmosquitto's is not close-on-exec) or pipe keeps
+        // that connection or pipe open for as long as it lives.
+        evc_spawn_close_from(&actions, 3)
         let attributes = ShellSpawnAttributes()
         let cargv: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         defer { cargv.forEach { free($0) } }

@@ -7,6 +7,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <spawn.h>
+
+/// The child closes every descriptor from `from` up, after its other file actions (glibc 2.34;
+/// declared by spawn.h only under feature macros Swift's Glibc module does not set).
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+static inline int evc_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
 
 /// pipe2(fds, O_CLOEXEC): both ends close-on-exec atomically, so a child spawned by another
 /// thread at the same moment never inherits them.
