@@ -117,14 +117,17 @@ import V4L2
         let release = DispatchSemaphore(value: 0)
         let saved = Mutex<[String]>([])
         let threads = Mutex<Set<UInt>>([])
+        let started = Mutex<[String]>([])
         let saver = ControlStateSaver { name in
             threads.withLock { _ = $0.insert(UInt(pthread_self())) }
+            started.withLock { $0.append(name) }
             if name == "zoom" { release.wait() }
             saved.withLock { $0.append(name) }
         }
         let caller = UInt(pthread_self())
         saver.remember("zoom")
-        try await Task.sleep(for: .milliseconds(50))  // the save of "zoom" is under way, blocked
+        // the save of "zoom" is under way, blocked
+        #expect(await eventually { started.withLock { $0 } == ["zoom"] })
         // Were remember waiting for the blocked save, this line would never be reached (the
         // test's time limit would end it).
         saver.remember("iso")

@@ -104,8 +104,10 @@ private actor OnLoop {
         let last = try IOTimer(loop: loop) { fired.withLock { $0.append("last") } }
         defer { moved.cancel(); disarmed.cancel(); last.cancel() }
         let now = monotonicMicroseconds()
-        moved.arm(atMonotonicMicroseconds: now + 20_000)
-        disarmed.arm(atMonotonicMicroseconds: now + 20_000)
+        // First deadlines a minute away: what is tested is their replacement, which a pause
+        // of this thread between the calls must not turn into a firing.
+        moved.arm(atMonotonicMicroseconds: now + 60_000_000)
+        disarmed.arm(atMonotonicMicroseconds: now + 60_000_000)
         moved.arm(atMonotonicMicroseconds: now + 60_000)
         disarmed.arm(atMonotonicMicroseconds: nil)
         last.arm(atMonotonicMicroseconds: now + 120_000)

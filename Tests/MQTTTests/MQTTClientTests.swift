@@ -286,6 +286,11 @@ struct MQTTClientTests {
         let h = try Harness(Self.settings(try MQTTBroker(url: broker.url)))
         try await h.start()
         #expect(h.waitForConnections(1))
+        // The connection's own exchange over first: the birth's PUBACK and the SUBACK read,
+        // and a message on the subscribed topic come back through the loop.
+        #expect(pollUntil(timeout: .seconds(10)) { (try? broker.retained("t/test-station/status")) == "online" })
+        try broker.publish("t/test-station/trigger", "ping")
+        #expect(pollUntil(timeout: .seconds(10)) { h.recorder.received.withLock { !$0.isEmpty } })
         try await Task.sleep(for: .milliseconds(200))
         let before = h.loop.wakeupCount
         try await Task.sleep(for: .seconds(2))

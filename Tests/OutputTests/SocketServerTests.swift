@@ -112,7 +112,9 @@ final class LineReader: Sendable {
         #expect(await eventually { a.sawEOF && b.sawEOF }, "clients see the end when the server stops")
     }
 
-    @Test func aClientThatStopsReadingIsDroppedWhileAnotherKeepsReceiving() async throws {
+    /// A broadcast never blocks on the client that stopped reading: were one to block, it
+    /// would never return and the time limit would end the test.
+    @Test(.timeLimit(.minutes(1))) func aClientThatStopsReadingIsDroppedWhileAnotherKeepsReceiving() async throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let loop = try IOLoop()
@@ -127,9 +129,7 @@ final class LineReader: Sendable {
         let payload = String(repeating: "x", count: 1000)
         let total = 2000  // 2 MB: far beyond the kernel's socket buffer plus 64 KiB pending
         for i in 0..<total {
-            let start = ContinuousClock.now
             server.broadcast(#"{"event":"control","n":\#(i),"pad":"\#(payload)"}"#)
-            #expect(ContinuousClock.now - start < .milliseconds(500), "broadcast never blocks")
             if i % 50 == 49 {
                 // Let the reading client keep up; the stuck one cannot.
                 #expect(await eventually { reader.lineCount == i + 1 })
