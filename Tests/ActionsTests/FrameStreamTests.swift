@@ -203,7 +203,8 @@ final class FakeFrameStream: FrameStream {
         func bytes(_ sequence: UInt32) -> [UInt8] { [UInt8(truncatingIfNeeded: sequence), 0, 0, 0] }
         #expect(s >= 5 && held.frame.bytes == bytes(s))
         // Ten frames later every slot has been written again (the held frame's slot among them).
-        let later = try source.frame(nearest: Timestamp(microseconds: FakeFrameStream.time(Int(s) + 10, openedAt: openedAt)), timeout: .seconds(5))
+        let tenLater = Timestamp(microseconds: FakeFrameStream.time(Int(s) + 10, openedAt: openedAt))
+        let later = try source.frame(nearest: tenLater, timeout: .seconds(5))
         #expect(later.frame.sequence >= s + 3 && later.frame.bytes == bytes(later.frame.sequence))
         #expect(held.frame.bytes == bytes(s))
         #expect(held.frame.sequence == s)
