@@ -104,17 +104,20 @@ struct VideoMP4SystemTests {
             "mp4: \(frames) frames, \(skipped) skipped, interval \(interval) s, span \(span) s, hold \(hold) s (with pre-roll), first frame \(firstFrame - began) s from began"
         )
         #expect(interval > 0 && interval < 0.5, "\(gaps)")
-        // The first frame: the one nearest the press minus the pre-roll.
-        #expect(abs(firstFrame - (began - 0.5)) <= interval / 2 + 0.002, "first frame \(firstFrame), press \(began) − 0.5 s")
+        // The first frame: the one nearest the press minus the pre-roll (within half an
+        // interval; within one when vivid skipped that frame at its source, as a loaded
+        // emulator makes it do now and then).
+        #expect(abs(firstFrame - (began - 0.5)) <= interval + 0.002, "first frame \(firstFrame), press \(began) − 0.5 s")
         // From that frame to the one nearest the release: each end within half of the gap
         // between the camera's frames around it (vivid's frames come late under load: the
         // median interval was once 1 ms short of one such end).
         #expect(abs(span - hold) <= (gaps.max() ?? interval) + 0.002, "frames span \(span) s, the hold (with pre-roll) \(hold) s: \(gaps)")
-        // Every frame at its kernel time, and every camera frame of the span either in the
-        // file or counted as skipped.
-        let cameraFrames = Int((span / interval).rounded()) + 1
-        #expect(abs(frames + skipped - cameraFrames) <= 1, "\(frames) frames + \(skipped) skipped, the camera gave \(cameraFrames)")
-        #expect((gaps.max() ?? 0) < interval * Double(skipped + 2), "\(gaps)")
+        // Every frame at its kernel time: each gap within a quarter interval of a whole number
+        // of intervals. Every camera frame of the span is in the file or counted as skipped,
+        // but for at most two that vivid itself skipped at its source (no ring ever has them).
+        #expect(gaps.allSatisfy { abs($0 / interval - ($0 / interval).rounded()) <= 0.25 }, "\(gaps)")
+        let missing = gaps.reduce(0) { $0 + max(0, Int(($1 / interval).rounded()) - 1) }
+        #expect(missing >= skipped - 1 && missing - skipped <= 2, "\(frames) frames, \(skipped) skipped, \(missing) missing: \(gaps)")
         #expect(daemon.stop() == 0, "\(daemon)")
         #expect(Self.files(output.url.path) == [(path as NSString).lastPathComponent])
     }
