@@ -75,7 +75,7 @@ func parseEnv(_ output: String) -> [String: String] {
         // The shell's child (sleep) is in the hook's process group and must die with it.
         let hook = ExecHook(
             argv: ["/bin/sh", "-c", "sleep 60 & echo $! > \"$0\"; wait $!; echo never", sleeperFile], on: [.click],
-            timeout: .milliseconds(400))
+            timeout: .seconds(3))  // time for the shell to start its sleep first, however loaded the machine
         let result = await hook.run(for: trigger(), logger: testLogger)
         // Not killed, the shell would have waited for its sleep and exited 0.
         #expect(result == .failure(.hook(name: "/bin/sh", problem: "killed after its timeout")))

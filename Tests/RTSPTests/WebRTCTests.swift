@@ -178,7 +178,10 @@ import Testing
         let two = try Self.playback(browser, session: second)
         #expect(two["transport"] as? String == "webrtc", "\(two)")
         #expect(Self.number(two, "decoded1") > Self.number(two, "decoded0") && Self.number(two, "decoded0") > 0, "\(two)")
-        #expect(Self.number(two, "dropped") == 0 && Self.number(two, "pli") == 0, "the second viewer did not start at a keyframe: \(two)")
+        // A viewer that began mid-run would ask for a keyframe (a PLI) to decode anything;
+        // frames dropped after decoding (a display deadline missed on a loaded machine) say
+        // nothing about where it began.
+        #expect(Self.number(two, "pli") == 0 && Self.number(two, "keyframes") >= 1, "the second viewer did not start at a keyframe: \(two)")
         #expect(s.viewers.viewers == 2)
         try browser.call("Target.closeTarget", ["targetId": target])
         #expect(pollUntil(timeout: .seconds(10)) { s.viewers.viewers == 1 }, "the closed page's session stayed")

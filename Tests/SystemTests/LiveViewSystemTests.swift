@@ -161,12 +161,18 @@ struct LiveViewSystemTests {
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "\(times)")
         // Two viewers (the slow one and this one) are the limit: a third gets 503.
         let curl = try #require(LiveViewClient.curl)
+        let secondStream = NSTemporaryDirectory() + "liveview-second-\(getpid()).mjpg"
+        defer { unlink(secondStream) }
         let second = try DaemonProcess(
             "liveview-second", executable: curl,
-            arguments: ["-sSN", "-o", "/dev/null", "--max-time", "30", "http://127.0.0.1:\(port)/stream.mjpg"],
+            arguments: ["-sSN", "-o", secondStream, "--max-time", "30", "http://127.0.0.1:\(port)/stream.mjpg"],
             environment: ProcessInfo.processInfo.environment)
         defer { second.terminate() }
-        Thread.sleep(forTimeInterval: 2)
+        // The second viewer holds its place once its stream has begun.
+        #expect(
+            pollUntil(timeout: .seconds(20)) {
+                ((try? FileManager.default.attributesOfItem(atPath: secondStream))?[.size] as? Int ?? 0) > 0
+            }, "the second viewer got nothing")
         let (third, r) = try LiveViewClient.request(["http://127.0.0.1:\(port)/stream.mjpg"])
         #expect(third == 503, "\(r)")
         #expect(daemon.isRunning, "\(daemon.transcript)")

@@ -74,6 +74,9 @@ struct ReliabilityHungCameraTests {
         // Manual exposure, so that another program can set the exposure time (answered).
         #expect(try run("v4l2-ctl", "-d", node, "--set-ctrl", "auto_exposure=1").succeeded)
         #expect(camera.waitUntilReceived("auto_exposure", 1, timeout: .seconds(10)), "\(camera.log)")
+        // The daemon's own read after the mode change is over before the camera hangs (as in
+        // aHungCameraDoesNotStopTheExposureKnob, where this is explained).
+        Thread.sleep(forTimeInterval: 2)
 
         // The camera hangs; another program sets the exposure time (its SET_CUR completes
         // at the host); the daemon hears of it and reads the camera: a GET_CUR that waits 5 s.
@@ -99,8 +102,10 @@ struct ReliabilityHungCameraTests {
             "hung camera: the click ended \(endedAfter) and 6 knob steps were reported \(valuesAfter) after the daemon's read began to wait; the camera: \(camera.unansweredAt)"
         )
         #expect(ended != nil, "\(daemon.transcript)")
-        #expect(endedAfter < .seconds(2), "the click came \(endedAfter) after the camera hung\n\(daemon.transcript)")
-        #expect(values.count == 6 && valuesAfter < .seconds(2), "knob steps: \(values.count) after \(valuesAfter)\n\(daemon.transcript)")
+        // Before uvcvideo's 5-s timeout would have freed an input that waited for the camera
+        // (4 s: how soon it comes is a figure of the benchmark, not of this test).
+        #expect(endedAfter < .seconds(4), "the click came \(endedAfter) after the camera hung\n\(daemon.transcript)")
+        #expect(values.count == 6 && valuesAfter < .seconds(4), "knob steps: \(values.count) after \(valuesAfter)\n\(daemon.transcript)")
         #expect(values.last?.int("raw") == 156, "\(values)")
 
         // The camera answers again: once uvcvideo has given up on the hung GET, the last
@@ -131,7 +136,7 @@ struct ReliabilityHungCameraTests {
         let exitAfter = ContinuousClock.now - stopAt
         print("hung camera: SIGTERM to the session's end \(stoppedAfter), to the exit \(exitAfter)")
         #expect(stopped?.object.string("reason") == "shutdown", "\(daemon.transcript)")
-        #expect(stoppedAfter < .seconds(2), "SIGTERM to the session's end took \(stoppedAfter) with the camera hung\n\(daemon.transcript)")
+        #expect(stoppedAfter < .seconds(4), "SIGTERM to the session's end took \(stoppedAfter) with the camera hung\n\(daemon.transcript)")
         #expect(status == 0, "\(daemon.transcript)")
         #expect(exitAfter < .seconds(7), "the exit took \(exitAfter): more than uvcvideo's 5 s timeout\n\(daemon.transcript)")
         try camera.answer()
@@ -156,6 +161,12 @@ struct ReliabilityHungCameraTests {
         }
         #expect(try run("v4l2-ctl", "-d", node, "--set-ctrl", "auto_exposure=1").succeeded)
         #expect(camera.waitUntilReceived("auto_exposure", 1, timeout: .seconds(10)), "\(camera.log)")
+        // The mode change makes the daemon read the camera's controls again (the exposure
+        // time among them) at once; that read must be over before the camera hangs. Were it
+        // to hang, it would hold uvcvideo's control lock for the 5-s timeout, and the lab's
+        // gadget, once a GET has timed out, passes no later request to the fake camera (seen
+        // on a loaded host). The daemon says nothing when the read is done: time is given.
+        Thread.sleep(forTimeInterval: 2)
 
         try camera.hang()
         let other = try Self.spawn("v4l2-ctl", "-d", node, "--set-ctrl", "exposure_time_absolute=400")
@@ -172,7 +183,7 @@ struct ReliabilityHungCameraTests {
         print(
             "hung camera: exposure knob reported after \(biasAfter) (raw \(bias?.object.int("raw") ?? -1)), the click ended after \(endedAfter)"
         )
-        #expect(biasAfter < .seconds(2) && endedAfter < .seconds(2), "\(daemon.transcript)")
+        #expect(biasAfter < .seconds(4) && endedAfter < .seconds(4), "before uvcvideo's 5-s timeout\n\(daemon.transcript)")
         // 400 × 2^(1/3) = 503.97
         #expect(bias?.object.int("raw") == 504, "\(daemon.transcript)")
         try camera.answer()
