@@ -93,6 +93,23 @@ struct ReliabilityOutputTests {
             return (status, ContinuousClock.now - start)
         }
 
+        /// A daemon whose stdout is /dev/null.
+        convenience init(_ label: String) throws {
+            let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+            guard null >= 0 else { throw DaemonSpawnError(what: "opening /dev/null", errno: errno) }
+            defer { close(null) }
+            try self.init(label, stdoutFD: null)
+        }
+
+        /// A socket client, and the volume-keys fixture device once the client has seen it added.
+        func connectWithKeys() throws -> (SocketClient, UinputDevice) {
+            let client = try connect()
+            let keys = try fixtureDevice("gpio-keys-volume-keys")
+            try #require(
+                pollUntil(timeout: .seconds(20)) { client.objects.contains(where: DaemonLines.deviceAdded(keys.node)) }, "\(stderr)")
+            return (client, keys)
+        }
+
         /// A socket client once the socket exists.
         func connect() throws -> SocketClient {
             try #require(pollUntil(timeout: .seconds(20)) { access(socketPath, F_OK) == 0 || !isRunning }, "no socket\n\(stderr)")
@@ -136,14 +153,8 @@ struct ReliabilityOutputTests {
     @Test(.timeLimit(.minutes(3))) func aStdoutNobodyReadsBlocksNothingElse() throws {
         let baseline: Duration
         do {
-            let devnull = open("/dev/null", O_WRONLY | O_CLOEXEC)
-            try #require(devnull >= 0)
-            let free = try Daemon("stdout-free", stdoutFD: devnull)
-            close(devnull)
-            let client = try free.connect()
-            let keys = try fixtureDevice("gpio-keys-volume-keys")
-            try #require(
-                pollUntil(timeout: .seconds(20)) { client.objects.contains(where: DaemonLines.deviceAdded(keys.node)) }, "\(free.stderr)")
+            let free = try Daemon("stdout-free")
+            let (client, keys) = try free.connectWithKeys()
             #expect(try Self.click(keys, 10, seenBy: client))
             let stopped = try #require(free.stop(), "\(free.stderr)")
             baseline = stopped.took
@@ -158,10 +169,7 @@ struct ReliabilityOutputTests {
         try #require(capacity >= 4096, "F_SETPIPE_SZ: errno \(errno)")
         let daemon = try Daemon("stdout-blocked", stdoutFD: out[1])
         close(out[1])
-        let client = try daemon.connect()
-        let keys = try fixtureDevice("gpio-keys-volume-keys")
-        try #require(
-            pollUntil(timeout: .seconds(20)) { client.objects.contains(where: DaemonLines.deviceAdded(keys.node)) }, "\(daemon.stderr)")
+        let (client, keys) = try daemon.connectWithKeys()
 
         let flowed = try Self.click(keys, 100, seenBy: client)
         var pending: Int32 = 0
@@ -210,9 +218,7 @@ struct ReliabilityOutputTests {
 
     /// SIGHUP is a clean stop: the last lines are written and the exit status is 0.
     @Test(.timeLimit(.minutes(2))) func sighupIsACleanStop() throws {
-        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
-        let daemon = try Daemon("sighup", stdoutFD: null)
-        close(null)
+        let daemon = try Daemon("sighup")
         let client = try daemon.connect()
         try #require(pollUntil(timeout: .seconds(20)) { daemon.stderr.contains("ready:") }, "\(daemon.stderr)")
         let stopped = daemon.stop(with: SIGHUP)
@@ -236,13 +242,8 @@ struct ReliabilityOutputTests {
     /// socket does not make the daemon spin, presses keep reaching the clients it has, and
     /// a client is accepted again once descriptors are free.
     @Test(.timeLimit(.minutes(2))) func acceptOutOfDescriptorsDoesNotSpin() throws {
-        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
-        let daemon = try Daemon("emfile", stdoutFD: null)
-        close(null)
-        let first = try daemon.connect()
-        let keys = try fixtureDevice("gpio-keys-volume-keys")
-        try #require(
-            pollUntil(timeout: .seconds(20)) { first.objects.contains(where: DaemonLines.deviceAdded(keys.node)) }, "\(daemon.stderr)")
+        let daemon = try Daemon("emfile")
+        let (first, keys) = try daemon.connectWithKeys()
         let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/fd").count) ?? 0
         try #require(open > 0)
         try Self.setFileLimit(of: daemon.pid, to: open + 2)
