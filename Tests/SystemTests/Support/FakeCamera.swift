@@ -72,8 +72,13 @@ final class FakeCamera {
                 + failures.joined(separator: "\n") + "\n--- camera output\n" + log)
     }
 
-    /// Unplugs the camera (SIGTERM: the USB device disconnects) and waits until its node
-    /// and its USB device are gone.
+    /// Unplugs the camera and waits until its node and its USB device are gone: first the
+    /// gadget's soft disconnect (the host sees the USB device go, and dummy_hcd ends the
+    /// control requests in flight while GadgetFS is still bound), then SIGTERM (the program
+    /// closes GadgetFS). Closing GadgetFS with a control request in flight makes Debian 12's
+    /// kernel oops in `ep0_complete` (the request is completed after GadgetFS has let go of
+    /// its data: seen once, when a test unplugged the camera while a session read a control),
+    /// and no fake camera can be plugged in again in that boot.
     func stop(timeout: Duration = .seconds(10)) throws {
         defer {
             process = nil
@@ -81,6 +86,9 @@ final class FakeCamera {
         }
         guard let process else { return }
         if process.isRunning {
+            if let udc = Self.softConnect(), (try? "disconnect".write(toFile: udc, atomically: false, encoding: .utf8)) != nil {
+                _ = pollUntil(timeout: timeout) { !Self.usbDevicePresent() }
+            }
             process.terminate()
             if !waitForExit(process, timeout: timeout) {
                 kill(process.processIdentifier, SIGKILL)
@@ -231,6 +239,14 @@ final class FakeCamera {
     }
 
     private static func usbDevicePresent() -> Bool { usbDevicePath() != nil }
+
+    /// The dummy UDC's `soft_connect` (udc-core: `disconnect` drops the pull-up and stops the
+    /// controller, the next gadget driver's bind starts it again).
+    private static func softConnect() -> String? {
+        let base = "/sys/class/udc"
+        let udc = ((try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []).first { $0.hasPrefix("dummy_udc") }
+        return udc.map { "\(base)/\($0)/soft_connect" }
+    }
 
     /// Whether a driver is bound to the camera's VideoControl interface (`<port>:1.0`);
     /// nil while that interface does not exist (not enumerated or not configured yet).
