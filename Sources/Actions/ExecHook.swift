@@ -4,7 +4,7 @@ import Glibc
 import FoundationEssentials
 import Logging
 import Capture
-import Evdev
+import Vocabulary
 import V4L2
 import LinuxIO
 

@@ -1,4 +1,3 @@
-import Evdev
 #if canImport(Glibc)
 import Glibc
 #endif

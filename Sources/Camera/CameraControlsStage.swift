@@ -1,5 +1,5 @@
 import Capture
-import Evdev
+import Vocabulary
 import V4L2
 import Udev
 import LinuxIO

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Capture
 import Evdev
+import Vocabulary
 import FoundationEssentials
 import LinuxIO
 import Logging

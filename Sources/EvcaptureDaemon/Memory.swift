@@ -1,6 +1,5 @@
 import CLinuxShims
 import Capture
-import Evdev
 import Camera
 import Actions
 import Output

@@ -4,7 +4,6 @@ import Glibc
 import CLinuxShims
 import FoundationEssentials
 import Capture
-import Evdev
 import Camera
 import Actions
 import Output

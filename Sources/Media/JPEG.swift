@@ -5,7 +5,6 @@ import V4L2
 #if canImport(Glibc)
 import Glibc
 import Capture
-import Evdev
 import LinuxIO
 #endif
 

@@ -65,7 +65,7 @@ final class OutcomeLog: Sendable {
 }
 
 import Capture
-import Evdev
+import Vocabulary
 @testable import Actions
 import V4L2
 import LinuxIO
