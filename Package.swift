@@ -101,7 +101,7 @@ let package = Package(
         // V4L2 over ioctls: controls, control events, frame streaming.
         .target(
             name: "V4L2",
-            dependencies: ["CLinuxShims", "LinuxIO"]),
+            dependencies: ["CLinuxShims", "LinuxIO", "Vocabulary"]),
         // Roles: what each device's codes do (capabilities, udev, config), and device pairing. Pure.
         .target(name: "Roles", dependencies: ["Vocabulary"]),
         // The pure core: press lifecycle, gestures, controls, the pipeline; typed events, no I/O, no clock.
@@ -119,7 +119,7 @@ let package = Package(
             name: "Camera",
             dependencies: ["Capture", "JSON", "V4L2", "Udev", "LinuxIO", "CLinuxShims", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         // The only importer of CFFmpeg: H.264 (hardware or software encoder) in fragmented MP4, and MP4 recovery.
-        .target(name: "Movie", dependencies: ["CFFmpeg", "V4L2", "LinuxIO"]),
+        .target(name: "Movie", dependencies: ["CFFmpeg", "V4L2", "LinuxIO", "Vocabulary"]),
         // The booth's timing: countdowns, bursts, timelapse schedules, what outputs follow; pure, time passed in.
         .target(name: "Booth"),
         // The capture stream: a camera's frames (V4L2 or another library's) in a ring of recent frames, read by time.
@@ -129,7 +129,7 @@ let package = Package(
         // Files of frames: JPEG encoding, EXIF and lossless crops, AVI, video recovery, atomic files and their names.
         .target(
             name: "Media",
-            dependencies: ["Capture", "V4L2", "Movie", "LinuxIO", "CLinuxShims", "CLibjpeg", "CLibturbojpeg", "CLibexif"]),
+            dependencies: ["Capture", "Movie", "LinuxIO", "CLinuxShims", "CLibjpeg", "CLibturbojpeg", "CLibexif", "Vocabulary"]),
         // Actions on capture events: the runner and its workers, photos and videos from the ring, hooks, the shutter sound, the booth.
         .target(
             name: "Actions",
@@ -173,7 +173,7 @@ let package = Package(
         // The daemon: devices, camera and actions composed into a service; sd_notify; the devices report; replay.
         .target(
             name: "EvcaptureDaemon",
-            dependencies: ["Capture", "Runtime", "Camera", "Frames", "Media", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig", "LiveView", "LiveH264", "RTSP", "WebRTC", "Movie", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "CLinuxShims", "Vocabulary"]),
+            dependencies: ["Capture", "Runtime", "Camera", "Frames", "Media", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "LinuxIO", "MQTT", "Rig", "LiveView", "LiveH264", "RTSP", "WebRTC", "Movie", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "CLinuxShims", "Vocabulary"]),
         .executableTarget(
             name: "evcapture",
             dependencies: ["EvcaptureDaemon", "Capture", "Camera", "Media", "Actions", "Output", "ConfigFile", "LinuxIO", "ConcurrencyRuntime", "LibcameraCamera", "Movie", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "Vocabulary"]),
@@ -183,7 +183,7 @@ let package = Package(
             path: "Examples/CaptureApp"),
         // For tests: a manual clock, fixture paths, scenario helpers.
         .target(
-            name: "EvcaptureTesting", dependencies: ["Capture", "Roles", "Evdev", "V4L2", "CLinuxShims", .product(name: "Logging", package: "swift-log"), "Vocabulary"],
+            name: "EvcaptureTesting", dependencies: ["Capture", "Roles", "Evdev", "CLinuxShims", .product(name: "Logging", package: "swift-log"), "Vocabulary"],
             path: "Tests/Support"),
 
         .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO", "EvcaptureTesting", "Vocabulary", "CLibevdev"]),
@@ -194,12 +194,12 @@ let package = Package(
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Capture", "EvcaptureTesting", "Vocabulary"]),
-        .testTarget(name: "V4L2Tests", dependencies: ["V4L2"]),
-        .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2", "LinuxIO"]),
+        .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "CLinuxShims", "Vocabulary"]),
+        .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2", "LinuxIO", "Vocabulary"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "V4L2", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Frames", "Media", "Actions", "Movie", "Capture", "V4L2", "LinuxIO", "CLibjpeg", "Vocabulary"]),
         .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Media", "Actions", "Movie", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
-        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "V4L2", "Vocabulary"]),
+        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "Vocabulary"]),
         .testTarget(
             name: "LiveViewTests",
             dependencies: ["LiveView", "Media", "Actions", "Frames", "V4L2", "EvcaptureTesting", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log"), "Vocabulary"]),

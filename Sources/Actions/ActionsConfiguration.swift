@@ -6,7 +6,6 @@ import FoundationEssentials
 import Logging
 import Synchronization
 import Vocabulary
-import V4L2
 import LinuxIO
 import Media
 

@@ -3,7 +3,6 @@ import Glibc
 #endif
 import CLinuxShims
 import Capture
-import V4L2
 import LinuxIO
 
 /// How a child process ended.

@@ -5,7 +5,6 @@ import FoundationEssentials
 import Logging
 import Capture
 import Vocabulary
-import V4L2
 import LinuxIO
 
 /// What happened, as actions see it: a capture phase, a gesture, or a finished file.

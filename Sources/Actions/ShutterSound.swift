@@ -5,7 +5,6 @@ import FoundationEssentials
 import Logging
 import Synchronization
 import Capture
-import V4L2
 import LinuxIO
 import Media
 

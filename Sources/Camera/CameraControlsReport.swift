@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import FoundationEssentials
-import V4L2
 import Capture
 import Udev
 import LinuxIO

@@ -1,6 +1,5 @@
 import Capture
 import Vocabulary
-import V4L2
 import Udev
 import LinuxIO
 

@@ -4,7 +4,6 @@ import Glibc
 import FoundationEssentials
 import Capture
 import JSON
-import V4L2
 import Udev
 import LinuxIO
 import Logging

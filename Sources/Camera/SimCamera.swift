@@ -1,6 +1,5 @@
 import Capture
 import Synchronization
-import V4L2
 import Udev
 import LinuxIO
 

@@ -13,7 +13,6 @@ import Camera
 import Actions
 import Output
 import ConfigFile
-import V4L2
 import OutputDevices
 import LibcameraCamera
 import Frames

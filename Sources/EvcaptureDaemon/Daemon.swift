@@ -15,7 +15,6 @@ import Output
 import ConfigFile
 import MQTT
 import Rig
-import V4L2
 import LiveView
 import LiveH264
 import Movie

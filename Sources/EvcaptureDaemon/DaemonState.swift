@@ -15,7 +15,6 @@ import Actions
 import Output
 import ConfigFile
 import Rig
-import V4L2
 import Frames
 
 /// The daemon's state. Its executor is the ``IOLoop``: device reads enter it synchronously

@@ -10,7 +10,6 @@ import Camera
 import Actions
 import Output
 import ConfigFile
-import V4L2
 import LinuxIO
 
 /// One input device as `evcapture devices` shows it: identity, kind and every role with

@@ -9,7 +9,6 @@ import Actions
 import Output
 import ConfigFile
 import Udev
-import V4L2
 import LinuxIO
 
 /// systemd's readiness protocol (`sd_notify(3)`), without libsystemd: one datagram with

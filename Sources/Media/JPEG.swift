@@ -1,6 +1,6 @@
 import CLibjpeg
 import CLibturbojpeg
-import V4L2
+import Vocabulary
 
 #if canImport(Glibc)
 import Glibc

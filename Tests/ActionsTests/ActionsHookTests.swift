@@ -5,7 +5,6 @@ import Synchronization
 import Testing
 @testable import Actions
 import Capture
-import V4L2
 import LinuxIO
 @testable import Media
 

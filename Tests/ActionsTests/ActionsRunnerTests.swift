@@ -67,7 +67,6 @@ final class OutcomeLog: Sendable {
 import Capture
 import Vocabulary
 @testable import Actions
-import V4L2
 import LinuxIO
 
 @Suite struct CaptureEventTriggerTests {

@@ -5,7 +5,6 @@ import Testing
 import Synchronization
 import Dispatch
 @testable import Camera
-import V4L2
 
 /// The small state file that remembers the current control.
 @Suite struct ControlStateFileTests {

@@ -3,7 +3,6 @@ import Capture
 import Foundation
 import Testing
 @testable import Camera
-import V4L2
 
 private func changes(_ events: [ControlsEvent]) -> [ControlValueChange] {
     events.compactMap { if case .value(let v) = $0 { v } else { nil } }
