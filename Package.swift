@@ -146,8 +146,8 @@ let package = Package(
         .target(
             name: "MQTT",
             dependencies: ["CMosquitto", "CLinuxShims", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
-        // Many stations: the rig's topics, trigger messages and the fan-out of a station's presses; pure.
-        .target(name: "Rig", dependencies: ["MQTT", "Actions", "Capture", "JSON"]),
+        // Many stations: the rig's topics, trigger messages and the fan-out of a station's presses; pure (no MQTT client, no actions).
+        .target(name: "Rig", dependencies: ["Capture", "JSON", "Vocabulary"]),
         // The camera's live H.264: one encode (or the camera's own H.264) shared by every viewer.
         .target(
             name: "LiveH264",
@@ -209,7 +209,7 @@ let package = Package(
             dependencies: ["RTSP", "WebRTC", "LiveView", "LiveH264", "EvcaptureTesting", "Frames", "Movie", "V4L2", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         .testTarget(name: "RigTests", dependencies: ["Rig", "MQTT", "Actions", "Capture", "EvcaptureTesting", "Vocabulary"]),
         // Against a real mosquitto broker on a free 127.0.0.1 port (skipped when mosquitto is not installed).
-        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "CMosquitto", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "CMosquitto", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         .testTarget(
             name: "DaemonTests",
             dependencies: [

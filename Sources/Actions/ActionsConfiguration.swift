@@ -105,14 +105,6 @@ public enum ActionOutcome: Sendable {
     case triggerReceived(CaptureCommand, trigger: String, topic: String)
 }
 
-/// What a trigger from outside the station (an MQTT trigger message) asks for, whatever the
-/// buttons' bindings say.
-public enum CaptureCommand: String, Sendable, Hashable, CaseIterable {
-    case photo
-    case videoStart = "video-start"
-    case videoStop = "video-stop"
-}
-
 /// Receives capture triggers. `handle` returns at once: it never waits for an action.
 public protocol ActionTriggerSink: Sendable {
     func handle(_ trigger: ActionTrigger)
