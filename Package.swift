@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .library(
             name: "EvcaptureKit",
-            targets: ["Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Movie", "Frames", "Media", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView", "LiveH264", "RTSP", "WebRTC", "Booth", "OutputDevices"]),
+            targets: ["Vocabulary", "Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Movie", "Frames", "Media", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView", "LiveH264", "RTSP", "WebRTC", "Booth", "OutputDevices"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
         // The libcamera bridge as its own shared object, opened on first use (CLibcameraLoader,
         // docs/libcamera.md): evcapture never links libcamera.
@@ -77,19 +77,23 @@ let package = Package(
         // libcamera cameras for Swift: enumeration and controls, a frame stream, the backend choice.
         .target(
             name: "LibcameraCamera",
-            dependencies: ["CLibcameraLoader", "Frames", "Actions", "Camera", "V4L2", "Evdev"]),
+            dependencies: ["CLibcameraLoader", "Frames", "Actions", "Camera", "V4L2", "Vocabulary"]),
 
         // Every job without an executor of its own on the main thread: no libdispatch pool,
         // so no 1 Hz pool-monitor wakeup while idle.
         .target(name: "ConcurrencyRuntime", dependencies: ["CConcurrencyHooks"]),
         // Swift's runtime hook variables, linked directly (dlsym misses them in a static build).
         .target(name: "CConcurrencyHooks"),
+        // The floor every module stands on (docs/architecture.md#modules): the value types they
+        // share (times and the clock, event types, codes and their kernel names, devices, frames),
+        // no I/O and no C library.
+        .target(name: "Vocabulary"),
         // Linux I/O: one thread in epoll_wait for every fd, timerfd deadlines, threads, EINTR and write helpers.
         .target(name: "LinuxIO", dependencies: ["CLinuxShims"]),
-        // The only importer of CLibevdev: event types and names, devices, frames, grab, uinput, evemu files.
+        // The only importer of CLibevdev: devices and their frames, grab, event masks, uinput, evemu files.
         .target(
             name: "Evdev",
-            dependencies: ["CLibevdev", "CLinuxShims", "LinuxIO"]),
+            dependencies: ["CLibevdev", "CLinuxShims", "LinuxIO", "Vocabulary"]),
         // The only importer of CLibudev: enumerate-after-monitor, hotplug.
         .target(
             name: "Udev",
@@ -97,14 +101,14 @@ let package = Package(
         // V4L2 over ioctls: controls, control events, frame streaming.
         .target(
             name: "V4L2",
-            dependencies: ["CLinuxShims", "LinuxIO"]),
+            dependencies: ["CLinuxShims", "LinuxIO", "Vocabulary"]),
         // Roles: what each device's codes do (capabilities, udev, config), and device pairing. Pure.
-        .target(name: "Roles", dependencies: ["Evdev"]),
+        .target(name: "Roles", dependencies: ["Vocabulary"]),
         // The pure core: press lifecycle, gestures, controls, the pipeline; typed events, no I/O, no clock.
         // Re-exports Roles (every user of the core speaks of roles).
         .target(
             name: "Capture",
-            dependencies: ["Roles", "Evdev"]),
+            dependencies: ["Roles", "Vocabulary"]),
         // The one JSON encoder (and what JSON read back decodes into).
         .target(name: "JSON"),
         // Threads that run the core's decisions: the capture dispatcher (handlers in press
@@ -113,41 +117,41 @@ let package = Package(
         // Cameras: V4L2 (and simulated) cameras bound to the controls, discovery, the camera session.
         .target(
             name: "Camera",
-            dependencies: ["Capture", "JSON", "V4L2", "Udev", "LinuxIO", "CLinuxShims", .product(name: "Logging", package: "swift-log"), "Evdev"]),
+            dependencies: ["Capture", "JSON", "V4L2", "Udev", "LinuxIO", "CLinuxShims", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         // The only importer of CFFmpeg: H.264 (hardware or software encoder) in fragmented MP4, and MP4 recovery.
-        .target(name: "Movie", dependencies: ["CFFmpeg", "V4L2", "LinuxIO"]),
+        .target(name: "Movie", dependencies: ["CFFmpeg", "V4L2", "LinuxIO", "Vocabulary"]),
         // The booth's timing: countdowns, bursts, timelapse schedules, what outputs follow; pure, time passed in.
         .target(name: "Booth"),
         // The capture stream: a camera's frames (V4L2 or another library's) in a ring of recent frames, read by time.
         .target(
             name: "Frames",
-            dependencies: ["V4L2", "Evdev", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         // Files of frames: JPEG encoding, EXIF and lossless crops, AVI, video recovery, atomic files and their names.
         .target(
             name: "Media",
-            dependencies: ["Capture", "V4L2", "Movie", "LinuxIO", "CLinuxShims", "CLibjpeg", "CLibturbojpeg", "CLibexif", "Evdev"]),
+            dependencies: ["Capture", "Movie", "LinuxIO", "CLinuxShims", "CLibjpeg", "CLibturbojpeg", "CLibexif", "Vocabulary"]),
         // Actions on capture events: the runner and its workers, photos and videos from the ring, hooks, the shutter sound, the booth.
         .target(
             name: "Actions",
-            dependencies: ["Booth", "Capture", "Runtime", "Frames", "Media", "V4L2", "LinuxIO", "Movie", .product(name: "Logging", package: "swift-log"), "CLinuxShims", "Evdev"]),
+            dependencies: ["Booth", "Capture", "Runtime", "Frames", "Media", "V4L2", "LinuxIO", "Movie", .product(name: "Logging", package: "swift-log"), "CLinuxShims", "Evdev", "Vocabulary"]),
         // Typed events rendered as JSON lines and readable text; line writers, the socket, the monitor.
         .target(
             name: "Output",
-            dependencies: ["Capture", "Runtime", "JSON", "Actions", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log"), "CLinuxShims", "Evdev"]),
+            dependencies: ["Capture", "Runtime", "JSON", "Actions", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log"), "CLinuxShims", "Vocabulary"]),
         // The only importer of CGPIOD: LED class devices and GPIO lines following the booth's events, on a thread of their own.
         .target(
             name: "OutputDevices",
-            dependencies: ["CGPIOD", "Booth", "Actions", "Capture", "Evdev", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["CGPIOD", "Booth", "Actions", "Capture", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         // The only importer of CMosquitto: an MQTT client on the IOLoop (reconnect, offline queue, will).
         .target(
             name: "MQTT",
-            dependencies: ["CMosquitto", "CLinuxShims", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
-        // Many stations: the rig's topics, trigger messages and the fan-out of a station's presses; pure.
-        .target(name: "Rig", dependencies: ["MQTT", "Actions", "Capture", "JSON"]),
+            dependencies: ["CMosquitto", "CLinuxShims", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+        // Many stations: the rig's topics, trigger messages and the fan-out of a station's presses; pure (no MQTT client, no actions).
+        .target(name: "Rig", dependencies: ["Capture", "JSON", "Vocabulary"]),
         // The camera's live H.264: one encode (or the camera's own H.264) shared by every viewer.
         .target(
             name: "LiveH264",
-            dependencies: ["Frames", "Movie", "V4L2", "Evdev", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["Frames", "Movie", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         // Debian's gst-rtsp-server, loaded on first use (rtsp.c): the RTSP server's C side.
         .target(name: "CGstRTSP"),
         // The camera's live H.264 over RTSP (`[rtsp]`).
@@ -161,64 +165,64 @@ let package = Package(
         // The live view (`[http]`): the ring as MJPEG, snapshots, events as SSE, the web page; SwiftNIO.
         .target(
             name: "LiveView",
-            dependencies: ["Frames", "Media", "Actions", "Output", "Evdev", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl")]),
+            dependencies: ["Frames", "Media", "Actions", "Output", "Evdev", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"), "Vocabulary"]),
         // The TOML config, parsed straight into the runtime types.
         .target(
             name: "ConfigFile",
-            dependencies: ["Capture", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "Booth", "OutputDevices", .product(name: "TOMLKit", package: "TOMLKit"), "Evdev", "LinuxIO"]),
+            dependencies: ["Capture", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "Booth", "OutputDevices", .product(name: "TOMLKit", package: "TOMLKit"), "LinuxIO", "Vocabulary"]),
         // The daemon: devices, camera and actions composed into a service; sd_notify; the devices report; replay.
         .target(
             name: "EvcaptureDaemon",
-            dependencies: ["Capture", "Runtime", "Camera", "Frames", "Media", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "MQTT", "Rig", "LiveView", "LiveH264", "RTSP", "WebRTC", "Movie", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "CLinuxShims"]),
+            dependencies: ["Capture", "Runtime", "Camera", "Frames", "Media", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "LinuxIO", "MQTT", "Rig", "LiveView", "LiveH264", "RTSP", "WebRTC", "Movie", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "CLinuxShims", "Vocabulary"]),
         .executableTarget(
             name: "evcapture",
-            dependencies: ["EvcaptureDaemon", "Capture", "Camera", "Media", "Actions", "Output", "ConfigFile", "Evdev", "LinuxIO", "ConcurrencyRuntime", "LibcameraCamera", "Movie", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
+            dependencies: ["EvcaptureDaemon", "Capture", "Camera", "Media", "Actions", "Output", "ConfigFile", "LinuxIO", "ConcurrencyRuntime", "LibcameraCamera", "Movie", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "Vocabulary"]),
         // The README's library example, built with everything else (a system test runs it).
         .executableTarget(
             name: "capture-app-example", dependencies: ["Capture", "Runtime", "EvcaptureDaemon"],
             path: "Examples/CaptureApp"),
         // For tests: a manual clock, fixture paths, scenario helpers.
         .target(
-            name: "EvcaptureTesting", dependencies: ["Capture", "Roles", "Evdev", "V4L2", "CLinuxShims", .product(name: "Logging", package: "swift-log")],
+            name: "EvcaptureTesting", dependencies: ["Capture", "Roles", "Evdev", "CLinuxShims", .product(name: "Logging", package: "swift-log"), "Vocabulary"],
             path: "Tests/Support"),
 
-        .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO", "EvcaptureTesting"]),
-        .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO", "CLinuxShims", "EvcaptureTesting"]),
-        .testTarget(name: "FramesTests", dependencies: ["Frames", "Media", "V4L2", "Evdev", "LinuxIO", "EvcaptureTesting"]),
-        .testTarget(name: "OutputDevicesTests", dependencies: ["OutputDevices", "Booth", "Actions", "Evdev", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "RolesTests", dependencies: ["Roles", "Evdev", "EvcaptureTesting"]),
-        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev", "EvcaptureTesting"]),
+        .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO", "EvcaptureTesting", "Vocabulary", "CLibevdev"]),
+        .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO", "CLinuxShims", "EvcaptureTesting", "Vocabulary"]),
+        .testTarget(name: "FramesTests", dependencies: ["Frames", "Media", "V4L2", "LinuxIO", "EvcaptureTesting", "Vocabulary"]),
+        .testTarget(name: "OutputDevicesTests", dependencies: ["OutputDevices", "Booth", "Actions", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+        .testTarget(name: "RolesTests", dependencies: ["Roles", "Evdev", "EvcaptureTesting", "Vocabulary"]),
+        .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
-        .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Capture", "Evdev", "EvcaptureTesting"]),
-        .testTarget(name: "V4L2Tests", dependencies: ["V4L2"]),
-        .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2", "LinuxIO"]),
-        .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "Evdev", "V4L2", "EvcaptureTesting"]),
-        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Frames", "Media", "Actions", "Movie", "Capture", "Evdev", "V4L2", "LinuxIO", "CLibjpeg"]),
-        .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Evdev", "Media", "Actions", "Movie", "LinuxIO", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Evdev", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "V4L2"]),
+        .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Capture", "EvcaptureTesting", "Vocabulary"]),
+        .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "CLinuxShims", "Vocabulary"]),
+        .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2", "LinuxIO", "Vocabulary"]),
+        .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "V4L2", "EvcaptureTesting", "Vocabulary"]),
+        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Frames", "Media", "Actions", "Movie", "Capture", "V4L2", "LinuxIO", "CLibjpeg", "Vocabulary"]),
+        .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Media", "Actions", "Movie", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "Vocabulary"]),
         .testTarget(
             name: "LiveViewTests",
-            dependencies: ["LiveView", "Media", "Actions", "Evdev", "Frames", "V4L2", "EvcaptureTesting", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["LiveView", "Media", "Actions", "Frames", "V4L2", "EvcaptureTesting", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         .testTarget(name: "LiveH264Tests", dependencies: ["LiveH264", "Movie"]),
         .testTarget(
             name: "RTSPTests",
-            dependencies: ["RTSP", "WebRTC", "LiveView", "LiveH264", "EvcaptureTesting", "Frames", "Movie", "V4L2", "Evdev", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "RigTests", dependencies: ["Rig", "MQTT", "Actions", "Capture", "Evdev", "EvcaptureTesting"]),
+            dependencies: ["RTSP", "WebRTC", "LiveView", "LiveH264", "EvcaptureTesting", "Frames", "Movie", "V4L2", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+        .testTarget(name: "RigTests", dependencies: ["Rig", "MQTT", "Actions", "Capture", "EvcaptureTesting", "Vocabulary"]),
         // Against a real mosquitto broker on a free 127.0.0.1 port (skipped when mosquitto is not installed).
-        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "CMosquitto", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "CMosquitto", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         .testTarget(
             name: "DaemonTests",
             dependencies: [
                 "EvcaptureDaemon", "Camera", "Output", "ConfigFile", "Capture", "Roles", "Evdev", "EvcaptureTesting", "LinuxIO", "MQTT", "Rig", "Media", "Actions",
-                .product(name: "Logging", package: "swift-log"),
+                "Vocabulary", .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),
-        .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Actions", "Camera", "V4L2", "Frames", "Evdev", "CLibcameraLoader", "Capture"], exclude: ["Fixtures"]),
+        .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Actions", "Camera", "V4L2", "Frames", "CLibcameraLoader", "Capture", "Vocabulary"], exclude: ["Fixtures"]),
         .testTarget(name: "BoothTests", dependencies: ["Booth", "OutputDevices", "Actions", "ConfigFile"]),
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
         .testTarget(
             name: "SystemTests",
-            dependencies: ["EvcaptureDaemon", "Camera", "Frames", "Media", "Actions", "Output", "ConfigFile", "Capture", "Evdev", "Udev", "V4L2", "LinuxIO", "EvcaptureTesting", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["EvcaptureDaemon", "Camera", "Frames", "Media", "Actions", "Output", "ConfigFile", "Capture", "Evdev", "Udev", "V4L2", "LinuxIO", "EvcaptureTesting", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

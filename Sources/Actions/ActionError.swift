@@ -3,7 +3,6 @@ import Glibc
 #endif
 import V4L2
 import Capture
-import Evdev
 import LinuxIO
 import Movie
 import Media

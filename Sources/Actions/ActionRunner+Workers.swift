@@ -6,7 +6,7 @@ import Glibc
 import FoundationEssentials
 import Logging
 import Synchronization
-import Evdev
+import Vocabulary
 import V4L2
 import LinuxIO
 import Booth

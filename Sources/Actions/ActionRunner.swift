@@ -7,6 +7,7 @@ import FoundationEssentials
 import Logging
 import Synchronization
 import Evdev
+import Vocabulary
 import V4L2
 import LinuxIO
 import Booth

@@ -5,8 +5,7 @@ import Glibc
 import FoundationEssentials
 import Logging
 import Synchronization
-import Evdev
-import V4L2
+import Vocabulary
 import LinuxIO
 import Media
 
@@ -104,14 +103,6 @@ public enum ActionOutcome: Sendable {
     /// A trigger message from the rig was taken (its command runs next): the moment a
     /// station heard the rig, which its photo's line comes only after the frame is saved.
     case triggerReceived(CaptureCommand, trigger: String, topic: String)
-}
-
-/// What a trigger from outside the station (an MQTT trigger message) asks for, whatever the
-/// buttons' bindings say.
-public enum CaptureCommand: String, Sendable, Hashable, CaseIterable {
-    case photo
-    case videoStart = "video-start"
-    case videoStop = "video-stop"
 }
 
 /// Receives capture triggers. `handle` returns at once: it never waits for an action.

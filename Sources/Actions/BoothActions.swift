@@ -1,6 +1,6 @@
 import Booth
 import Capture
-import Evdev
+import Vocabulary
 import LinuxIO
 import Logging
 import Synchronization

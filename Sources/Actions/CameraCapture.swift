@@ -6,7 +6,7 @@ import Logging
 import Synchronization
 import V4L2
 import Capture
-import Evdev
+import Vocabulary
 import LinuxIO
 import Movie
 import Frames

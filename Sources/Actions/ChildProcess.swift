@@ -3,8 +3,6 @@ import Glibc
 #endif
 import CLinuxShims
 import Capture
-import Evdev
-import V4L2
 import LinuxIO
 
 /// How a child process ended.

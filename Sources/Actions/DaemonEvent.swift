@@ -1,5 +1,5 @@
 import Capture
-import Evdev
+import Vocabulary
 
 /// Everything the daemon tells its sinks, in one vocabulary (docs/architecture.md#events-and-sinks):
 /// the core's pipeline events, and the outcomes of the actions they started.

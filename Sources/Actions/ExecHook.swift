@@ -4,8 +4,7 @@ import Glibc
 import FoundationEssentials
 import Logging
 import Capture
-import Evdev
-import V4L2
+import Vocabulary
 import LinuxIO
 
 /// What happened, as actions see it: a capture phase, a gesture, or a finished file.

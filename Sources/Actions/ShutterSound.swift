@@ -5,8 +5,6 @@ import FoundationEssentials
 import Logging
 import Synchronization
 import Capture
-import Evdev
-import V4L2
 import LinuxIO
 import Media
 

@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import Movie
-import V4L2
 import Frames
 import Media
 

@@ -1,9 +1,7 @@
-import Evdev
 #if canImport(Glibc)
 import Glibc
 #endif
 import FoundationEssentials
-import V4L2
 import Capture
 import Udev
 import LinuxIO

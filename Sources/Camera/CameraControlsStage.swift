@@ -1,6 +1,5 @@
 import Capture
-import Evdev
-import V4L2
+import Vocabulary
 import Udev
 import LinuxIO
 

@@ -4,7 +4,6 @@ import Glibc
 import Udev
 import V4L2
 import Capture
-import Evdev
 import LinuxIO
 
 /// Which camera the session uses.

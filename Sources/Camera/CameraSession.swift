@@ -1,5 +1,5 @@
 import Capture
-import Evdev
+import Vocabulary
 import LinuxIO
 import Logging
 import Synchronization

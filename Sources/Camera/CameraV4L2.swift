@@ -4,7 +4,6 @@ import Glibc
 import Capture
 import Synchronization
 import V4L2
-import Evdev
 import Udev
 import LinuxIO
 

@@ -4,8 +4,6 @@ import Glibc
 import FoundationEssentials
 import Capture
 import JSON
-import Evdev
-import V4L2
 import Udev
 import LinuxIO
 import Logging

@@ -1,5 +1,5 @@
 import Capture
-import Evdev
+import Vocabulary
 
 /// The session's controls (docs/behaviour.md#controls): the controls, the devices that drive them, and the
 /// cameras the system sliders are bound to.

@@ -1,7 +1,5 @@
 import Capture
 import Synchronization
-import Evdev
-import V4L2
 import Udev
 import LinuxIO
 

@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 
 /// Gesture thresholds and routing for the capture core.
 public struct CaptureCoreSettings: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 
 /// Where a capture event stands in its press (docs/behaviour.md#press-lifecycle).
 public enum CapturePhase: String, Sendable, Hashable, CaseIterable {

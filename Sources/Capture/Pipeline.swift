@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 
 /// The one pipeline every input goes through, live (`evcapture run`) or replayed
 /// (`evcapture replay`): device roles → capture core (press lifecycle, routing, gestures,

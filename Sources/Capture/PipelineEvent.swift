@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 
 /// What the pipeline reports, as values. Turning them into JSON lines or readable text is
 /// the output layer's job; the daemon adds what only it knows (camera errors, actions).

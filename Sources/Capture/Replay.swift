@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 
 /// One recording to replay: one device.
 public struct ReplayInput: Sendable {
@@ -13,14 +13,6 @@ public struct ReplayInput: Sendable {
 
     /// The node name a replayed device gets: the recording's file name.
     public var node: String { path.split(separator: "/").last.map(String.init) ?? path }
-
-    /// Loads and parses every file before anything is replayed, so a bad file stops the
-    /// replay before it prints a single event.
-    public static func load(paths: [String]) throws(EvemuError) -> [ReplayInput] {
-        var inputs: [ReplayInput] = []
-        for p in paths { inputs.append(ReplayInput(path: p, recording: try EvemuRecording.load(path: p))) }
-        return inputs
-    }
 }
 
 /// Feeds evemu recordings through the live pipeline on the recordings' own clock (docs/behaviour.md#replay):

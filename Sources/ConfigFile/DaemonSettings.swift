@@ -1,5 +1,4 @@
 import Capture
-import Evdev
 #if canImport(Glibc)
 import Glibc
 #endif

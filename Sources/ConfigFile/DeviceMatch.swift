@@ -1,5 +1,5 @@
 import Capture
-import Evdev
+import Vocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Capture
-import Evdev
+import Vocabulary
 import FoundationEssentials
 import LinuxIO
 import Logging
@@ -13,7 +13,6 @@ import Camera
 import Actions
 import Output
 import ConfigFile
-import V4L2
 import OutputDevices
 import LibcameraCamera
 import Frames

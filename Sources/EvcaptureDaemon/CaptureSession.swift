@@ -3,7 +3,6 @@ import Camera
 import Capture
 import Runtime
 import ConfigFile
-import Evdev
 import Logging
 import Synchronization
 

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Capture
-import Evdev
+import Vocabulary
 import FoundationEssentials
 import ConfigFile
 import Output

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Capture
-import Evdev
+import Vocabulary
 import FoundationEssentials
 import LinuxIO
 import Logging
@@ -15,7 +15,6 @@ import Output
 import ConfigFile
 import MQTT
 import Rig
-import V4L2
 import LiveView
 import LiveH264
 import Movie

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Capture
 import Evdev
+import Vocabulary
 import FoundationEssentials
 import LinuxIO
 import Logging
@@ -14,7 +15,6 @@ import Actions
 import Output
 import ConfigFile
 import Rig
-import V4L2
 import Frames
 
 /// The daemon's state. Its executor is the ``IOLoop``: device reads enter it synchronously

@@ -1,5 +1,6 @@
 import Capture
 import Evdev
+import Vocabulary
 import LinuxIO
 import Logging
 import Synchronization
@@ -8,7 +9,6 @@ import Camera
 import Actions
 import Output
 import ConfigFile
-import V4L2
 
 /// Follows the input devices: udev hotplug (monitor first, then enumeration), opening each
 /// evdev node (retrying EACCES while udev applies permissions), and its roles.

@@ -3,13 +3,13 @@ import Glibc
 #endif
 import Capture
 import Evdev
+import Vocabulary
 import FoundationEssentials
 import Udev
 import Camera
 import Actions
 import Output
 import ConfigFile
-import V4L2
 import LinuxIO
 
 /// One input device as `evcapture devices` shows it: identity, kind and every role with

@@ -1,6 +1,6 @@
 import Actions
 import Capture
-import Evdev
+import Vocabulary
 import LinuxIO
 import MQTT
 import Output

@@ -1,12 +1,10 @@
 import CLinuxShims
 import Capture
-import Evdev
 import Camera
 import Actions
 import Output
 import ConfigFile
 import Udev
-import V4L2
 import LinuxIO
 
 /// Turns transparent huge pages off for this process (`prctl(PR_SET_THP_DISABLE)`); call it

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Actions
 import Capture
-import Evdev
+import Vocabulary
 import LinuxIO
 import LiveView
 import Logging

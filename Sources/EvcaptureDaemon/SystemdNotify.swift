@@ -4,13 +4,11 @@ import Glibc
 import CLinuxShims
 import FoundationEssentials
 import Capture
-import Evdev
 import Camera
 import Actions
 import Output
 import ConfigFile
 import Udev
-import V4L2
 import LinuxIO
 
 /// systemd's readiness protocol (`sd_notify(3)`), without libsystemd: one datagram with

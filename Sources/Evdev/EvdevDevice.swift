@@ -5,6 +5,7 @@ import CLibevdev
 import CLinuxShims
 import LinuxIO
 import Synchronization
+import Vocabulary
 
 /// An open evdev node read through libevdev.
 ///

@@ -2,21 +2,13 @@
 import LinuxIO
 import Glibc
 #endif
+import Vocabulary
 
 /// An evemu recording that cannot be read: `file:line: problem` (``FileLineError``).
 public typealias EvemuError = FileLineError
 
-/// What `evemu-record` writes: a device description (`N:`, `I:`, `P:`, `B:`, `A:` lines)
-/// and the events it saw (`E:` lines), on the recording's own clock.
-public struct EvemuRecording: Sendable {
-    public var description: DeviceDescription
-    public var events: [InputEvent]
-
-    public init(description: DeviceDescription, events: [InputEvent]) {
-        self.description = description
-        self.events = events
-    }
-
+// Reading what `evemu-record` writes into the floor's ``EvemuRecording``.
+extension EvemuRecording {
     /// Parses the text of a recording. `file` names it in errors.
     ///
     /// Accepted: `#` comments (any content), blank lines, leading whitespace, CRLF line

@@ -5,6 +5,7 @@ import Glibc
 import CLibevdev
 import CLinuxShims
 import Synchronization
+import Vocabulary
 
 /// A kernel input device made from a ``DeviceDescription`` through `/dev/uinput`, for tests
 /// and benchmarks: what it writes comes out of its `/dev/input/eventN` node like from

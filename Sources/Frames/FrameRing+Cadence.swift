@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 
 /// The camera's cadence, read from the frames the ring holds: when its next frames come.
 /// A timelapse starts on it (docs/booth.md#timelapse), so that its shots fall on frames.

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import Dispatch
 import Logging
-import Evdev
+import Vocabulary
 import Synchronization
 import V4L2
 import LinuxIO

@@ -1,4 +1,5 @@
 import V4L2
+import Vocabulary
 
 /// One run of a camera's frames for the capture stream: a V4L2 capture node
 /// (``VideoCaptureStream``) or a camera another library drives (libcamera,

@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 import V4L2
 
 /// When the capture stream runs (docs/behaviour.md#the-moment-of-the-press).

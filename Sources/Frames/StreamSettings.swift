@@ -1,4 +1,4 @@
-import V4L2
+import Vocabulary
 
 /// Which camera the capture stream opens and how: what the stream reads of the capture
 /// settings (`CaptureSettings.stream`).

@@ -1,5 +1,5 @@
 import Dispatch
-import Evdev
+import Vocabulary
 import Synchronization
 import V4L2
 

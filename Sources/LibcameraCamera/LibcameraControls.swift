@@ -1,6 +1,5 @@
 import Camera
 import Synchronization
-import V4L2
 
 /// Where the controls backend sends libcamera control values: the stream, which puts them
 /// on its next request (``LibcameraStream``), or a recorder in tests.

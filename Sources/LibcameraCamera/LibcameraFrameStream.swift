@@ -1,7 +1,7 @@
 import Actions
 import CLibcameraLoader
 import V4L2
-import Evdev
+import Vocabulary
 import Frames
 
 /// A libcamera camera as the capture stream's ``FrameStream``: one capture stream configured once

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Evdev
+import Vocabulary
 import Frames
 import LinuxIO
 import Logging

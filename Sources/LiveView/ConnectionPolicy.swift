@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 import NIOCore
 
 /// What one client may hold of the live view, in one place for every route

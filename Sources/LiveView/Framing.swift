@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 
 /// The bytes around each part of `/stream.mjpg` and each event of `/events`. Pure.
 public enum Framing {

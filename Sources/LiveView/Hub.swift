@@ -1,5 +1,5 @@
 import Actions
-import Evdev
+import Vocabulary
 import LinuxIO
 import Logging
 import NIOCore

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Actions
-import Evdev
+import Vocabulary
 import LinuxIO
 import Logging
 import NIOCore

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CMosquitto
 import LinuxIO
+import Vocabulary
 
 /// The broker's socket as the loop watches it (a duplicate of libmosquitto's descriptor,
 /// ``MQTTClient/watched``), its readiness handed to libmosquitto, and the bounded exchange a

@@ -6,6 +6,7 @@ import CMosquitto
 import LinuxIO
 import Logging
 import Synchronization
+import Vocabulary
 
 /// An MQTT client (libmosquitto) driven by the daemon's own ``IOLoop``: no network thread
 /// (never `mosquitto_loop_start`), no polling.

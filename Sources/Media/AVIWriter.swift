@@ -3,8 +3,6 @@
 import Glibc
 #endif
 import Capture
-import Evdev
-import V4L2
 import LinuxIO
 ///
 /// Layout: `RIFF AVI { LIST hdrl { avih, LIST strl { strh, strf } }, LIST movi { 00dc... }, idx1 }`.

@@ -3,8 +3,6 @@ import Glibc
 #endif
 import CLinuxShims
 import Capture
-import Evdev
-import V4L2
 import LinuxIO
 
 /// A file-system failure while writing an output file, with the path and what was done: the

@@ -2,8 +2,6 @@ import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 import Capture
-import Evdev
-import V4L2
 import LinuxIO
 #endif
 

@@ -1,11 +1,10 @@
 import CLibjpeg
 import CLibturbojpeg
-import V4L2
+import Vocabulary
 
 #if canImport(Glibc)
 import Glibc
 import Capture
-import Evdev
 import LinuxIO
 #endif
 

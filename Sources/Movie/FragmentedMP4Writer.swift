@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CFFmpeg
 import V4L2
+import Vocabulary
 
 /// Writes H.264 in fragmented MP4 to an open file, frame by frame, through libavcodec and
 /// libavformat.

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CFFmpeg
-import V4L2
+import Vocabulary
 
 /// The centre of a frame a digital zoom keeps: even offsets and sizes (4:2:0 chroma).
 public struct CropRect: Sendable, Hashable {

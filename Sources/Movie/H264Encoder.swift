@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CFFmpeg
 import V4L2
+import Vocabulary
 
 /// An FFmpeg H.264 encoder opened by ``openH264Encoder(_:_:width:height:framesPerSecond:timeBase:globalHeader:)``.
 struct OpenedH264Encoder {

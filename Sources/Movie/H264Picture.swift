@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CFFmpeg
-import V4L2
+import Vocabulary
 
 /// One picture from a camera's H.264 (docs/video.md#the-cameras-own-h264): an access unit is
 /// no picture by itself, so the run from the IDR frame before it is decoded with libavcodec's

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import V4L2
 
 /// How a recording's H.264 is made: which encoder, its rate control, how often a keyframe
 /// comes (each one starts a fragment of the MP4, so it bounds what a crash can lose).

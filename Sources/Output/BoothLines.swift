@@ -1,7 +1,7 @@
 import Actions
 import Capture
 import JSON
-import Evdev
+import Vocabulary
 
 extension JSONLines {
     /// The booth's lines (docs/booth.md, docs/json-lines.md): `countdown`, the countdown's

@@ -1,5 +1,5 @@
 import Camera
-import Evdev
+import Vocabulary
 
 extension JSONLines {
     /// One JSON line (``JSONLines``): `event` `"controls"`, then `camera`, `bindings`,

@@ -1,6 +1,6 @@
 @_exported import JSON
 import Capture
-import Evdev
+import Vocabulary
 import Actions
 import LinuxIO
 

@@ -4,7 +4,6 @@ import Glibc
 import Actions
 import Capture
 import Runtime
-import Evdev
 import LinuxIO
 import Synchronization
 

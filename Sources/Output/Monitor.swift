@@ -3,7 +3,6 @@ import Glibc
 #endif
 import Capture
 import FoundationEssentials
-import Evdev
 import Actions
 import LinuxIO
 

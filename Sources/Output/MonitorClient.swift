@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 import Capture
-import Evdev
 import Actions
 import LinuxIO
 #endif

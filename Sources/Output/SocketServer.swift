@@ -6,7 +6,7 @@ import LinuxIO
 import Logging
 import Synchronization
 import Capture
-import Evdev
+import Vocabulary
 import Actions
 
 /// A Unix stream socket that sends every JSON line to every connected client

@@ -6,7 +6,6 @@ import LinuxIO
 import Logging
 import Synchronization
 import Capture
-import Evdev
 import Actions
 
 /// Why the JSON socket could not be set up: the one error shape, ``SystemError``

@@ -1,7 +1,7 @@
 import Actions
 import Booth
 import Capture
-import Evdev
+import Vocabulary
 import LinuxIO
 import Logging
 import Synchronization

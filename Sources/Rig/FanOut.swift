@@ -1,4 +1,3 @@
-import Actions
 import Capture
 
 /// A station's own presses as rig triggers: a primary click becomes a `photo` trigger, a

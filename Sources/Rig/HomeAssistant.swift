@@ -1,7 +1,6 @@
-import Actions
 import Capture
 import JSON
-import MQTT
+import Vocabulary
 
 /// Home Assistant's MQTT discovery for one station: the retained config messages that make
 /// the station a device in Home Assistant, with

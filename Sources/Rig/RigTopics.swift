@@ -1,4 +1,4 @@
-import MQTT
+import Vocabulary
 
 /// Who this station is in a rig, and where its messages go: the `[mqtt]` table's station,
 /// prefix, groups, fan-out and Home Assistant discovery.

@@ -1,6 +1,6 @@
-import Actions
 import Capture
 import JSON
+import Vocabulary
 
 /// A command on a trigger topic (docs/mqtt.md#trigger-messages):
 ///

@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 
 /// Pairing the event nodes of one physical device (docs/behaviour.md#device-pairing): a USB
 /// knob whose push switch comes as a second interface, or a keyboard-like node that carries an

@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 
 /// Devices whose capabilities do not say what they are, and what evcapture knows about them:
 /// data read by the classifier itself (as libinput reads its quirks), so a device behaves the

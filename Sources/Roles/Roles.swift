@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 
 /// What one (device, event code) does for evcapture (docs/behaviour.md#roles).
 public enum Role: String, Sendable, Hashable, CaseIterable, Codable {

@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 
 /// Decides the role of every code of a device (docs/behaviour.md#roles). Pure: the same inputs always give
 /// the same profile.

@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 
 /// What a device is taken for. It decides the roles of all its codes at once; the raw
 /// values are the device-level words of `EVCAPTURE_ROLE` and of the config file.

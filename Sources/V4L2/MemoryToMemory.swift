@@ -2,18 +2,7 @@
 import Glibc
 #endif
 import CLinuxShims
-
-extension PixelFormat {
-    /// `V4L2_PIX_FMT_H264` (Annex B byte stream, start codes).
-    public static let h264 = PixelFormat(fourCC: "H264")
-
-    /// A format from its four characters (`v4l2_fourcc`).
-    public init(fourCC: StaticString) {
-        precondition(fourCC.utf8CodeUnitCount == 4)
-        let b = fourCC.withUTF8Buffer { Array($0) }
-        self.init(rawValue: UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24)
-    }
-}
+import Vocabulary
 
 extension DeviceCapabilities {
     /// `V4L2_CAP_VIDEO_M2M` or `V4L2_CAP_VIDEO_M2M_MPLANE`: a codec or converter that takes

@@ -6,123 +6,7 @@ import Glibc
 #endif
 import CLinuxShims
 import LinuxIO
-
-/// A V4L2 pixel format (a fourcc such as `MJPG`).
-public struct PixelFormat: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
-    /// `V4L2_PIX_FMT_MJPEG`
-    public static let mjpeg = PixelFormat(rawValue: EVC_V4L2_PIX_FMT_MJPEG)
-    /// `V4L2_PIX_FMT_JPEG`
-    public static let jpeg = PixelFormat(rawValue: EVC_V4L2_PIX_FMT_JPEG)
-    /// `V4L2_PIX_FMT_YUYV` (4:2:2, Y0 U Y1 V)
-    public static let yuyv = PixelFormat(rawValue: EVC_V4L2_PIX_FMT_YUYV)
-    /// `V4L2_PIX_FMT_YUV420` (`YU12`, I420): a Y plane, then a Cb and a Cr plane of half
-    /// the width and height (rounded up), each chroma row `bytesPerLine / 2` (rounded up).
-    public static let yuv420 = PixelFormat(fourCC: "YU12")
-    /// `V4L2_PIX_FMT_NV12`: a Y plane, then one plane of interleaved Cb Cr pairs, half the
-    /// height (rounded up), with the Y plane's `bytesPerLine`.
-    public static let nv12 = PixelFormat(fourCC: "NV12")
-    /// `V4L2_PIX_FMT_RGB24` (`RGB3`): packed, the bytes R G B for each pixel.
-    ///
-    /// libcamera names formats by their DRM fourcc, whose channel order is that of a
-    /// little-endian word, so its names read backwards in memory: libcamera `RGB888`
-    /// (DRM_FORMAT_RGB888) is B G R in memory, i.e. ``bgr24``; libcamera `BGR888` is R G B,
-    /// i.e. this format (libcamera's `formats.cpp` maps them to V4L2 BGR24 and RGB24).
-    public static let rgb24 = PixelFormat(fourCC: "RGB3")
-    /// `V4L2_PIX_FMT_BGR24` (`BGR3`): packed, the bytes B G R for each pixel (libcamera `RGB888`).
-    public static let bgr24 = PixelFormat(fourCC: "BGR3")
-
-    /// The formats a capture stream takes, in the order it asks for them: compressed
-    /// first (the least bus bandwidth and no encoding for a photo), then YUYV, then the
-    /// other uncompressed formats (4:2:0 before the larger packed RGB).
-    public static let captureOrder: [PixelFormat] = [.mjpeg, .jpeg, .yuyv, .yuv420, .nv12, .rgb24, .bgr24]
-
-    /// The formats a capture stream takes when asked for them by name: ``captureOrder`` and
-    /// H.264 (`[camera] pixel-format = "h264"`), which is never chosen by itself: its frames
-    /// are not pictures one by one (docs/video.md#the-cameras-own-h264).
-    static let capturable: [PixelFormat] = captureOrder + [.h264]
-
-    /// Frames are already JPEG images.
-    public var isJPEG: Bool { self == .mjpeg || self == .jpeg }
-
-    /// Bytes per pixel of the first plane's rows for the uncompressed formats, nil for the others.
-    public var lumaBytesPerPixel: Int? {
-        switch self {
-        case .yuyv: 2
-        case .rgb24, .bgr24: 3
-        case .yuv420, .nv12: 1
-        default: nil
-        }
-    }
-
-    /// The four characters, e.g. `MJPG`.
-    public var description: String {
-        let bytes = (0..<4).map { UInt8(truncatingIfNeeded: rawValue >> (8 * $0)) }
-        return String(decoding: bytes.map { (32...126).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
-    }
-}
-
-/// One plane of an uncompressed frame: where it starts in the frame's bytes, its row
-/// pitch, its rows, and the bytes of each row that hold pixels.
-public struct FramePlane: Hashable, Sendable {
-    public var offset: Int
-    public var bytesPerLine: Int
-    public var rows: Int
-    public var rowBytes: Int
-
-    public init(offset: Int, bytesPerLine: Int, rows: Int, rowBytes: Int) {
-        (self.offset, self.bytesPerLine, self.rows, self.rowBytes) = (offset, bytesPerLine, rows, rowBytes)
-    }
-}
-
-/// The negotiated format of a stream.
-public struct StreamFormat: Hashable, Sendable {
-    public var width: Int
-    public var height: Int
-    public var pixelFormat: PixelFormat
-    /// Bytes per row of the image (of its first plane for YU12 and NV12; rows may be padded).
-    public var bytesPerLine: Int
-    /// The nominal frame rate (from `VIDIOC_G_PARM`), when the driver reports one.
-    public var framesPerSecond: Double?
-
-    public init(width: Int, height: Int, pixelFormat: PixelFormat, bytesPerLine: Int, framesPerSecond: Double? = nil) {
-        self.width = width
-        self.height = height
-        self.pixelFormat = pixelFormat
-        self.bytesPerLine = bytesPerLine
-        self.framesPerSecond = framesPerSecond
-    }
-}
-
-extension StreamFormat {
-    /// The planes of an uncompressed frame in this format (nil for JPEG and unknown
-    /// formats); rows may be padded (`bytesPerLine`), the last row of each plane need not be.
-    public var planes: [FramePlane]? {
-        guard width > 0, height > 0, let bpp = pixelFormat.lumaBytesPerPixel else { return nil }
-        let cw = (width + 1) / 2, ch = (height + 1) / 2
-        // A YUYV row holds whole pairs.
-        let luma = FramePlane(offset: 0, bytesPerLine: bytesPerLine, rows: height, rowBytes: pixelFormat == .yuyv ? cw * 4 : width * bpp)
-        guard bytesPerLine >= luma.rowBytes else { return nil }
-        switch pixelFormat {
-        case .yuv420:
-            let cstride = (bytesPerLine + 1) / 2
-            let cb = FramePlane(offset: bytesPerLine * height, bytesPerLine: cstride, rows: ch, rowBytes: cw)
-            var cr = cb
-            cr.offset += cstride * ch
-            return [luma, cb, cr]
-        case .nv12:
-            return [luma, FramePlane(offset: bytesPerLine * height, bytesPerLine: bytesPerLine, rows: ch, rowBytes: cw * 2)]
-        default:
-            return [luma]
-        }
-    }
-
-    /// The fewest bytes a frame in this format can have (nil when ``planes`` is nil).
-    public var minimumFrameBytes: Int? {
-        planes?.last.map { $0.offset + $0.bytesPerLine * ($0.rows - 1) + $0.rowBytes }
-    }
-}
+import Vocabulary
 
 /// What a frame's timestamp means (`V4L2_BUF_FLAG_TIMESTAMP_*` and `V4L2_BUF_FLAG_TSTAMP_SRC_*`).
 public struct FrameTimestampKind: Hashable, Sendable, CustomStringConvertible {
@@ -160,23 +44,6 @@ public struct BorrowedFrame {
         self.sequence = sequence
         self.timestampMicroseconds = timestampMicroseconds
         self.timestampKind = timestampKind
-    }
-}
-
-/// One captured frame, copied out of the driver's buffer.
-public struct VideoFrame: Sendable {
-    public var bytes: [UInt8]
-    public var format: StreamFormat
-    /// The driver's frame counter.
-    public var sequence: UInt32
-    /// The driver's timestamp (usually CLOCK_MONOTONIC), in microseconds.
-    public var timestampMicroseconds: Int64
-
-    public init(bytes: [UInt8], format: StreamFormat, sequence: UInt32 = 0, timestampMicroseconds: Int64 = 0) {
-        self.bytes = bytes
-        self.format = format
-        self.sequence = sequence
-        self.timestampMicroseconds = timestampMicroseconds
     }
 }
 

@@ -1,6 +1,6 @@
 import ArgumentParser
 import LinuxIO
-import Evdev
+import Vocabulary
 #if canImport(Glibc)
 import Glibc
 import EvcaptureDaemon

@@ -1,7 +1,6 @@
 import ArgumentParser
 import LinuxIO
 import Capture
-import Evdev
 
 #if canImport(Glibc)
 import Glibc

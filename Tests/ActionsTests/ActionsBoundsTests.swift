@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 import Capture
 @testable import Actions
-import Evdev
+import Vocabulary
 import LinuxIO
 @testable import Media
 

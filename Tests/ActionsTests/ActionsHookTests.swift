@@ -5,8 +5,6 @@ import Synchronization
 import Testing
 @testable import Actions
 import Capture
-import Evdev
-import V4L2
 import LinuxIO
 @testable import Media
 

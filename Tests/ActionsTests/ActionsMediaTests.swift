@@ -5,7 +5,7 @@ import Testing
 @testable import V4L2
 @testable import Actions
 import Capture
-import Evdev
+import Vocabulary
 import LinuxIO
 @testable import Frames
 @testable import Media

@@ -73,9 +73,8 @@ final class OutcomeLog: Sendable {
 }
 
 import Capture
-import Evdev
+import Vocabulary
 @testable import Actions
-import V4L2
 import LinuxIO
 
 @Suite struct CaptureEventTriggerTests {

@@ -2,7 +2,7 @@ import EvcaptureTesting
 import Foundation
 import LinuxIO
 import Synchronization
-import Evdev
+import Vocabulary
 import Testing
 import Capture
 @testable import Actions

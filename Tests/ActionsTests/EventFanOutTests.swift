@@ -1,7 +1,7 @@
 import Testing
 import Synchronization
 import Capture
-import Evdev
+import Vocabulary
 @testable import Actions
 
 /// The daemon's emit (docs/architecture.md#events-and-sinks): every event to every sink, in

@@ -1,7 +1,7 @@
 import EvcaptureTesting
 import Foundation
 import Synchronization
-import Evdev
+import Vocabulary
 import Testing
 import Capture
 @testable import Actions

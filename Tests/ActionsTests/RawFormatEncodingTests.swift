@@ -1,6 +1,6 @@
 import EvcaptureTesting
 import Testing
-import V4L2
+import Vocabulary
 
 @testable import Actions
 @testable import Movie

@@ -6,7 +6,7 @@ import Foundation
 @testable import Movie
 import Testing
 import Capture
-import V4L2
+import Vocabulary
 @testable import Media
 
 /// What a crash leaves of a recording is kept at the next start, under its name.

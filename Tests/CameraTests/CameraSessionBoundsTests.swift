@@ -1,6 +1,5 @@
 import Testing
 import Capture
-import V4L2
 @testable import Camera
 
 /// The camera session's events are a bounded queue (docs/behaviour.md#reliability): with nobody taking

@@ -1,12 +1,10 @@
 import EvcaptureTesting
 import Capture
-import Evdev
 import Foundation
 import Testing
 import Synchronization
 import Dispatch
 @testable import Camera
-import V4L2
 
 /// The small state file that remembers the current control.
 @Suite struct ControlStateFileTests {

@@ -1,7 +1,6 @@
 import EvcaptureTesting
 import Capture
 @testable import Camera
-import Evdev
 import Testing
 
 /// Scenarios of the controls interaction (docs/behaviour.md#controls-interaction), each driven

@@ -1,7 +1,6 @@
 import EvcaptureTesting
 import Capture
 @testable import Camera
-import Evdev
 import Testing
 
 /// The per-detent arithmetic of each control kind (docs/behaviour.md#slider-arithmetic).

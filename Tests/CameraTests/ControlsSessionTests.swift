@@ -1,7 +1,6 @@
 import EvcaptureTesting
 import Capture
 @testable import Camera
-import Evdev
 import Testing
 
 /// The session: devices, cameras and actions around the pure core.

@@ -1,5 +1,5 @@
 import EvcaptureTesting
-import Evdev
+import Vocabulary
 import Testing
 import V4L2
 @testable import Camera

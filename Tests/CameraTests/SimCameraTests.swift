@@ -1,10 +1,8 @@
 import EvcaptureTesting
 import Capture
-import Evdev
 import Foundation
 import Testing
 @testable import Camera
-import V4L2
 
 private func changes(_ events: [ControlsEvent]) -> [ControlValueChange] {
     events.compactMap { if case .value(let v) = $0 { v } else { nil } }

@@ -1,6 +1,6 @@
 import EvcaptureTesting
 @testable import Capture
-import Evdev
+import Vocabulary
 import Foundation
 import Testing
 

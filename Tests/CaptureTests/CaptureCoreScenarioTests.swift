@@ -1,6 +1,6 @@
 import EvcaptureTesting
 import Capture
-import Evdev
+import Vocabulary
 import Testing
 
 /// Scenario tests: each is steps on a hand-driven clock (ms) and the exact outputs.

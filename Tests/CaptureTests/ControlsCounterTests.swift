@@ -1,6 +1,7 @@
 import EvcaptureTesting
 @testable import Capture
 import Evdev
+import Vocabulary
 import Testing
 
 /// Counter axes (`slider:counter`): the Contour ShuttleXpress / ShuttlePro jog wheel's

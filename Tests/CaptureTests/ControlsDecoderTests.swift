@@ -1,6 +1,6 @@
 import EvcaptureTesting
 @testable import Capture
-import Evdev
+import Vocabulary
 import Testing
 
 /// Each source of slider deltas (docs/behaviour.md#slider-inputs).

@@ -1,6 +1,6 @@
 import EvcaptureTesting
 @testable import Capture
-import Evdev
+import Vocabulary
 import Testing
 
 /// Rate axes (`slider:rate`, docs/behaviour.md#slider-inputs): the Contour shuttle ring reports

@@ -1,6 +1,6 @@
 @testable import Capture
 import EvcaptureTesting
-import Evdev
+import Vocabulary
 import Testing
 
 /// The pipeline's own policy, on a hand-driven clock: key releases the kernel made up

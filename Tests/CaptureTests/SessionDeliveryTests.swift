@@ -1,6 +1,6 @@
 import Capture
 import EvcaptureTesting
-import Evdev
+import Vocabulary
 import Testing
 
 /// Which of a device's events the daemon asks the kernel for (EVIOCSMASK; devices shared

@@ -1,6 +1,6 @@
 import EvcaptureTesting
 @testable import Capture
-import Evdev
+import Vocabulary
 
 /// A compact, readable line per event: `120ms ended primary KEY_VOLUMEDOWN #1 click`.
 func line(_ e: CaptureEvent) -> String {

@@ -1,6 +1,6 @@
 import EvcaptureTesting
 import Capture
-import Evdev
+import Vocabulary
 import Foundation
 import Testing
 import ConfigFile

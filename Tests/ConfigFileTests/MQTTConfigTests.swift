@@ -5,6 +5,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import Vocabulary
 #endif
 
 @Suite struct MQTTConfigTests {

@@ -3,7 +3,7 @@ import ConfigFile
 import Movie
 import Testing
 import Media
-import V4L2
+import Vocabulary
 
 @Suite struct VideoConfigTests {
     @Test func mp4WithAutomaticEncoderIsTheDefault() throws {

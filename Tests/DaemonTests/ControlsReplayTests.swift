@@ -1,6 +1,5 @@
 import EvcaptureTesting
 import Capture
-import Evdev
 import Foundation
 import Testing
 import EvcaptureDaemon

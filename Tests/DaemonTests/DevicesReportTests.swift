@@ -1,6 +1,7 @@
 import EvcaptureTesting
 import Capture
 import Evdev
+import Vocabulary
 import Foundation
 import Testing
 @testable import EvcaptureDaemon

@@ -2,6 +2,7 @@ import EvcaptureTesting
 import Capture
 @testable import Roles
 import Evdev
+import Vocabulary
 import Testing
 import EvcaptureDaemon
 import Camera

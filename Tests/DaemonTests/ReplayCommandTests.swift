@@ -6,7 +6,6 @@ import Camera
 import Output
 import ConfigFile
 import Capture
-import Evdev
 
 /// `evcapture replay` as a person runs it: the built binary (``EvcaptureCommand``), its
 /// stdout, stderr and exit status.

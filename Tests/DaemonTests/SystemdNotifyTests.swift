@@ -6,7 +6,6 @@ import Camera
 import Output
 import ConfigFile
 import Capture
-import Evdev
 
 @Suite struct SystemdNotifyTests {
     /// A datagram socket standing in for systemd; returns its fd.

@@ -1,5 +1,6 @@
 @testable import Capture
 import Evdev
+import Vocabulary
 import Foundation
 import Logging
 import Testing

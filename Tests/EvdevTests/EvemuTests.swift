@@ -2,6 +2,7 @@ import EvcaptureTesting
 import LinuxIO
 import Testing
 @testable import Evdev
+import Vocabulary
 
 /// Codes listed in the human-readable comment block evemu writes ("#   Event type 1 (EV_KEY)" /
 /// "#     Event code 115 (KEY_VOLUMEUP)"): an independent account of the B: bitmasks.

@@ -1,8 +1,8 @@
 import Testing
-@testable import Evdev
+import Vocabulary
 
 @Suite struct EventCodeTests {
-    @Test func namesRoundTripThroughLibevdev() {
+    @Test func namesRoundTrip() {
         #expect(EventCode.volumeDown.name == "KEY_VOLUMEDOWN")
         #expect(EventCode(name: "REL_WHEEL_HI_RES") == .relWheelHiRes)
         #expect(EventCode(name: "KEY_CAMERA_FOCUS") == .cameraFocus)

@@ -1,4 +1,5 @@
 @testable import Evdev
+import Vocabulary
 import Testing
 
 /// Which frames are keys released by the kernel (unplug, reset) rather than by a person.

@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 import Testing
 
 /// `Timestamp`, the one type of a CLOCK_MONOTONIC instant, and its one conversion to and

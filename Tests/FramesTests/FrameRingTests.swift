@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import V4L2
 import Frames
 import Media
 

@@ -1,7 +1,6 @@
 import Camera
 import Testing
 
-import V4L2
 @testable import LibcameraCamera
 
 @Suite struct ScalerCropZoomTests {

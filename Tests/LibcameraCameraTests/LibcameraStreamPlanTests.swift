@@ -1,6 +1,6 @@
 import CLibcameraLoader
 import Dispatch
-import Evdev
+import Vocabulary
 import Frames
 import Testing
 import V4L2

@@ -7,6 +7,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import Vocabulary
 #endif
 
 private func monotonicMicroseconds() -> Int64 {

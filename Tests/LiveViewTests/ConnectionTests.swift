@@ -6,7 +6,7 @@ import NIOCore
 import NIOEmbedded
 import NIOHTTP1
 import Synchronization
-import Evdev
+import Vocabulary
 import Testing
 
 @testable import LiveView

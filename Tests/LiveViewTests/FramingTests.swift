@@ -1,5 +1,5 @@
 @testable import LiveView
-import Evdev
+import Vocabulary
 import Testing
 
 @Suite struct FramingTests {

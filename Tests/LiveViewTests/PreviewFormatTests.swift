@@ -1,7 +1,7 @@
 import Actions
 import EvcaptureTesting
 import Testing
-import V4L2
+import Vocabulary
 
 @testable import LiveView
 import Media

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import EvcaptureTesting
-import Evdev
+import Vocabulary
 import Frames
 import Synchronization
 import Testing

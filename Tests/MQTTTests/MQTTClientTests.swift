@@ -5,6 +5,7 @@ import Logging
 import MQTT
 import Synchronization
 import Testing
+import Vocabulary
 
 /// The client against a real mosquitto on a free 127.0.0.1 port: connection, birth and will,
 /// publishing, subscriptions, an absent broker, a restarted broker, bad credentials, the

@@ -6,6 +6,7 @@ import Logging
 @testable import MQTT
 import Synchronization
 import Testing
+import Vocabulary
 
 /// `mqtts://` against a real mosquitto with a TLS listener, its certificates made by
 /// `openssl` for each test: the right CA connects; a certificate from another CA or for

@@ -5,7 +5,7 @@ import Foundation
 @testable import LinuxIO
 import Movie
 import Testing
-import V4L2
+import Vocabulary
 
 /// The recording thread's scheduling (docs/video.md, "Off the input path"): under
 /// `SCHED_IDLE`, and so are the threads libx264 starts for it. Read back from the kernel

@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 import Movie
 import Testing
-import V4L2
+import Vocabulary
 
 /// Real encodes through this system's FFmpeg libraries, checked with ffprobe (an independent
 /// demuxer and decoder) when it is installed.

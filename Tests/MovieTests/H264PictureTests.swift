@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import V4L2
+import Vocabulary
 
 @testable import Movie
 

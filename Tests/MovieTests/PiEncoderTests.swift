@@ -5,6 +5,7 @@ import Foundation
 @testable import Movie
 import Testing
 import V4L2
+import Vocabulary
 
 /// The Raspberry Pi's encoders (docs/video.md#which-encoder, docs/raspberry-pi.md#videos):
 /// what each encoder is told, the parameter sets repeated for the hardware encoder, and the

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Booth
-import Evdev
+import Vocabulary
 import EvcaptureTesting
 import Foundation
 import Logging

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 @testable import Output
 import Capture
-import Evdev
+import Vocabulary
 import Actions
 
 @Suite struct MonitorRenderingTests {

@@ -6,7 +6,6 @@ import Testing
 import Logging
 @testable import Output
 import Capture
-import Evdev
 import Actions
 
 /// A test client that reads everything on a thread of its own.

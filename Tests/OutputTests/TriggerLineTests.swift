@@ -1,6 +1,6 @@
 @testable import Actions
 import Capture
-import Evdev
+import Vocabulary
 import Output
 import Testing
 

@@ -3,7 +3,7 @@ import Glibc
 #endif
 @testable import Actions
 import Capture
-import Evdev
+import Vocabulary
 import Movie
 import Output
 import Testing

@@ -3,6 +3,7 @@ import Foundation
 import MQTT
 @testable import Rig
 import Testing
+import Vocabulary
 
 /// Home Assistant discovery: the exact topics, and each payload read back as JSON.
 @Suite struct HomeAssistantDiscoveryTests {

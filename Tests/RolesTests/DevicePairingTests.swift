@@ -1,6 +1,7 @@
 import EvcaptureTesting
 import Testing
 import Evdev
+import Vocabulary
 import Roles
 
 /// An encoder and its push switch on separate event nodes of one physical device, paired by

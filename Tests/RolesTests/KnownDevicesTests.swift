@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 @testable import Roles
 import Testing
 

@@ -1,6 +1,7 @@
 import EvcaptureTesting
 import Testing
 @testable import Evdev
+import Vocabulary
 @testable import Roles
 
 private func fixture(_ name: String) throws -> DeviceDescription {

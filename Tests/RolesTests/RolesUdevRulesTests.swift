@@ -3,7 +3,6 @@ import EvcaptureTesting
 import Glibc
 #endif
 import Testing
-import Evdev
 @testable import Roles
 
 /// Syntax sanity of `udev-rules/*.rules`: every line is a comment, blank, or comma-separated

@@ -2,7 +2,7 @@ import EvcaptureTesting
 import Capture
 @testable import Runtime
 import Dispatch
-import Evdev
+import Vocabulary
 import Synchronization
 import Testing
 

@@ -1,5 +1,5 @@
 import Capture
-import Evdev
+import Vocabulary
 
 /// A seeded random generator (SplitMix64) so property tests are repeatable.
 public struct SeededRandom: RandomNumberGenerator {

@@ -1,5 +1,5 @@
 import Capture
-import Evdev
+import Vocabulary
 
 /// The repository's evemu fixtures (`Tests/Fixtures`).
 public enum Fixtures {

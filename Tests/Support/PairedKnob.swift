@@ -1,4 +1,5 @@
 import Evdev
+import Vocabulary
 import Roles
 
 /// An encoder and its push switch on separate event nodes of one physical device (the

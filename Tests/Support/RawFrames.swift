@@ -1,4 +1,4 @@
-import V4L2
+import Vocabulary
 
 /// Synthetic uncompressed camera frames: a picture given as a colour for each pixel, laid out
 /// in a V4L2 format with padded rows, for tests of the encoders.

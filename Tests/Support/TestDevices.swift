@@ -1,5 +1,5 @@
 import Capture
-import Evdev
+import Vocabulary
 
 /// Devices used by the scenarios, with hand-written roles (the classifier is tested elsewhere).
 public enum TestDevices {

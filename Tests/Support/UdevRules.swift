@@ -1,5 +1,5 @@
 import Foundation
-import Evdev
+import Vocabulary
 
 /// The shipped `udev-rules/70-evcapture.rules`, evaluated the way udev would for the
 /// matches the rules use (`ATTRS{id/bustype}`, `ATTRS{id/vendor}`, `ATTRS{id/product}`,

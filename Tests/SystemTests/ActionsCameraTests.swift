@@ -1,5 +1,5 @@
 import EvcaptureTesting
-import Evdev
+import Vocabulary
 import Foundation
 import Logging
 import Synchronization

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import EvcaptureTesting
 import Evdev
+import Vocabulary
 import Foundation
 import Testing
 

@@ -8,6 +8,7 @@ import Actions
 import Output
 import ConfigFile
 import Evdev
+import Vocabulary
 import Foundation
 import Synchronization
 import Testing

@@ -3,7 +3,6 @@ import EvcaptureTesting
 import Glibc
 #endif
 import Actions
-import Evdev
 import Foundation
 import Testing
 import Media

@@ -4,7 +4,7 @@ import Glibc
 #endif
 import Actions
 import Foundation
-import Evdev
+import Vocabulary
 import Logging
 import Synchronization
 import Testing

@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import EvcaptureTesting
-import Evdev
 import Foundation
 @testable import OutputDevices
 import Testing

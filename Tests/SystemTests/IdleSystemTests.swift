@@ -3,6 +3,7 @@ import EvcaptureTesting
 import Glibc
 #endif
 import Evdev
+import Vocabulary
 import Foundation
 import Testing
 

@@ -7,6 +7,7 @@ import Testing
 import Synchronization
 import Capture
 import Evdev
+import Vocabulary
 import LinuxIO
 import Udev
 

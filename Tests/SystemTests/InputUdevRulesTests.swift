@@ -5,6 +5,7 @@ import Glibc
 import Foundation
 import Testing
 import Evdev
+import Vocabulary
 import Udev
 
 private let udevdRunning = getuid() == 0 && access("/run/udev/control", F_OK) == 0

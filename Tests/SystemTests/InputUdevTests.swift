@@ -5,6 +5,7 @@ import Glibc
 import Foundation
 import Testing
 import Evdev
+import Vocabulary
 import LinuxIO
 import Udev
 import Synchronization

@@ -4,6 +4,7 @@ import Glibc
 #endif
 import EvcaptureDaemon
 import Evdev
+import Vocabulary
 import Foundation
 import Testing
 

@@ -1,5 +1,5 @@
 import Camera
-import Evdev
+import Vocabulary
 import Foundation
 import Frames
 import LibcameraCamera

@@ -1,5 +1,4 @@
 import EvcaptureTesting
-import Evdev
 import Foundation
 import Testing
 

@@ -4,6 +4,7 @@ import Glibc
 import Actions
 import EvcaptureTesting
 import Evdev
+import Vocabulary
 import Foundation
 import Testing
 import Media

@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import EvcaptureTesting
-import Evdev
 import Foundation
 import Testing
 

@@ -4,6 +4,7 @@ import Logging
 import Synchronization
 import Testing
 import V4L2
+import Vocabulary
 
 import Actions
 import Capture

@@ -4,7 +4,6 @@ import Glibc
 #endif
 import Camera
 import Capture
-import Evdev
 import Foundation
 import LinuxIO
 import Logging

@@ -2,7 +2,7 @@
 import EvcaptureTesting
 import Glibc
 #endif
-import Evdev
+import Vocabulary
 import Foundation
 import Logging
 import Testing

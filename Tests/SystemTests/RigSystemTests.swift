@@ -2,7 +2,6 @@
 import EvcaptureTesting
 import Glibc
 #endif
-import Evdev
 import Foundation
 import Testing
 

@@ -1,6 +1,7 @@
 import Dispatch
 import EvcaptureTesting
 import Evdev
+import Vocabulary
 import Foundation
 import LinuxIO
 import Testing

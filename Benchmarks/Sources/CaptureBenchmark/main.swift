@@ -4,7 +4,7 @@
 import Camera
 import Capture
 import Runtime
-import Evdev
+import Vocabulary
 import Foundation
 import MallocCounter
 

@@ -16,6 +16,7 @@ import Output
 import Capture
 import Runtime
 import Evdev
+import Vocabulary
 import LinuxIO
 import Logging
 import Synchronization

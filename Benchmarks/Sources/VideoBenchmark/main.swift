@@ -12,7 +12,7 @@ import Glibc
 #endif
 import Actions
 import Movie
-import V4L2
+import Vocabulary
 import Media
 
 let arguments = Array(CommandLine.arguments.dropFirst())

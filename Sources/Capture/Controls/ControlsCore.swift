@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 
 /// Optional acceleration of fast spins (off by default).
 ///

@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 
 /// A change of the controls' interaction state (docs/behaviour.md#controls-interaction), as
 /// reported to displays, LEDs and apps. The raw values are the `state` strings of the JSON

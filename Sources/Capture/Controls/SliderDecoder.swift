@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 
 /// What the controls interaction reacts to (docs/behaviour.md#controls-interaction): a light
 /// press, or slider detents.

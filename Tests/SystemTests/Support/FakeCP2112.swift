@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import LinuxIO
 import Synchronization
+import Vocabulary
 
 /// A Silicon Labs CP2112 (USB-HID to SMBus and 8 GPIOs, 10c4:ea90) emulated on /dev/uhid:
 /// the kernel's hid-cp2112 driver binds to it and makes a real gpiochip (`cp2112_gpio`),

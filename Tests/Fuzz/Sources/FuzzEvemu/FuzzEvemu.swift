@@ -3,6 +3,7 @@
 // (or 0) and a problem; a parsed recording must survive what replay does with it (frames,
 // device description). A crash or a hang is a finding.
 import Evdev
+import Vocabulary
 
 import FuzzDriver
 

@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 // The clocks (docs/architecture.md#errors-and-habits): CLOCK_MONOTONIC, read here once
-// (`monotonicNow()` in Evdev gives it as a `Timestamp`), and the wall clock.
+// (`monotonicNow()` gives it as a `Timestamp`), and the wall clock.
 
 /// CLOCK_MONOTONIC in microseconds: the clock of evdev events, V4L2 buffers and `IOTimer`.
 public func monotonicMicroseconds() -> Int64 {
