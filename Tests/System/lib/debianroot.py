@@ -2,6 +2,7 @@
 from the Debian archive (Tests/System/debian/packages.txt, .../customize), turned into an
 ext4 image and cached like the kernel. QEMU opens it with snapshot=on, so every boot
 starts from the same pristine system and the cache is never written by a guest."""
+import fcntl
 import hashlib
 import os
 import re
@@ -26,39 +27,62 @@ def host_suite():
     return m.group(1).strip('"')
 
 
-def packages():
+SUITES = ("bookworm", "trixie")  # Debian 12 and 13: the releases packages.txt is written for
+
+
+def packages(suite):
+    """packages.txt's names for SUITE: each line's name, unless a [SUITE,...] after it names
+    other releases only."""
+    if suite not in SUITES:
+        raise SetupError(f"no package list for Debian {suite!r} (packages.txt knows {', '.join(SUITES)})")
     names = []
     with open(os.path.join(DEBIAN_DIR, "packages.txt")) as f:
-        for line in f:
-            word = line.split("#", 1)[0].strip()
-            if word:
-                names.append(word)
+        for number, line in enumerate(f, 1):
+            words = line.split("#", 1)[0].split()
+            if not words:
+                continue
+            if len(words) > 2 or (len(words) == 2 and not re.fullmatch(r"\[[a-z,]+\]", words[1])):
+                raise SetupError(f"packages.txt:{number}: expected NAME [SUITE,...], got {line.strip()!r}")
+            suites = words[1][1:-1].split(",") if len(words) == 2 else list(SUITES)
+            unknown = [s for s in suites if s not in SUITES]
+            if unknown:
+                raise SetupError(f"packages.txt:{number}: unknown release {', '.join(unknown)}")
+            if suite in suites:
+                names.append(words[0])
     return names
 
 
 class DebianRoot:
-    def __init__(self, cache, offline=False):
+    """SUITE's root image (the host's release by default), cached by suite and fingerprint."""
+
+    def __init__(self, cache, offline=False, suite=None):
         self.cache = cache
         self.offline = offline
-        self.suite = host_suite()
+        self.suite = suite or host_suite()
 
     def fingerprint(self):
         h = hashlib.sha256()
-        h.update(f"{self.suite} {IMAGE_SIZE} {' '.join(packages())}\n".encode())
+        h.update(f"{self.suite} {IMAGE_SIZE} {' '.join(packages(self.suite))}\n".encode())
         h.update(file_digest(os.path.join(DEBIAN_DIR, "customize")).encode())
         return h.hexdigest()[:16]
 
     def prepare(self):
-        path = os.path.join(self.cache, f"debian-{self.suite}-{self.fingerprint()}.ext4")
-        if not os.path.exists(path):
-            if self.offline:
-                raise SetupError(f"--offline: no Debian root file system {os.path.basename(path)} in {self.cache}")
-            self._build(path)
-        os.utime(path)
-        images = sorted((p for p in os.listdir(self.cache) if p.startswith("debian-") and p.endswith(".ext4")),
-                        key=lambda p: os.stat(os.path.join(self.cache, p)).st_mtime, reverse=True)
-        for old in images[KEEP_IMAGES:]:
-            os.unlink(os.path.join(self.cache, old))
+        """The image's path, made first if needed. A lock of the suite's own: making one
+        (minutes) holds up neither the other release's package tests nor the kernel's cache."""
+        prefix = f"debian-{self.suite}-"
+        path = os.path.join(self.cache, f"{prefix}{self.fingerprint()}.ext4")
+        with open(os.path.join(self.cache, f"debian-{self.suite}.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not os.path.exists(path):
+                if self.offline:
+                    raise SetupError(f"--offline: no Debian root file system {os.path.basename(path)} in {self.cache}")
+                self._build(path)
+            os.utime(path)
+            # the newest KEEP_IMAGES of this suite are kept
+            images = sorted((p for p in os.listdir(self.cache) if p.startswith(prefix) and p.endswith(".ext4")),
+                            key=lambda p: os.stat(os.path.join(self.cache, p)).st_mtime, reverse=True)
+            for old in images[KEEP_IMAGES:]:
+                os.unlink(os.path.join(self.cache, old))
         return path
 
     def _build(self, path):
@@ -72,7 +96,7 @@ class DebianRoot:
         try:
             # as root, so that file owners are real; mke2fs -d copies them into the image
             run(as_root(["mmdebstrap", "--quiet", "--mode=root", "--variant=minbase",
-                         "--include=" + ",".join(packages()),
+                         "--include=" + ",".join(packages(self.suite)),
                          "--customize-hook=sh " + os.path.join(DEBIAN_DIR, "customize") + ' "$1"',
                          self.suite, tree]))
             if os.path.exists(tmp):

@@ -24,20 +24,42 @@ import time
 from harness import (EXIT_CRASHED, EXIT_FAILED, EXIT_NOTHING_RAN, EXIT_OK, EXIT_SETUP, EXIT_TIMEOUT,
                      QBOOT, REPO, SYSTEM_DIR, Initramfs, Kernel, SetupError, atomic_write, boot,
                      build_fakeuvc, interrupt, read_status, say)
-from debianroot import DEBIAN_DIR, DebianRoot
+from debianroot import DEBIAN_DIR, SUITES, DebianRoot, host_suite
 
 T_START = time.monotonic()
 
 
-def build_packages(out, version, skip_build):
-    """Two builds of the same binary: VERSION-1 and VERSION-2 (the upgrade)."""
+# Debian's version suffix of a package built for another release than the host's, as
+# packaging/deb/build names them (VERSION-1+deb13)
+RELEASE_SUFFIX = {"bookworm": "+deb12", "trixie": "+deb13"}
+RELEASE_NAME = {"bookworm": "Debian 12", "trixie": "Debian 13"}
+
+
+class Release:
+    """Which Debian the guest runs and the package is built for. The host's release keeps the
+    plain names (evcapture_VERSION-1_amd64.deb, .build-systest/pkg-result.json); another
+    release (--release trixie on a Debian 12 host) has its own suffix, files and lock, so that
+    both can be prepared at once."""
+
+    def __init__(self, suite):
+        self.suite = suite
+        self.native = suite == host_suite()
+        self.suffix = "" if self.native else RELEASE_SUFFIX[suite]
+        self.tag = "" if self.native else f"-{suite}"  # in the names of its files
+        self.build_args = [] if self.native else ["--release", suite]
+        self.label = f"{RELEASE_NAME.get(suite, suite)} ({suite})"
+
+
+def build_packages(out, version, skip_build, release):
+    """Two builds of the same binary: VERSION-1 and VERSION-2 (the upgrade), with the release's
+    suffix (VERSION-1+deb13)."""
     debs = {}
     for revision in ("1", "2"):
-        full = f"{version}-{revision}"
+        full = f"{version}-{revision}{release.suffix}"
         path = os.path.join(out, f"evcapture_{full}_amd64.deb")
         if not (skip_build and os.path.exists(path)):
-            say(f"packaging/deb/build --version {full}")
-            argv = [os.path.join(REPO, "packaging", "deb", "build"), "--version", full, "--out", out]
+            say(f"packaging/deb/build {' '.join(release.build_args + ['--version', full])}")
+            argv = [os.path.join(REPO, "packaging", "deb", "build"), *release.build_args, "--version", full, "--out", out]
             if revision == "2":
                 argv.append("--no-lintian")  # the same files as -1, checked there
             result = subprocess.run(argv, cwd=REPO)
@@ -88,8 +110,11 @@ def parse_args(argv):
         description="Build the Debian package, install it with dpkg in a real Debian system "
                     "(systemd as PID 1, udevd) under QEMU, and test the service there.")
 
+    p.add_argument("--release", choices=SUITES, default=None,
+                   help="the Debian release of the guest and the package (default: the host's; "
+                        "trixie: Debian 13's package, packaging/deb/build --release trixie, in a Debian 13 guest)")
     p.add_argument("--no-build", action="store_true",
-                   help="reuse the packages in .build-systest/debs if they are there")
+                   help="reuse the packages in .build-systest/debs (debs-RELEASE) if they are there")
     p.add_argument("--offline", action="store_true", help="never ask apt; use the cached kernel and root")
     p.add_argument("--timeout", type=float, default=float(os.environ.get("EVCAPTURE_PKGTEST_TIMEOUT", 1200)),
                    metavar="SEC", help="stop the guest after SEC seconds (default 1200)")
@@ -110,37 +135,49 @@ def main(argv):
     os.makedirs(cache, exist_ok=True)
     build_dir = os.path.join(REPO, ".build-systest")
     os.makedirs(build_dir, exist_ok=True)
-    lock = open(os.path.join(build_dir, "pkg-lock"), "w")
+    try:
+        release = Release(args.release or host_suite())
+    except SetupError as e:
+        say(f"error: {e}")
+        return EXIT_SETUP
+    tag = release.tag
+    lock = open(os.path.join(build_dir, f"pkg{tag}-lock"), "w")
     fcntl.flock(lock, fcntl.LOCK_EX)
     try:
         with open(os.path.join(cache, "lock"), "w") as cache_lock:
             fcntl.flock(cache_lock, fcntl.LOCK_EX)
             kernel = Kernel(cache, args.offline).prepare()
             initramfs = Initramfs(cache, kernel, guest_dir=DEBIAN_DIR).prepare()
-            rootfs = DebianRoot(cache, args.offline).prepare()
-        fakeuvc = build_fakeuvc(build_dir)
-        debs_dir = os.path.join(build_dir, "debs")
+            # (under the lock too: two releases' runs may prepare at once)
+            fakeuvc = build_fakeuvc(build_dir)
+        # The same kernel (Debian 12's, the harness's) for every release: its modules come in
+        # the initramfs, and Debian 13's systemd runs on it (docs/testing.md#debian-13)
+        rootfs = DebianRoot(cache, args.offline, suite=release.suite).prepare()
+        debs_dir = os.path.join(build_dir, f"debs{tag}")
         stamp = subprocess.run(["git", "log", "-1", "--format=%cd", "--date=format:%Y%m%d%H%M%S"],
                                cwd=REPO, stdout=subprocess.PIPE, text=True).stdout.strip() or "0"
         version = f"0.1.0+git{stamp}"
-        found = sorted(n for n in os.listdir(debs_dir) if re.match(r"evcapture_.*-1_amd64\.deb$", n)) \
+        last = "-1" + release.suffix
+        found = sorted(n for n in os.listdir(debs_dir) if n.startswith("evcapture_") and n.endswith(f"{last}_amd64.deb")) \
             if os.path.isdir(debs_dir) else []
         if args.no_build and found:
-            version = found[-1].split("_")[1][:-2]
+            version = found[-1].split("_")[1][:-len(last)]
         else:
             shutil.rmtree(debs_dir, ignore_errors=True)
         os.makedirs(debs_dir, exist_ok=True)
-        debs = build_packages(debs_dir, version, args.no_build)
+        debs = build_packages(debs_dir, version, args.no_build, release)
     except SetupError as e:
         say(f"error: {e}")
         return EXIT_SETUP
     t_prepared = time.monotonic()
-    say(f"ready: kernel {kernel['abi']}, {os.path.basename(rootfs)}, prepared in {t_prepared - T_START:.1f}s")
+    say(f"ready: {release.label}: kernel {kernel['abi']}, {os.path.basename(rootfs)}, "
+        f"{os.path.basename(debs['1'])}, prepared in {t_prepared - T_START:.1f}s")
     if args.prepare_only:
         return EXIT_OK
 
-    out_dir = os.path.join(build_dir, "pkg-out")
-    result_path = os.path.join(build_dir, "pkg-result.json")
+    out_dir = os.path.join(build_dir, f"pkg{tag}-out")
+    result_path = os.path.join(build_dir, f"pkg{tag}-result.json")
+    console_path = os.path.join(build_dir, f"pkg{tag}-console.log")
     if os.path.exists(result_path):
         os.unlink(result_path)
     shutil.rmtree(out_dir, ignore_errors=True)
@@ -155,8 +192,7 @@ def main(argv):
     if args.verbose:
         say("qemu: " + " ".join(q(a) for a in qemu))
     try:
-        outcome, seconds, console = boot(args, qemu, os.path.join(build_dir, "pkg-console.log"),
-                                         os.path.join(out_dir, "status"))
+        outcome, seconds, console = boot(args, qemu, console_path, os.path.join(out_dir, "status"))
     except KeyboardInterrupt:
         say("interrupted")
         return 130
@@ -188,16 +224,18 @@ def main(argv):
     for problem in problems:
         say(f"FAILED: {problem}")
     if counts is not None:
-        say(f"package tests: {counts[0]} passed, {len(counts[1])} failed")
+        say(f"package tests ({release.label}): {counts[0]} passed, {len(counts[1])} failed")
     timing = f"total {time.monotonic() - T_START:.1f}s (prepare {t_prepared - T_START:.1f}s, guest {seconds:.1f}s"
     if ready:
         timing += f", of it boot {float(ready.group(1)):.1f}s"
     say(timing + ")")
-    result = {"status": status, "problems": problems, "seconds": round(time.monotonic() - T_START, 1)}
+    result = {"status": status, "problems": problems, "seconds": round(time.monotonic() - T_START, 1),
+              "release": release.suite, "prepare_seconds": round(t_prepared - T_START, 1),
+              "guest_seconds": round(seconds, 1)}
     if counts is not None:
         result.update(passed=counts[0], failed=len(counts[1]), skipped=0)
     atomic_write(result_path, json.dumps(result, indent=1).encode())
-    say(f"console log: {os.path.relpath(os.path.join(build_dir, 'pkg-console.log'))}; "
+    say(f"console log: {os.path.relpath(console_path)}; "
         f"result: {'PASS' if status == EXIT_OK else f'FAIL (exit status {status})'}")
     return status
 
