@@ -16,11 +16,17 @@ import Testing
 /// The outputs' thread against an LED class directory made in a scratch directory (the
 /// kernel's own LED class devices are in the system tests), and a GPIO chip that is not there.
 @Suite struct OutputsTests {
-    func ledDirectory(_ name: String) throws -> (root: String, brightness: String) {
+    /// A scratch LED class directory holding LED `name` with its `max_brightness` (255); its root.
+    static func ledClass(_ name: String) throws -> String {
         let root = try temporaryDirectory()
         try FileManager.default.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: true)
-        try "0\n".write(toFile: root + "/\(name)/brightness", atomically: false, encoding: .utf8)
         try "255\n".write(toFile: root + "/\(name)/max_brightness", atomically: false, encoding: .utf8)
+        return root
+    }
+
+    func ledDirectory(_ name: String) throws -> (root: String, brightness: String) {
+        let root = try Self.ledClass(name)
+        try "0\n".write(toFile: root + "/\(name)/brightness", atomically: false, encoding: .utf8)
         return (root, root + "/\(name)/brightness")
     }
 
@@ -40,9 +46,7 @@ import Testing
         private(set) var levels: [(level: String, readAt: Int64)] = []
 
         init(_ name: String) throws {
-            root = try temporaryDirectory()
-            try FileManager.default.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: true)
-            try "255\n".write(toFile: root + "/\(name)/max_brightness", atomically: false, encoding: .utf8)
+            root = try OutputsTests.ledClass(name)
             let path = root + "/\(name)/brightness"
             guard mkfifo(path, 0o600) == 0 else { throw SystemError(errno: errno, context: "mkfifo \(path)") }
             // Open for reading first: the outputs' open for writing then does not block.
