@@ -7,7 +7,7 @@ let package = Package(
     products: [
         .library(
             name: "EvcaptureKit",
-            targets: ["Vocabulary", "Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Movie", "Frames", "Media", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView", "LiveH264", "RTSP", "WebRTC", "Booth", "OutputDevices"]),
+            targets: ["Vocabulary", "Capture", "Runtime", "JSON", "Roles", "Evdev", "Udev", "V4L2", "LinuxIO", "Camera", "Movie", "Frames", "Recording", "Actions", "Output", "ConfigFile", "EvcaptureDaemon", "MQTT", "Rig", "LiveView", "LiveH264", "RTSP", "WebRTC", "Booth", "OutputDevices"]),
         .executable(name: "evcapture", targets: ["evcapture"]),
         // The libcamera bridge as its own shared object, opened on first use (CLibcameraLoader,
         // docs/libcamera.md): evcapture never links libcamera.
@@ -77,7 +77,7 @@ let package = Package(
         // libcamera cameras for Swift: enumeration and controls, a frame stream, the backend choice.
         .target(
             name: "LibcameraCamera",
-            dependencies: ["CLibcameraLoader", "Frames", "Actions", "Camera", "V4L2", "Vocabulary"]),
+            dependencies: ["CLibcameraLoader", "Frames", "Camera", "V4L2", "Vocabulary"]),
 
         // Every job without an executor of its own on the main thread: no libdispatch pool,
         // so no 1 Hz pool-monitor wakeup while idle.
@@ -126,18 +126,20 @@ let package = Package(
         .target(
             name: "Frames",
             dependencies: ["V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
-        // Files of frames: JPEG encoding, EXIF and lossless crops, AVI, video recovery, atomic files and their names.
+        // Recording: frames from the ring into photo and video files (JPEG with EXIF and lossless
+        // crops, MJPEG in AVI, H.264 in MP4 through Movie), recovery of cut recordings, atomic
+        // files and their names.
         .target(
-            name: "Media",
-            dependencies: ["Capture", "Movie", "LinuxIO", "CLinuxShims", "CLibjpeg", "CLibturbojpeg", "CLibexif", "Vocabulary"]),
-        // Actions on capture events: the runner and its workers, photos and videos from the ring, hooks, the shutter sound, the booth.
+            name: "Recording",
+            dependencies: ["Capture", "Frames", "Movie", "V4L2", "LinuxIO", "CLinuxShims", "CLibjpeg", "CLibturbojpeg", "CLibexif", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+        // Actions on capture events, scheduled: the runner, its queues and workers, hooks, the shutter sound, the booth's steps (the files are Recording's).
         .target(
             name: "Actions",
-            dependencies: ["Booth", "Capture", "Runtime", "Frames", "Media", "V4L2", "LinuxIO", "Movie", .product(name: "Logging", package: "swift-log"), "CLinuxShims", "Evdev", "Vocabulary"]),
+            dependencies: ["Booth", "Capture", "Runtime", "Frames", "Recording", "V4L2", "LinuxIO", "Movie", .product(name: "Logging", package: "swift-log"), "CLinuxShims", "Evdev", "Vocabulary"]),
         // Typed events rendered as JSON lines and readable text; line writers, the socket, the monitor.
         .target(
             name: "Output",
-            dependencies: ["Capture", "Runtime", "JSON", "Actions", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log"), "CLinuxShims", "Vocabulary"]),
+            dependencies: ["Capture", "Runtime", "JSON", "Actions", "Recording", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log"), "CLinuxShims", "Vocabulary"]),
         // The only importer of CGPIOD: LED class devices and GPIO lines following the booth's events, on a thread of their own.
         .target(
             name: "OutputDevices",
@@ -165,18 +167,18 @@ let package = Package(
         // The live view (`[http]`): the ring as MJPEG, snapshots, events as SSE, the web page; SwiftNIO.
         .target(
             name: "LiveView",
-            dependencies: ["Frames", "Media", "Actions", "Output", "Evdev", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"), "Vocabulary"]),
+            dependencies: ["Frames", "Recording", "Actions", "Output", "Evdev", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"), "Vocabulary"]),
         // The TOML config, parsed straight into the runtime types.
         .target(
             name: "ConfigFile",
-            dependencies: ["Capture", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "Booth", "OutputDevices", .product(name: "TOMLKit", package: "TOMLKit"), "LinuxIO", "Vocabulary"]),
+            dependencies: ["Capture", "Frames", "Recording", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "Booth", "OutputDevices", .product(name: "TOMLKit", package: "TOMLKit"), "LinuxIO", "Vocabulary"]),
         // The daemon: devices, camera and actions composed into a service; sd_notify; the devices report; replay.
         .target(
             name: "EvcaptureDaemon",
-            dependencies: ["Capture", "Runtime", "Camera", "Frames", "Media", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "LinuxIO", "MQTT", "Rig", "LiveView", "LiveH264", "RTSP", "WebRTC", "Movie", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "CLinuxShims", "Vocabulary"]),
+            dependencies: ["Capture", "Runtime", "Camera", "Frames", "Recording", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "LinuxIO", "MQTT", "Rig", "LiveView", "LiveH264", "RTSP", "WebRTC", "Movie", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "CLinuxShims", "Vocabulary"]),
         .executableTarget(
             name: "evcapture",
-            dependencies: ["EvcaptureDaemon", "Capture", "Camera", "Media", "Actions", "Output", "ConfigFile", "LinuxIO", "ConcurrencyRuntime", "LibcameraCamera", "Movie", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "Vocabulary"]),
+            dependencies: ["EvcaptureDaemon", "Capture", "Camera", "Recording", "Actions", "Output", "ConfigFile", "LinuxIO", "ConcurrencyRuntime", "LibcameraCamera", "Movie", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "Vocabulary"]),
         // The README's library example, built with everything else (a system test runs it).
         .executableTarget(
             name: "capture-app-example", dependencies: ["Capture", "Runtime", "EvcaptureDaemon"],
@@ -188,7 +190,7 @@ let package = Package(
 
         .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO", "EvcaptureTesting", "Vocabulary", "CLibevdev"]),
         .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO", "CLinuxShims", "EvcaptureTesting", "Vocabulary"]),
-        .testTarget(name: "FramesTests", dependencies: ["Frames", "Media", "V4L2", "LinuxIO", "EvcaptureTesting", "Vocabulary"]),
+        .testTarget(name: "FramesTests", dependencies: ["Frames", "Recording", "V4L2", "LinuxIO", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "OutputDevicesTests", dependencies: ["OutputDevices", "Booth", "Actions", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         .testTarget(name: "RolesTests", dependencies: ["Roles", "Evdev", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev", "EvcaptureTesting", "Vocabulary"]),
@@ -197,12 +199,13 @@ let package = Package(
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "CLinuxShims", "Vocabulary"]),
         .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2", "LinuxIO", "Vocabulary"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "V4L2", "EvcaptureTesting", "Vocabulary"]),
-        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Frames", "Media", "Actions", "Movie", "Capture", "V4L2", "LinuxIO", "CLibjpeg", "Vocabulary"]),
-        .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Media", "Actions", "Movie", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
-        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Frames", "Media", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "Vocabulary"]),
+        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Frames", "Recording", "Actions", "Capture", "V4L2", "LinuxIO", "Vocabulary"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "EvcaptureTesting", "Frames", "Movie", "Capture", "V4L2", "LinuxIO", "CLibjpeg", "Vocabulary"]),
+        .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Recording", "Actions", "Movie", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Frames", "Recording", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "Vocabulary"]),
         .testTarget(
             name: "LiveViewTests",
-            dependencies: ["LiveView", "Media", "Actions", "Frames", "V4L2", "EvcaptureTesting", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+            dependencies: ["LiveView", "Recording", "Actions", "Frames", "V4L2", "EvcaptureTesting", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         .testTarget(name: "LiveH264Tests", dependencies: ["LiveH264", "Movie"]),
         .testTarget(
             name: "RTSPTests",
@@ -213,7 +216,7 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "EvcaptureDaemon", "Camera", "Output", "ConfigFile", "Capture", "Roles", "Evdev", "EvcaptureTesting", "LinuxIO", "MQTT", "Rig", "Media", "Actions",
+                "EvcaptureDaemon", "Camera", "Output", "ConfigFile", "Capture", "Roles", "Evdev", "EvcaptureTesting", "LinuxIO", "MQTT", "Rig", "Recording", "Actions",
                 "Vocabulary", .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),
@@ -222,7 +225,7 @@ let package = Package(
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
         .testTarget(
             name: "SystemTests",
-            dependencies: ["EvcaptureDaemon", "Camera", "Frames", "Media", "Actions", "Output", "ConfigFile", "Capture", "Evdev", "Udev", "V4L2", "LinuxIO", "EvcaptureTesting", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+            dependencies: ["EvcaptureDaemon", "Camera", "Frames", "Recording", "Actions", "Output", "ConfigFile", "Capture", "Evdev", "Udev", "V4L2", "LinuxIO", "EvcaptureTesting", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

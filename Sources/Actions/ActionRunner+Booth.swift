@@ -1,5 +1,6 @@
 import Booth
 import Capture
+import Recording
 import Vocabulary
 import LinuxIO
 import Logging
@@ -111,20 +112,20 @@ extension ActionRunner {
                 selection.offer(ring, time: ring.time.microseconds)
             }
         } catch let error as StreamingError {
-            onOutcome(.failed(.camera(error), press: trigger.press))
+            onOutcome(.failed(.recording(.camera(error)), press: trigger.press))
             return
         } catch {
-            onOutcome(.failed(.camera(StreamingError(code: .timedOut, context: "burst: \(error)")), press: trigger.press))
+            onOutcome(.failed(.recording(.camera(StreamingError(code: .timedOut, context: "burst: \(error)"))), press: trigger.press))
             return
         }
         var saved: [PhotoResult] = []
         for ring in selection.frames {
-            switch Result(catching: { () throws(ActionError) in try Photo.save(ring, settings, request) }) {
+            switch Result(catching: { () throws(RecordingError) in try Photo.save(ring, settings, request) }) {
             case .success(let photo):
                 saved.append(photo)
                 fileWritten(.photo, photo.path, frameTime: photo.frameTime, for: trigger)
             case .failure(let error):
-                onOutcome(.failed(error, press: trigger.press))
+                onOutcome(.failed(.recording(error), press: trigger.press))
             }
         }
         if !saved.isEmpty { onOutcome(.burstSaved(saved, press: trigger.press)) }

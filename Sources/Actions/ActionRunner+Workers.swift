@@ -1,4 +1,5 @@
 import Capture
+import Recording
 import Runtime
 #if canImport(Glibc)
 import Glibc
@@ -58,7 +59,7 @@ extension ActionRunner {
         // the press is only committed; otherwise it is taken now.
         let result =
             prepared?.commit(press: trigger.press, moment: moment, request: request)
-            ?? Result { () throws(ActionError) -> PhotoResult in
+            ?? Result { () throws(RecordingError) -> PhotoResult in
                 let ring: RingFrame
                 do throws(StreamingError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch {
                     throw .camera(error)
@@ -77,7 +78,7 @@ extension ActionRunner {
             fileWritten(.photo, photo.path, frameTime: photo.frameTime, for: trigger)
         case .failure(let error):
             logger.info("photo failed", metadata: ["error": "\(error)", "press": "\(trigger.press)"])
-            onOutcome(.failed(error, press: trigger.press))
+            onOutcome(.failed(.recording(error), press: trigger.press))
         }
     }
 
@@ -103,7 +104,7 @@ extension ActionRunner {
                 onOutcome(.videoSaved(video, press: trigger.press))
                 fileWritten(.video, video.path, frameTime: video.frameTime, for: trigger)
             case .failure(let error):
-                onOutcome(.failed(error, press: trigger.press))
+                onOutcome(.failed(.recording(error), press: trigger.press))
             }
         }
         for await command in commands {
@@ -116,7 +117,7 @@ extension ActionRunner {
                 }
                 if let current = active {
                     let what = current.trigger.triggerID.map { "trigger \($0)" } ?? "press \(current.trigger.press)"
-                    let e = ActionError.camera(.init(code: .busy, context: "already recording \(what)"))
+                    let e = ActionError.recording(.camera(.init(code: .busy, context: "already recording \(what)")))
                     onOutcome(.failed(e, press: trigger.press))
                     continue
                 }
@@ -132,7 +133,7 @@ extension ActionRunner {
                     active = (trigger, recording)
                     onOutcome(.videoStarted(press: trigger.press, trigger: trigger.triggerID))
                 } catch {
-                    onOutcome(.failed(error, press: trigger.press))
+                    onOutcome(.failed(.recording(error), press: trigger.press))
                 }
             case .stop(let trigger):
                 if trigger.press == .remote { pendingRemoteStops.subtract(1, ordering: .relaxed) }

@@ -1,4 +1,5 @@
 import Capture
+import Recording
 import Runtime
 #if canImport(Glibc)
 import Glibc
@@ -131,7 +132,7 @@ public final class ActionRunner: ActionTriggerSink {
                 onError: { error in
                     let what = error.code == .frameRateNotAvailable ? "capture stream runs at another rate" : "capture stream failed"
                     logger.info("\(what)", metadata: ["error": "\(error)"])
-                    onOutcome(.failed(.camera(error), press: nil))
+                    onOutcome(.failed(.recording(.camera(error)), press: nil))
                 })
         }
         self.frames = frames

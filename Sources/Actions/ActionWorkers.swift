@@ -1,4 +1,5 @@
 import Capture
+import Recording
 import Logging
 
 extension ActionRunner {
@@ -32,7 +33,7 @@ extension ActionRunner {
         case .file(let path): file = path
         case .builtIn(let directory):
             do { file = try ShutterSound.file(in: directory) } catch {
-                onOutcome(.failed(.file(error), press: trigger.press))
+                onOutcome(.failed(.recording(.file(error)), press: trigger.press))
                 return
             }
         }

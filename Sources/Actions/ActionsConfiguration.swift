@@ -7,7 +7,7 @@ import Logging
 import Synchronization
 import Vocabulary
 import LinuxIO
-import Media
+import Recording
 
 /// What a button does beyond reporting its events.
 public struct ActionBinding: Sendable, Hashable {

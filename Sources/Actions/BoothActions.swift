@@ -1,5 +1,6 @@
 import Booth
 import Capture
+import Recording
 import Vocabulary
 import LinuxIO
 import Logging

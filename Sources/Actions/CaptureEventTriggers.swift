@@ -1,4 +1,5 @@
 import Capture
+import Recording
 import Vocabulary
 import LinuxIO
 

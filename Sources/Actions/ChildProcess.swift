@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CLinuxShims
 import Capture
+import Recording
 import LinuxIO
 
 /// How a child process ended.

@@ -1,4 +1,5 @@
 import Capture
+import Recording
 import Vocabulary
 
 /// Everything the daemon tells its sinks, in one vocabulary (docs/architecture.md#events-and-sinks):

@@ -4,6 +4,7 @@ import Glibc
 import FoundationEssentials
 import Logging
 import Capture
+import Recording
 import Vocabulary
 import LinuxIO
 

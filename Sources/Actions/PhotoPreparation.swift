@@ -7,7 +7,7 @@ import Synchronization
 import V4L2
 import LinuxIO
 import Frames
-import Media
+import Recording
 
 // A click's photo prepared at `began` (docs/behaviour.md#the-moment-of-the-press: `began` is
 // the moment to prepare, `ended` the moment a click is decided). The photo is the ring frame
@@ -106,7 +106,7 @@ final class PreparedPhotos {
     private struct Prepared {
         var moment: Timestamp
         var zoom: Double
-        var outcome: Result<(file: AtomicFile, photo: PhotoResult), ActionError>
+        var outcome: Result<(file: AtomicFile, photo: PhotoResult), RecordingError>
     }
     private var prepared: [PressID: Prepared] = [:]
     private let frames: any NearestFrameSource
@@ -132,7 +132,7 @@ final class PreparedPhotos {
         }
         // A long press decided while the frame was awaited: no encode for nothing.
         guard ledger.isWanted(press) else { return }
-        let outcome = Result { () throws(ActionError) -> (file: AtomicFile, photo: PhotoResult) in
+        let outcome = Result { () throws(RecordingError) -> (file: AtomicFile, photo: PhotoResult) in
             let image = try Photo.encode(ring, settings, zoom: zoom)
             let file: AtomicFile
             do throws(FileWriteError) {
@@ -159,7 +159,7 @@ final class PreparedPhotos {
     /// that matches what the click asks for (another moment or zoom), or the preparation
     /// failed for the disk: the caller then takes the photo the usual way (space may have
     /// been freed since the press).
-    func commit(press: PressID, moment: Timestamp, request: CaptureRequest) -> Result<PhotoResult, ActionError>? {
+    func commit(press: PressID, moment: Timestamp, request: CaptureRequest) -> Result<PhotoResult, RecordingError>? {
         defer { ledger.done(press) }
         guard let p = prepared.removeValue(forKey: press) else { return nil }
         guard p.moment == moment, p.zoom == request.zoom else {
@@ -193,30 +193,5 @@ final class PreparedPhotos {
     /// Removes every prepared file (the worker ends).
     func discardAll() {
         for press in Array(prepared.keys) { discard(press: press) }
-    }
-}
-
-extension Photo {
-    /// A frame as the photo's JPEG bytes and size.
-    struct Encoded {
-        var jpeg: [UInt8]
-        var width: Int
-        var height: Int
-    }
-
-    /// A frame as JPEG (MJPEG frames as the camera sent them), cropped losslessly around the
-    /// centre for a digital `zoom`, with EXIF `DateTimeOriginal` and sub-seconds of the
-    /// moment the frame was taken.
-    static func encode(_ ring: RingFrame, _ settings: CaptureSettings, zoom: Double) throws(ActionError) -> Encoded {
-        var width = ring.frame.format.width, height = ring.frame.format.height
-        do {
-            var image = try JPEG.data(from: ring.frame, quality: settings.jpegQuality)
-            if zoom > 1 {
-                image = try JPEGCrop.centre(image, factor: zoom)
-                if let size = JPEGCrop.size(of: image) { (width, height) = size }
-            }
-            let jpeg = try JPEG.withCaptureTime(image, wallSeconds: ring.time.wallSeconds)
-            return Encoded(jpeg: jpeg, width: width, height: height)
-        } catch { throw .jpeg(error) }
     }
 }

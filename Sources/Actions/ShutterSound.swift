@@ -6,7 +6,7 @@ import Logging
 import Synchronization
 import Capture
 import LinuxIO
-import Media
+import Recording
 
 /// The built-in shutter click: 80 ms of a decaying noise burst with a low thump,
 /// 16-bit PCM mono at 22050 Hz, generated (no bundled resource).

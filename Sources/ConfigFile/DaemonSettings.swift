@@ -5,6 +5,7 @@ import Glibc
 import FoundationEssentials
 import TOMLKit
 import Actions
+import Recording
 import Camera
 import MQTT
 import Rig

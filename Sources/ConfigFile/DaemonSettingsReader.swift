@@ -11,7 +11,7 @@ import MQTT
 import Rig
 import Movie
 import Frames
-import Media
+import Recording
 
 extension ConfigReader {
     func int(_ t: TOMLTable, _ key: String, path: [String], in range: ClosedRange<Int>) throws(ConfigError) -> Int? {

@@ -22,7 +22,7 @@ import RTSP
 import WebRTC
 import LibcameraCamera
 import OutputDevices
-import Media
+import Recording
 
 /// Where the daemon's JSON lines and readable lines go.
 public struct DaemonOutputOptions: Sendable {

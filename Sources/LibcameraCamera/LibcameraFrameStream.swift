@@ -1,4 +1,3 @@
-import Actions
 import CLibcameraLoader
 import V4L2
 import Vocabulary

@@ -5,7 +5,7 @@ import Logging
 import NIOCore
 import Synchronization
 import Frames
-import Media
+import Recording
 
 /// The server's shared state: who watches the stream, who listens to events, the preview
 /// feed, the snapshots in flight.

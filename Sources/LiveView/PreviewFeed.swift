@@ -9,7 +9,7 @@ import NIOCore
 import Synchronization
 import V4L2
 import Frames
-import Media
+import Recording
 
 /// One frame of the live view, as every client gets it: one buffer shared by all (writing
 /// it to N sockets copies nothing but into each socket).

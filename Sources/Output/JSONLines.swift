@@ -2,6 +2,7 @@
 import Capture
 import Vocabulary
 import Actions
+import Recording
 import LinuxIO
 
 /// The JSON lines (docs/json-lines.md): one object per line, each with `event` first and `time` last

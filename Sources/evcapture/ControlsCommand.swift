@@ -10,7 +10,7 @@ import Output
 import ConfigFile
 import LibcameraCamera
 import Movie
-import Media
+import Recording
 #endif
 
 /// `evcapture controls [--camera DEV] [--json]`

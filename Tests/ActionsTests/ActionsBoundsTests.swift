@@ -6,7 +6,7 @@ import Capture
 @testable import Actions
 import Vocabulary
 import LinuxIO
-@testable import Media
+@testable import Recording
 
 /// Bounded everything (docs/behaviour.md#reliability): child output without newlines, sound players,
 /// video commands.

@@ -6,7 +6,7 @@ import Testing
 @testable import Actions
 import Capture
 import LinuxIO
-@testable import Media
+@testable import Recording
 
 func trigger(_ kind: ActionTrigger.Kind = .click, device: String = "AB Shutter3", press: PressID = 7) -> ActionTrigger {
     ActionTrigger(

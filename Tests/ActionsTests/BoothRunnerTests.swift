@@ -6,6 +6,7 @@ import Vocabulary
 import Testing
 import Capture
 @testable import Actions
+import Recording
 import V4L2
 @testable import Frames
 

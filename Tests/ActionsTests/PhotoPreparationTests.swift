@@ -8,7 +8,7 @@ import Capture
 import V4L2
 import LinuxIO
 @testable import Frames
-@testable import Media
+@testable import Recording
 
 /// A ring stand-in: frames at fixed kernel times; `frame(nearest:)` returns the nearest,
 /// optionally held until the test opens `gate` (a frame not yet delivered), or fails.

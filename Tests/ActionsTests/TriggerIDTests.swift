@@ -1,7 +1,7 @@
 @testable import Actions
 import Testing
 import Capture
-@testable import Media
+@testable import Recording
 
 /// Trigger ids: the `{trigger}` token, the hook variable, which stop ends which recording.
 @Suite struct TriggerIDTests {

@@ -2,7 +2,7 @@ import Actions
 import ConfigFile
 import Movie
 import Testing
-import Media
+import Recording
 import Vocabulary
 
 @Suite struct VideoConfigTests {

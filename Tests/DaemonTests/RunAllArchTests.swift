@@ -2,7 +2,7 @@ import Actions
 import EvcaptureTesting
 import Foundation
 import Testing
-import Media
+import Recording
 
 /// On a Raspberry Pi (arm64; docs/raspberry-pi.md) the VM tier says it needs x86_64, before installing
 /// anything, with its own exit status that Tests/run-all reports as skipped.

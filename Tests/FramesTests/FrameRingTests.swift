@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import Frames
-import Media
+import Recording
 
 /// The ring's size and the photos' EXIF, without a camera (the VM's system tests stream).
 @Suite struct FrameRingTests {

@@ -54,7 +54,7 @@ import V4L2
         }
         // An unplugged camera ends a video with the code the ring acts on, not as a failure of the disk.
         #expect(
-            ActionError.camera(LibcameraFrameStream.streamingError(LibcameraError(code: -19, message: "gone"), "c")).code
+            ActionError.recording(.camera(LibcameraFrameStream.streamingError(LibcameraError(code: -19, message: "gone"), "c"))).code
                 == "camera-removed")
     }
 

@@ -4,7 +4,7 @@ import Testing
 import Vocabulary
 
 @testable import LiveView
-import Media
+import Recording
 
 /// The live view's preview of uncompressed frames: scaled down by a whole factor, then
 /// encoded, keeping the picture.

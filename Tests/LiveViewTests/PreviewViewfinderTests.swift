@@ -9,7 +9,7 @@ import Testing
 import V4L2
 
 @testable import LiveView
-import Media
+import Recording
 
 /// A camera with a second, small stream for the live view (docs/libcamera.md#two-streams):
 /// the live view encodes that stream's frames, not the ring's; once the stream has no

@@ -1,4 +1,5 @@
 @testable import Actions
+import Recording
 import Capture
 import Vocabulary
 import Output

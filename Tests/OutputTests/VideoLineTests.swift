@@ -7,7 +7,7 @@ import Vocabulary
 import Movie
 import Output
 import Testing
-@testable import Media
+@testable import Recording
 
 @Suite struct VideoLineTests {
     /// The video line says the format, encoder, length and frames the recording fell behind

@@ -64,3 +64,26 @@ public enum RawFrames {
         return VideoFrame(bytes: b, format: format)
     }
 }
+
+/// A YUYV test image: a horizontal luma ramp, chroma varying by row; rows padded to `stride`.
+public func yuyvImage(width: Int, height: Int, stride rowBytes: Int, shade: Int = 0) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0x55, count: rowBytes * height)
+    for y in 0..<height {
+        for x in stride(from: 0, to: width, by: 2) {
+            let o = y * rowBytes + x * 2
+            bytes[o] = UInt8((x * 255 / max(width - 1, 1) + shade) & 0xFF)
+            bytes[o + 1] = UInt8((y * 4) & 0xFF)
+            bytes[o + 2] = UInt8(((x + 1) * 255 / max(width - 1, 1) + shade) & 0xFF)
+            bytes[o + 3] = UInt8(255 - (y * 4) & 0xFF)
+        }
+    }
+    return bytes
+}
+
+/// An AVI's (RIFF's) little-endian 32-bit field at offset `o`.
+public func le32(_ b: [UInt8], _ o: Int) -> Int {
+    Int(b[o]) | Int(b[o + 1]) << 8 | Int(b[o + 2]) << 16 | Int(b[o + 3]) << 24
+}
+
+/// An AVI's (RIFF's) four-character code at offset `o`.
+public func fourCC(_ b: [UInt8], _ o: Int) -> String { String(decoding: b[o..<o + 4], as: UTF8.self) }

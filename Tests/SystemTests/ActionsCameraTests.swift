@@ -13,7 +13,7 @@ import Actions
 import Output
 import ConfigFile
 import Frames
-import Media
+import Recording
 
 /// Photos, recordings and the action runner on vivid's capture node (real V4L2 streaming,
 /// real MJPEG encoding); the files are checked with ffprobe, an independent decoder.
@@ -164,10 +164,10 @@ struct ActionsCameraTests {
         try holder.start()
         defer { holder.stop() }
         let start = ContinuousClock.now
-        let error = try #require(throws: ActionError.self) {
+        let error = try #require(throws: RecordingError.self) {
             do throws(StreamingError) {
                 _ = try source(settings(scratch, frameTimeout: .seconds(30))).frame(nearest: monotonicNow(), timeout: .seconds(30))
-            } catch { throw ActionError.camera(error) }
+            } catch { throw RecordingError.camera(error) }
         }
         let took = ContinuousClock.now - start
         #expect(error.code == "camera-busy", "\(error)")

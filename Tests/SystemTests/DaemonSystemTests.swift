@@ -10,7 +10,7 @@ import ConfigFile
 import Evdev
 import Foundation
 import Testing
-import Media
+import Recording
 
 /// `evcapture run` end to end on the real kernel: the built executable as a child process,
 /// uinput devices made from the fixtures, the fake UVC camera for controls, vivid for

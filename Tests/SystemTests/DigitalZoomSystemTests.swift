@@ -5,7 +5,7 @@ import Glibc
 import Actions
 import Foundation
 import Testing
-import Media
+import Recording
 
 /// Digital zoom (docs/behaviour.md#controls) on vivid, which has no zoom control: the knob
 /// still zooms, digitally; control lines say so, and a photo at 2× is the centre half of the

@@ -4,7 +4,7 @@ import Actions
 
 #if canImport(Glibc)
 import Glibc
-import Media
+import Recording
 import EvcaptureTesting
 #endif
 

@@ -7,7 +7,7 @@ import Evdev
 import Vocabulary
 import Foundation
 import Testing
-import Media
+import Recording
 
 /// The live view (`[http]`, docs/live-view.md) on the real kernel: the daemon with vivid,
 /// curl as the client, uinput for the buttons.

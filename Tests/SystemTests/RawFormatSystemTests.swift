@@ -8,7 +8,7 @@ import Vocabulary
 
 import Actions
 import Capture
-import Media
+import Recording
 
 /// Cameras that send only uncompressed RGB or 4:2:0 frames: vivid, asked for one format at a
 /// time, through the action runner's click (photo) and long press (MP4). The photo must show

@@ -10,7 +10,7 @@ import V4L2
 
 import Actions
 import Frames
-import Media
+import Recording
 
 /// A real full disk (docs/behaviour.md#reliability): small tmpfs mounts in the guest, vivid as the camera,
 /// files checked with ffprobe. And what a kill leaves: removed at the next start.
@@ -93,10 +93,10 @@ struct ReliabilityDiskTests {
         defer { disk.unmount() }
         disk.fill()
         #expect(disk.files == ["filler"])
-        var failure: ActionError?
+        var failure: RecordingError?
         let frames = FrameSource(settings: settings(disk.path).stream, logger: Self.logger)
         defer { frames.stopAndWait() }
-        do throws(ActionError) {
+        do throws(RecordingError) {
             let ring: RingFrame
             do throws(StreamingError) { ring = try frames.frame(nearest: monotonicNow(), timeout: .seconds(10)) } catch {
                 throw .camera(error)

@@ -3,7 +3,7 @@ import EvcaptureTesting
 import Glibc
 #endif
 import Foundation
-import Media
+import Recording
 import Testing
 import V4L2
 

@@ -13,7 +13,7 @@ import Glibc
 import Actions
 import Movie
 import Vocabulary
-import Media
+import Recording
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let seconds = arguments.count > 0 ? Int(arguments[0]) ?? 10 : 10

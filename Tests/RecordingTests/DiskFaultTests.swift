@@ -2,9 +2,8 @@ import EvcaptureTesting
 import Foundation
 import Testing
 import Capture
-@testable import Actions
 import LinuxIO
-@testable import Media
+@testable import Recording
 
 /// A full disk and a power loss (docs/behaviour.md#reliability), with ``AtomicFile/spaceLeft`` standing in
 /// for the file system: a write past it writes what fits and fails with ENOSPC, as a full
@@ -51,7 +50,7 @@ import LinuxIO
         var failure: FileWriteError?
         do { _ = try writer.append(jpeg: frames[5]) } catch { failure = error }
         #expect(failure?.errno == ENOSPC)
-        #expect(failure.map { ActionError.file($0).code } == "disk-full")
+        #expect(failure.map { RecordingError.file($0).code } == "disk-full")
         #expect(writer.frameCount == 5)
         #expect(file.size == 224 + five, "cut back to the last whole frame")
         let path = try writer.finish(framesPerSecond: 30)
@@ -93,8 +92,8 @@ import LinuxIO
         #expect(file.size == 100, "the disk took what fit")
         file.abandon()
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == [])
-        #expect(ActionError.file(FileWriteError(errno: EDQUOT, context: "")).code == "disk-full")
-        #expect(ActionError.file(FileWriteError(errno: EACCES, context: "")).code == "file")
+        #expect(RecordingError.file(FileWriteError(errno: EDQUOT, context: "")).code == "disk-full")
+        #expect(RecordingError.file(FileWriteError(errno: EACCES, context: "")).code == "file")
     }
 
     /// `.evcapture-*.part` files of a killed process are removed at start; one a live

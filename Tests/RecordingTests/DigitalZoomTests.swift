@@ -1,7 +1,7 @@
 import Capture
 import Testing
-import Actions
-import Media
+import EvcaptureTesting
+import Recording
 
 /// Digital zoom (docs/behaviour.md#photos-and-videos) for cameras without `zoom_absolute` — a lossless crop
 /// around the centre (libjpeg-turbo's tjTransform, TJXOPT_CROP), no re-encoding.

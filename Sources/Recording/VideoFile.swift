@@ -3,7 +3,6 @@ import Glibc
 #endif
 import Movie
 import Frames
-import Media
 
 /// One recording's file: MJPEG frames in AVI, or H.264 in fragmented MP4. Made from the
 /// recording's first frame (its size and format), written under a recoverable temporary
@@ -21,7 +20,7 @@ final class VideoFile {
     /// The encoder, for MP4 (nil when the camera's H.264 is muxed as it is).
     let encoder: EncoderChoice?
 
-    init(first: RingFrame, name: String, _ settings: CaptureSettings, zoom: Double) throws(ActionError) {
+    init(first: RingFrame, name: String, _ settings: CaptureSettings, zoom: Double) throws(RecordingError) {
         self.settings = settings
         self.zoom = zoom
         let file: AtomicFile
@@ -61,7 +60,7 @@ final class VideoFile {
                     creationTime: first.time.wallSeconds)
                 (width, height, encoder) = (mp4.width, mp4.height, mp4.encoder)
                 writer = .mp4(mp4, file)
-            } catch { throw Self.actionError(error) }
+            } catch { throw RecordingError.movie(error) }
         }
     }
 
@@ -80,27 +79,27 @@ final class VideoFile {
     }
 
     /// Appends a frame; false at the size limit (nothing written).
-    func append(_ ring: RingFrame) throws(ActionError) -> Bool {
+    func append(_ ring: RingFrame) throws(RecordingError) -> Bool {
         switch writer {
         case .avi(let w):
             let jpeg = try Self.jpeg(ring, settings, zoom)
             do { return try w.append(jpeg: jpeg) } catch { throw .file(error) }
         case .mp4(let w, _):
             guard w.bytesOnDisk < Int64(settings.maximumVideoBytes) else { return false }
-            do { try w.append(ring.frame.bytes, at: ring.time.microseconds) } catch { throw Self.actionError(error) }
+            do { try w.append(ring.frame.bytes, at: ring.time.microseconds) } catch { throw RecordingError.movie(error) }
             return true
         }
     }
 
     /// Finishes and names the file; returns its path and the frames it holds. An MP4 whose
     /// last write failed keeps its whole fragments: `failure` says why it was cut.
-    func finish(framesPerSecond: Double) throws(ActionError) -> (path: String, frames: Int, failure: ActionError?) {
+    func finish(framesPerSecond: Double) throws(RecordingError) -> (path: String, frames: Int, failure: RecordingError?) {
         switch writer {
         case .avi(let w):
             do { return (try w.finish(framesPerSecond: framesPerSecond), w.frameCount, nil) } catch { throw .file(error) }
         case .mp4(let w, let file):
-            var failure: ActionError?
-            do { try w.finish() } catch { failure = Self.actionError(error) }
+            var failure: RecordingError?
+            do { try w.finish() } catch { failure = RecordingError.movie(error) }
             guard w.framesOnDisk > 0 else {
                 file.abandon()
                 throw failure ?? .file(FileWriteError(errno: 0, context: "no frame reached \(file.temporaryPath)"))
@@ -118,17 +117,12 @@ final class VideoFile {
 
     /// An MJPEG frame for the AVI: the camera's JPEG, or an uncompressed frame encoded; cropped losslessly
     /// around the centre for a digital zoom.
-    private static func jpeg(_ ring: RingFrame, _ settings: CaptureSettings, _ zoom: Double) throws(ActionError) -> [UInt8] {
+    private static func jpeg(_ ring: RingFrame, _ settings: CaptureSettings, _ zoom: Double) throws(RecordingError) -> [UInt8] {
         do {
             var jpeg = try JPEG.data(from: ring.frame, quality: settings.jpegQuality)
             if zoom > 1 { jpeg = try JPEGCrop.centre(jpeg, factor: zoom) }
             return jpeg
         } catch { throw .jpeg(error) }
-    }
-
-    /// A write failure is the file's (a full disk is `disk-full`), anything else the encoder's.
-    static func actionError(_ e: MovieError) -> ActionError {
-        e.code == .videoWrite ? .file(FileWriteError(errno: e.errno, context: e.context)) : .video(e)
     }
 }
 

@@ -2,9 +2,8 @@ import EvcaptureTesting
 import Testing
 import Vocabulary
 
-@testable import Actions
 @testable import Movie
-@testable import Media
+@testable import Recording
 
 /// Uncompressed camera formats (YUYV, YU12, NV12, RGB3, BGR3) through the encoders every
 /// ring frame meets: JPEG for photos, the AVI and the live view, and the H.264 converter.

@@ -10,7 +10,6 @@ import Vocabulary
 import LinuxIO
 import Movie
 import Frames
-import Media
 
 /// Where and how photos and videos are taken.
 public struct CaptureSettings: Sendable, Hashable {
@@ -144,6 +143,19 @@ public struct PhotoResult: Sendable, Hashable {
     /// For a trigger with the press's wall-clock time: the chosen frame's time minus that
     /// instant, in µs (how close this station came to the rig's moment).
     public var pressOffset: Int64? = nil
+    public init(
+        path: String, width: Int, height: Int, bytes: Int, frameTime: Timestamp? = nil, sequence: UInt32? = nil, trigger: String? = nil,
+        pressOffset: Int64? = nil
+    ) {
+        self.path = path
+        self.width = width
+        self.height = height
+        self.bytes = bytes
+        self.frameTime = frameTime
+        self.sequence = sequence
+        self.trigger = trigger
+        self.pressOffset = pressOffset
+    }
 }
 
 /// A written video.
@@ -167,7 +179,7 @@ public struct VideoResult: Sendable, Equatable {
     /// From the first frame's time to the end of the last (seconds).
     public var duration: Double = 0
     /// Why the recording ended before its stop (the camera went away, the disk is full).
-    public var stoppedBy: ActionError? = nil
+    public var stoppedBy: RecordingError? = nil
     /// The request's trigger id.
     public var trigger: String? = nil
 }
@@ -178,7 +190,8 @@ public enum Photo {
     /// Writes a frame from the ring as a photo: JPEG (MJPEG frames as the camera sent them),
     /// cropped losslessly around the centre for a digital zoom, with EXIF `DateTimeOriginal`
     /// and sub-seconds of the moment the frame was taken.
-    public static func save(_ ring: RingFrame, _ settings: CaptureSettings, _ request: CaptureRequest) throws(ActionError) -> PhotoResult {
+    public static func save(_ ring: RingFrame, _ settings: CaptureSettings, _ request: CaptureRequest) throws(RecordingError) -> PhotoResult
+    {
         let image = try encode(ring, settings, zoom: request.zoom)
         let path = try write(image.jpeg, settings, request)
         return PhotoResult(
@@ -187,7 +200,7 @@ public enum Photo {
     }
 
     /// Writes JPEG bytes under the photo pattern's name.
-    static func write(_ jpeg: [UInt8], _ settings: CaptureSettings, _ request: CaptureRequest) throws(ActionError) -> String {
+    package static func write(_ jpeg: [UInt8], _ settings: CaptureSettings, _ request: CaptureRequest) throws(RecordingError) -> String {
         let name = settings.photoPattern.name(
             time: request.time, press: request.press, action: request.action, kind: "photo", trigger: request.trigger)
         let file: AtomicFile
@@ -199,6 +212,31 @@ public enum Photo {
             file.abandon()
             throw .file(error)
         }
+    }
+}
+
+extension Photo {
+    /// A frame as the photo's JPEG bytes and size.
+    package struct Encoded {
+        package var jpeg: [UInt8]
+        package var width: Int
+        package var height: Int
+    }
+
+    /// A frame as JPEG (MJPEG frames as the camera sent them), cropped losslessly around the
+    /// centre for a digital `zoom`, with EXIF `DateTimeOriginal` and sub-seconds of the
+    /// moment the frame was taken.
+    package static func encode(_ ring: RingFrame, _ settings: CaptureSettings, zoom: Double) throws(RecordingError) -> Encoded {
+        var width = ring.frame.format.width, height = ring.frame.format.height
+        do {
+            var image = try JPEG.data(from: ring.frame, quality: settings.jpegQuality)
+            if zoom > 1 {
+                image = try JPEGCrop.centre(image, factor: zoom)
+                if let size = JPEGCrop.size(of: image) { (width, height) = size }
+            }
+            let jpeg = try JPEG.withCaptureTime(image, wallSeconds: ring.time.wallSeconds)
+            return Encoded(jpeg: jpeg, width: width, height: height)
+        } catch { throw .jpeg(error) }
     }
 }
 
@@ -215,8 +253,8 @@ public final class VideoRecording: Sendable {
     /// The release's time (CLOCK_MONOTONIC µs, as an atomic holds it): the recording ends with
     /// the frame nearest it, so it lasts as long as the button was held. `Int64.min`: stop at once.
     private let stopTime = Atomic<Int64>(.min)
-    private let started = OneShot<Result<StreamFormat, ActionError>>()
-    private let finished = OneShot<Result<VideoResult, ActionError>>()
+    private let started = OneShot<Result<StreamFormat, RecordingError>>()
+    private let finished = OneShot<Result<VideoResult, RecordingError>>()
 
     private init(request: CaptureRequest) { self.request = request }
 
@@ -224,7 +262,7 @@ public final class VideoRecording: Sendable {
     /// (or throws when the camera cannot stream).
     public static func start(
         from source: FrameSource, time: Timestamp, _ settings: CaptureSettings, _ request: CaptureRequest, logger: Logger
-    ) async throws(ActionError) -> VideoRecording {
+    ) async throws(RecordingError) -> VideoRecording {
         let recording = VideoRecording(request: request)
         startThread(name: "evc-video-\(request.press)") { recording.run(source, time, settings, logger: logger) }
         switch await recording.started.value() {
@@ -236,7 +274,7 @@ public final class VideoRecording: Sendable {
     /// Asks the recording thread to stop, waits for the file to be complete and named.
     /// `at`: the release's time: frames until then are still recorded (the
     /// recording may lag behind the camera); nil: stop with the frame being written.
-    public func stop(at time: Timestamp? = nil) async -> Result<VideoResult, ActionError> {
+    public func stop(at time: Timestamp? = nil) async -> Result<VideoResult, RecordingError> {
         stopTime.store(time?.microseconds ?? .min, ordering: .relaxed)
         stopRequested.store(true, ordering: .releasing)
         return await finished.value()
@@ -253,7 +291,7 @@ public final class VideoRecording: Sendable {
         var firstTimestamp: Timestamp?
         var lastTimestamp = Timestamp(microseconds: 0)
         var truncated = false
-        var failure: ActionError?
+        var failure: RecordingError?
         var skipped = 0
         do {
             // Encoding runs here, on the recording's own thread: the ring keeps the frames
@@ -303,7 +341,7 @@ public final class VideoRecording: Sendable {
             skipped = counts.skipped
         } catch let e as StreamingError {
             failure = .camera(e)
-        } catch let e as ActionError {
+        } catch let e as RecordingError {
             failure = e
         } catch {
             failure = .camera(StreamingError(code: .failed, context: "\(error)"))

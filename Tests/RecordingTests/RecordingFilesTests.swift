@@ -3,32 +3,11 @@ import EvcaptureTesting
 import Foundation
 import Testing
 @testable import V4L2
-@testable import Actions
 import Capture
 import Vocabulary
 import LinuxIO
 @testable import Frames
-@testable import Media
-
-/// A YUYV test image: a horizontal luma ramp, chroma varying by row; rows padded to `stride`.
-func yuyvImage(width: Int, height: Int, stride rowBytes: Int, shade: Int = 0) -> [UInt8] {
-    var bytes = [UInt8](repeating: 0x55, count: rowBytes * height)
-    for y in 0..<height {
-        for x in stride(from: 0, to: width, by: 2) {
-            let o = y * rowBytes + x * 2
-            bytes[o] = UInt8((x * 255 / max(width - 1, 1) + shade) & 0xFF)
-            bytes[o + 1] = UInt8((y * 4) & 0xFF)
-            bytes[o + 2] = UInt8(((x + 1) * 255 / max(width - 1, 1) + shade) & 0xFF)
-            bytes[o + 3] = UInt8(255 - (y * 4) & 0xFF)
-        }
-    }
-    return bytes
-}
-
-func le32(_ b: [UInt8], _ o: Int) -> Int {
-    Int(b[o]) | Int(b[o + 1]) << 8 | Int(b[o + 2]) << 16 | Int(b[o + 3]) << 24
-}
-func fourCC(_ b: [UInt8], _ o: Int) -> String { String(decoding: b[o..<o + 4], as: UTF8.self) }
+@testable import Recording
 
 @Suite struct JPEGTests {
     @Test func encodedYUYVDecodesWithItsSize() throws {
@@ -281,7 +260,7 @@ struct FFprobe {
             _ = try source.frame(nearest: Timestamp(microseconds: 0), timeout: .seconds(10))
             Issue.record("a photo without a camera succeeded")
         } catch {
-            #expect(ActionError.camera(error).code == "camera-removed")
+            #expect(RecordingError.camera(error).code == "camera-removed")
             #expect(ContinuousClock.now - started < .seconds(5))
         }
         #expect(!source.isRunning)

@@ -2,12 +2,11 @@
 import Glibc
 #endif
 import Foundation
-@testable import Actions
 @testable import Movie
 import Testing
 import Capture
 import Vocabulary
-@testable import Media
+@testable import Recording
 
 /// What a crash leaves of a recording is kept at the next start, under its name.
 @Suite struct VideoRecoveryTests {
