@@ -197,7 +197,7 @@ let package = Package(
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "Capture", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "CLinuxShims", "Vocabulary"]),
-        .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2", "LinuxIO", "Vocabulary"]),
+        .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2", "LinuxIO", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "V4L2", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Frames", "Recording", "Actions", "Capture", "V4L2", "LinuxIO", "Vocabulary"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "EvcaptureTesting", "Frames", "Movie", "Capture", "V4L2", "LinuxIO", "CLibjpeg", "Vocabulary"]),

@@ -10,7 +10,7 @@ import Capture
 /// `evcapture replay` as a person runs it: the built binary (``EvcaptureCommand``), its
 /// stdout, stderr and exit status.
 @Suite struct ReplayCommandTests {
-    static func evcapture(_ args: [String]) throws -> EvcaptureCommand.Result { try EvcaptureCommand.run(args) }
+    static func evcapture(_ args: [String]) throws -> ProgramResult { try EvcaptureCommand.run(args) }
 
     /// A replay reports the actions the daemon would run for its events, hooks included,
     /// without running them.

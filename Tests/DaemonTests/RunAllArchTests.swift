@@ -15,19 +15,11 @@ import Recording
         let file = try AtomicFile(directory: shim, finalName: "uname")
         try file.write(Array("#!/bin/sh\n[ \"$1\" = -m ] && { echo aarch64; exit 0; }\nexec /usr/bin/uname \"$@\"\n".utf8))
         chmod(try file.commit(), 0o755)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: repo + "/Tests/System/run")
-        p.arguments = ["--no-build"]
         var env = ProcessInfo.processInfo.environment
         env["PATH"] = shim + ":" + (env["PATH"] ?? "/usr/bin:/bin")
-        p.environment = env
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = Pipe()
-        try p.run()
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 4)
+        let result = try runProgram(repo + "/Tests/System/run", ["--no-build"], environment: env)
+        let text = result.stderr
+        #expect(result.status == 4)
         #expect(text.hasPrefix("systest: the system tests (the QEMU VM tier) need an x86_64 host; this machine is aarch64.\n"))
         // run-all turns status 4 into "skipped" and still counts the other tiers.
         let runAll = try String(contentsOfFile: repo + "/Tests/run-all", encoding: .utf8)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EvcaptureTesting
 import Foundation
 import Movie
 import Testing
@@ -40,17 +41,11 @@ import Vocabulary
     }
 
     static func probe(_ path: String, _ entries: String, frames: Bool = false) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: ffprobe!)
-        p.arguments =
+        let result = try runProgram(
+            ffprobe!,
             ["-v", "error"] + (frames ? ["-show_entries", entries] : ["-count_frames", "-show_entries", entries])
-            + ["-select_streams", "v:0", "-of", "default=noprint_wrappers=1", path]
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+                + ["-select_streams", "v:0", "-of", "default=noprint_wrappers=1", path])
+        return result.stdout
     }
 
     @Test(.enabled(if: ffprobe != nil, "needs ffprobe"))
@@ -121,14 +116,13 @@ import Vocabulary
         let dir = NSTemporaryDirectory() + "movie-h264-\(getpid())"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        p.arguments = [
-            "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=25", "-t", "3", "-c:v", "libx264", "-g", "25",
-            "-bf", "0", "-x264-params", "aud=1", "-f", "h264", dir + "/camera.h264",
-        ]
-        try p.run()
-        p.waitUntilExit()
+        let made = try runProgram(
+            "/usr/bin/ffmpeg",
+            [
+                "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=25", "-t", "3", "-c:v", "libx264", "-g", "25",
+                "-bf", "0", "-x264-params", "aud=1", "-f", "h264", dir + "/camera.h264",
+            ])
+        try #require(made.succeeded, "\(made)")
         let stream = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/camera.h264")))
         // Access units: each starts with an access unit delimiter (NAL type 9).
         var starts: [Int] = []
@@ -162,14 +156,13 @@ import Vocabulary
         let dir = NSTemporaryDirectory() + "movie-mjpeg-\(getpid())"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        p.arguments = [
-            "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-t", "1", "-c:v", "mjpeg", "-f", "mjpeg",
-            dir + "/camera.mjpeg",
-        ]
-        try p.run()
-        p.waitUntilExit()
+        let made = try runProgram(
+            "/usr/bin/ffmpeg",
+            [
+                "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=25", "-t", "1", "-c:v", "mjpeg", "-f", "mjpeg",
+                dir + "/camera.mjpeg",
+            ])
+        try #require(made.succeeded, "\(made)")
         let stream = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/camera.mjpeg")))
         var starts: [Int] = []
         for i in 0..<(stream.count - 2) where stream[i] == 0xFF && stream[i + 1] == 0xD8 && stream[i + 2] == 0xFF { starts.append(i) }

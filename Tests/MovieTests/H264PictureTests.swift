@@ -1,3 +1,4 @@
+import EvcaptureTesting
 import Foundation
 import Testing
 import Vocabulary
@@ -21,11 +22,8 @@ import Vocabulary
             ],
             ["-loglevel", "error", "-i", dir + "/camera.h264", "-f", "rawvideo", "-pix_fmt", "yuv420p", dir + "/pictures.yuv"],
         ] {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: ffmpeg)
-            p.arguments = args
-            try p.run()
-            p.waitUntilExit()
+            let made = try runProgram(ffmpeg, args)
+            guard made.succeeded else { throw SpawnError(what: "ffmpeg \(args.joined(separator: " ")): \(made)", errno: 0) }
         }
         let stream = [UInt8](try Data(contentsOf: URL(fileURLWithPath: dir + "/camera.h264")))
         var starts: [Int] = []

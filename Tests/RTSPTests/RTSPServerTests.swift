@@ -60,19 +60,9 @@ import V4L2
     }
 
     /// Runs a program to its end (at most `timeout`); its status and stderr.
-    static func run(_ argv: [String], timeout: TimeInterval = 60) throws -> (status: Int32, stderr: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: argv[0])
-        p.arguments = Array(argv.dropFirst())
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        let deadline = Date().addingTimeInterval(timeout)
-        while p.isRunning && Date() < deadline { usleep(50_000) }
-        if p.isRunning { p.terminate() }
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    static func run(_ argv: [String], timeout: Duration = .seconds(60)) throws -> (status: Int32, stderr: String) {
+        let result = try runProgram(argv[0], Array(argv.dropFirst()), timeout: timeout)
+        return (result.status, result.stderr)
     }
 
     /// A server on a free loopback port fed by a BarCamera through the shared stream.
@@ -181,15 +171,8 @@ import V4L2
     struct CommandFailed: Error { var command: String }
 
     static func output(_ argv: [String]) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: argv[0])
-        p.arguments = Array(argv.dropFirst())
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw CommandFailed(command: argv.joined(separator: " ")) }
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let result = try runProgram(argv[0], Array(argv.dropFirst()))
+        guard result.succeeded else { throw CommandFailed(command: argv.joined(separator: " ")) }
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

@@ -220,20 +220,14 @@ struct FFprobe {
     var codec: String, width: Int, height: Int, frames: Int, rate: String, errors: String
 
     static func run(_ ffprobe: String, _ path: String) throws -> FFprobe {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: ffprobe)
-        p.arguments = [
-            "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
-            "stream=codec_name,width,height,nb_read_frames,r_frame_rate", "-of", "json", path,
-        ]
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        let json = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        let result = try runProgram(
+            ffprobe,
+            [
+                "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                "stream=codec_name,width,height,nb_read_frames,r_frame_rate", "-of", "json", path,
+            ])
+        let errors = result.stderr
+        let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
         let stream = (json?["streams"] as? [[String: Any]])?.first ?? [:]
         return FFprobe(
             codec: stream["codec_name"] as? String ?? "", width: stream["width"] as? Int ?? 0,

@@ -8,7 +8,7 @@ import Foundation
 /// descriptor 4). Two FIFOs in `directory` are those descriptors; the test holds both ends of
 /// each (`O_RDWR`), so neither side blocks in `open`, whichever comes first.
 public final class ChromiumPipe {
-    private let process = Process()
+    private let process: TestChild
     private let log: String
     private let toBrowser: Int32
     private let fromBrowser: Int32
@@ -39,24 +39,13 @@ public final class ChromiumPipe {
                 "--autoplay-policy=no-user-gesture-required", "--user-data-dir=\(directory)/profile", "--remote-debugging-pipe",
             ] + arguments + [url]
         log = directory + "/chromium.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "exec \"$0\" \"$@\" 3<'\(input)' 4>'\(output)'", chrome] + options
-        process.environment = env
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle(forWritingAtPath: log)
-        process.standardError = FileHandle(forWritingAtPath: log)
-        try process.run()
+        // The shell gives it the FIFOs as descriptors 3 and 4 (a TestChild gets none of the test's).
+        process = try TestChild(
+            ["/bin/sh", "-c", "exec \"$0\" \"$@\" 3<'\(input)' 4>'\(output)'", chrome] + options, environment: env, log: log)
     }
 
     deinit {
-        if process.isRunning {
-            process.terminate()
-            let deadline = ContinuousClock.now + .seconds(10)
-            while process.isRunning && ContinuousClock.now < deadline { usleep(50_000) }
-            if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-        }
-        process.waitUntilExit()
+        process.terminate(timeout: .seconds(10))
         close(toBrowser)
         close(fromBrowser)
     }
@@ -65,8 +54,7 @@ public final class ChromiumPipe {
 
     /// Ends the browser at once (SIGKILL): its pages say goodbye to nobody.
     public func kill() {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        process.killAndReap()
     }
     /// What the browser wrote to its stdout and stderr.
     public var transcript: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }

@@ -280,46 +280,16 @@ public final class MosquittoBroker: @unchecked Sendable {
     }
 }
 
-/// A child started with posix_spawn with no signal blocked and default dispositions (a test
-/// process may block SIGTERM on its threads, and children inherit that) and no descriptor
-/// but its standard ones, its stdout and stderr read on a thread of its own.
+/// A child (``TestChild``) whose stdout and stderr, when captured, are one stream read on a
+/// thread of its own.
 final class SpawnedChild: Sendable {
-    let pid: pid_t
+    let child: TestChild
+    var pid: pid_t { child.pid }
     private let collected = Mutex<(text: String, done: Bool)>(("", false))
-    private let status = Mutex<Int32?>(nil)
 
     init(argv: [String], captureOutput: Bool = false) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        var fds: [Int32] = [-1, -1]
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        if captureOutput {
-            guard pipe(&fds) == 0 else { throw MosquittoBroker.BrokerError("pipe: \(errno)") }
-            for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-            posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-            posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        }
-        // Nothing else of the test process: tests run in parallel, and a broker or client
-        // holding another test's socket (libmosquitto's is not close-on-exec) or pipe keeps
-        // that connection or pipe open for as long as it lives.
-        evc_spawn_close_from(&actions, 3)
-        let attributes = ShellSpawnAttributes()
-        let cargv: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { cargv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, argv[0], &actions, &attributes.raw, cargv, environ)
-        if captureOutput { close(fds[1]) }
-        guard rc == 0 else {
-            if captureOutput { close(fds[0]) }
-            throw MosquittoBroker.BrokerError("posix_spawn \(argv[0]): \(String(cString: strerror(rc)))")
-        }
-        self.pid = pid
-        if captureOutput {
-            let fd = fds[0]
+        child = try TestChild(argv, stdout: captureOutput ? .pipe : .null, stderr: captureOutput ? .stdout : .null)
+        if let fd = child.stdout {
             let thread = Thread { [self] in
                 var chunk = [UInt8](repeating: 0, count: 4096)
                 while true {
@@ -340,30 +310,14 @@ final class SpawnedChild: Sendable {
 
     var output: String { collected.withLock { $0.text } }
 
-    func signal(_ s: Int32) { if isRunning { kill(pid, s) } }
+    func signal(_ s: Int32) { child.signal(s) }
 
-    var isRunning: Bool {
-        status.withLock { st in
-            if st != nil { return false }
-            var raw: Int32 = 0
-            if waitpid(pid, &raw, WNOHANG) == pid {
-                st = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
-                return false
-            }
-            return true
-        }
-    }
+    var isRunning: Bool { child.isRunning }
 
     /// Waits for the exit (and the end of its output); the exit status, 128 + signal when killed.
     @discardableResult
     func waitForExit() -> Int32 {
-        let code = status.withLock { st -> Int32 in
-            if let st { return st }
-            var raw: Int32 = 0
-            while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
-            st = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
-            return st!
-        }
+        let code = child.wait()
         while !collected.withLock({ $0.done }) { usleep(5_000) }
         return code
     }

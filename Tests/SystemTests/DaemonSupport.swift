@@ -109,74 +109,50 @@ final class DescriptorCollector: Sendable {
     }
 }
 
-/// `evcapture run ...` as a child process (posix_spawn, pipes for stdout and stderr).
+/// `evcapture run ...` as a child process (``TestChild``), its stdout (a pipe, unless the test
+/// gives it one of its own) and stderr collected: the one daemon runner of the system tests.
 final class DaemonProcess {
-    let pid: pid_t
+    let child: TestChild
+    var pid: pid_t { child.pid }
     let arguments: [String]
     /// Names the transcript file.
     let label: String
-    private let stdoutCollector: DescriptorCollector
+    private let stdoutCollector: DescriptorCollector?
     private let stderrCollector: DescriptorCollector
-    private(set) var exitStatus: Int32?
+    /// The exit status once the process was seen to exit (128 + the signal when killed).
+    var exitStatus: Int32? { child.exitStatus }
 
     /// Starts the executable (by default evcapture) with `arguments`; `environment` replaces
-    /// the test's own.
-    init(_ label: String, executable: String? = nil, arguments: [String], environment: [String: String]) throws {
+    /// the test's own; `directory`: its working directory (nil: the test's); `stdout` is
+    /// collected unless it is given elsewhere.
+    init(
+        _ label: String, executable: String? = nil, arguments: [String], environment: [String: String], directory: String? = nil,
+        stdout: ChildOutput = .pipe
+    ) throws {
         self.label = label
         guard let executable = executable ?? DaemonPaths.executable else {
-            throw DaemonSpawnError(what: "no evcapture executable", errno: ENOENT)
+            throw SpawnError(what: "no evcapture executable", errno: ENOENT)
         }
         self.arguments = arguments
-        var outPipe: [Int32] = [0, 0]
-        var errPipe: [Int32] = [0, 0]
-        guard pipe(&outPipe) == 0 else { throw DaemonSpawnError(what: "pipe", errno: errno) }
-        guard pipe(&errPipe) == 0 else {
-            close(outPipe[0]); close(outPipe[1])
-            throw DaemonSpawnError(what: "pipe", errno: errno)
-        }
-        // Other tests' children must not inherit these and hold the pipes open.
-        for fd in outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        // The test process may block signals on its threads; the daemon needs SIGTERM as usual.
-        let attributes = ShellSpawnAttributes()
-
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, executable, &actions, &attributes.raw, argv, envp)
-        close(outPipe[1])
-        close(errPipe[1])
-        guard rc == 0 else {
-            close(outPipe[0]); close(errPipe[0])
-            throw DaemonSpawnError(what: "posix_spawn \(executable)", errno: rc)
-        }
-        self.pid = pid
-        stdoutCollector = DescriptorCollector(fd: outPipe[0], name: "daemon-stdout")
-        stderrCollector = DescriptorCollector(fd: errPipe[0], name: "daemon-stderr")
+        child = try TestChild([executable] + arguments, environment: environment, directory: directory, stdout: stdout, stderr: .pipe)
+        stdoutCollector = child.stdout.map { DescriptorCollector(fd: $0, name: "daemon-stdout") }
+        stderrCollector = DescriptorCollector(fd: child.stderr!, name: "daemon-stderr")
     }
 
     deinit {
-        if isRunning {
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        }
+        child.killAndReap()
         // Kept for a person reading a run: `.build-systest/out/daemon-*.log` on the host.
         if let out = ProcessInfo.processInfo.environment["EVCAPTURE_SYSTEST_OUT"], !out.isEmpty {
-            _ = pollUntil(timeout: .seconds(2)) { stdoutCollector.isFinished && stderrCollector.isFinished }
+            _ = pollUntil(timeout: .seconds(2)) { stdoutFinished && stderrCollector.isFinished }
             try? transcript.write(toFile: "\(out)/daemon-\(label)-\(pid).log", atomically: true, encoding: .utf8)
         }
     }
 
     /// Complete stdout lines so far.
-    var lines: [String] { stdoutCollector.lines }
-    var stdout: String { stdoutCollector.text }
+    var lines: [String] { stdoutCollector?.lines ?? [] }
+    var stdout: String { stdoutCollector?.text ?? "" }
+    /// Every byte of stdout read (stdout given elsewhere: nothing to read here).
+    private var stdoutFinished: Bool { stdoutCollector?.isFinished ?? true }
     var stderr: String { stderrCollector.text }
     /// Stdout's JSON objects so far.
     var objects: [JSONObject] { parseJSONLines(lines) }
@@ -200,7 +176,7 @@ final class DaemonProcess {
                 return true
             }
             // Exited and all of its output read: nothing more will come.
-            return !isRunning && stdoutCollector.isFinished
+            return !isRunning && stdoutFinished
         }
         return found
     }
@@ -213,22 +189,13 @@ final class DaemonProcess {
         _ = pollUntil(timeout: timeout) {
             let all = objects
             found = from < all.count ? all[from...].filter(matches) : []
-            return found.count >= count || (!isRunning && stdoutCollector.isFinished)
+            return found.count >= count || (!isRunning && stdoutFinished)
         }
         return found
     }
 
     /// Whether the process is still running (reaps it when it has exited).
-    var isRunning: Bool {
-        if exitStatus != nil { return false }
-        var status: Int32 = 0
-        let r = waitpid(pid, &status, WNOHANG)
-        if r == pid {
-            exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-            return false
-        }
-        return true
-    }
+    var isRunning: Bool { child.isRunning }
 
     /// Waits for the process to exit; its status (128 + signal when killed), nil on timeout.
     @discardableResult
@@ -236,7 +203,7 @@ final class DaemonProcess {
         _ = pollUntil(timeout: timeout) { !isRunning }
         // Let the collectors read the last output.
         if exitStatus != nil {
-            _ = pollUntil(timeout: .seconds(5)) { stdoutCollector.isFinished && stderrCollector.isFinished }
+            _ = pollUntil(timeout: .seconds(5)) { stdoutFinished && stderrCollector.isFinished }
         }
         return exitStatus
     }
@@ -247,12 +214,6 @@ final class DaemonProcess {
         if isRunning { kill(pid, SIGTERM) }
         return waitForExit(timeout: timeout)
     }
-}
-
-struct DaemonSpawnError: Error, CustomStringConvertible {
-    var what: String
-    var errno: Int32
-    var description: String { "\(what): \(String(cString: strerror(errno)))" }
 }
 
 /// A client of the daemon's socket that reads everything on a thread of its own.

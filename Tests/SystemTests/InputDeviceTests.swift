@@ -68,55 +68,6 @@ func shape(_ events: [InputEvent]) -> [String] {
     events.map { "\($0.eventCode.name) \($0.value)" }
 }
 
-/// Runs a program (posix_spawn; Foundation's Process needs a CFRunLoop socket pair that
-/// the VM's chroot cannot always make) and returns its exit status and output.
-func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil)
-    throws -> (status: Int32, stdout: String, stderr: String)
-{
-    var outPipe: [Int32] = [0, 0], errPipe: [Int32] = [0, 0]
-    // CLOEXEC: other tests' children must not inherit these and hold them open.
-    guard pipe(&outPipe) == 0, pipe(&errPipe) == 0 else { throw SpawnError(what: "pipe", errno: errno) }
-    for fd in outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1)
-    posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-    posix_spawn_file_actions_addclose(&actions, outPipe[0])
-    posix_spawn_file_actions_addclose(&actions, errPipe[0])
-    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
-    let env = environment ?? ProcessInfo.processInfo.environment
-    let envp: [UnsafeMutablePointer<CChar>?] = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer { (argv + envp).forEach { free($0) } }
-    var pid: pid_t = 0
-    let rc = posix_spawn(&pid, path, &actions, nil, argv, envp)
-    close(outPipe[1])
-    close(errPipe[1])
-    defer { close(outPipe[0]); close(errPipe[0]) }
-    guard rc == 0 else { throw SpawnError(what: "posix_spawn \(path)", errno: rc) }
-    func drain(_ fd: Int32) -> String {
-        var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            bytes += chunk[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-    let out = drain(outPipe[0]), err = drain(errPipe[0])
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-    let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-    return (exitStatus, out, err)
-}
-
-struct SpawnError: Error, CustomStringConvertible {
-    var what: String
-    var errno: Int32
-    var description: String { "\(what): \(String(cString: strerror(errno)))" }
-}
-
 @Suite(.systemTest)
 struct InputDeviceTests {
     /// The roles `evcapture devices --json` must show for each fixture device.

@@ -176,7 +176,7 @@ struct LiveViewLimitsSystemTests {
             "liveview-tls-suites", port: port, http: "certificate = \"\(server.certificate)\"\nprivate-key = \"\(server.key)\"")
         defer { daemon.terminate() }
         let openssl = try #require(TestCertificates.openssl)
-        func handshake(_ options: [String]) throws -> ProcessResult {
+        func handshake(_ options: [String]) throws -> ProgramResult {
             try run(
                 [openssl, "s_client", "-connect", "127.0.0.1:\(port)", "-servername", "127.0.0.1", "-CAfile", ca.caFile, "-brief"]
                     + options, timeout: .seconds(20))

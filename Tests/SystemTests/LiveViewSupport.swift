@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import EvcaptureTesting
 import Foundation
 import Testing
 
@@ -13,7 +14,7 @@ enum LiveViewClient {
     /// status code (0 when nothing came back) and curl's result.
     @discardableResult
     static func request(_ arguments: [String], output: String = "/dev/null", timeout: Duration = .seconds(30)) throws -> (
-        status: Int, result: ProcessResult
+        status: Int, result: ProgramResult
     ) {
         let curl = try #require(curl)
         let r = try run([curl, "-sS", "-o", output, "-w", "%{http_code}"] + arguments, timeout: timeout)

@@ -7,40 +7,29 @@ import Testing
 import Capture
 
 /// `evcapture run --json` as the reliability tests drive it: the host-built debug
-/// executable, a config file, stdout (JSON lines) and stderr in files, and the views of
+/// executable in a ``DaemonProcess`` (its stdout's JSON lines and stderr collected), a config
+/// file in a scratch directory that is also its working directory and home, and the views of
 /// /proc a test needs (open descriptors, liveness).
 final class ReliabilityDaemon {
-    let process = Process()
+    let process: DaemonProcess
     let scratch: ScratchDirectory
-    let stdoutURL: URL
-    let stderrURL: URL
 
     /// Starts the daemon with `config` (TOML text) and waits until its session started.
     init(config: String, arguments: [String] = [], user: (uid: uid_t, gid: gid_t, groups: [gid_t])? = nil) throws {
         scratch = try ScratchDirectory(prefix: "reliability")
         let configURL = scratch.url.appendingPathComponent("config.toml")
         try config.write(to: configURL, atomically: true, encoding: .utf8)
-        stdoutURL = scratch.url.appendingPathComponent("stdout.jsonl")
-        stderrURL = scratch.url.appendingPathComponent("stderr.log")
-        FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
-        FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-        let out = try FileHandle(forWritingTo: stdoutURL)
-        let err = try FileHandle(forWritingTo: stderrURL)
-        defer {
-            try? out.close()
-            try? err.close()
-        }
-        var argv = [DaemonPaths.evcapture, "run", "--json", "--config", configURL.path] + arguments
+        var executable = DaemonPaths.evcapture
+        var argv = ["run", "--json", "--config", configURL.path] + arguments
         if let user {
             // setpriv: the daemon as an unprivileged user with only these groups, no capabilities.
             argv =
                 [
-                    "setpriv", "--reuid=\(user.uid)", "--regid=\(user.gid)",
-                    "--groups=\(user.groups.map(String.init).joined(separator: ","))", "--inh-caps=-all", "--",
+                    "--reuid=\(user.uid)", "--regid=\(user.gid)", "--groups=\(user.groups.map(String.init).joined(separator: ","))",
+                    "--inh-caps=-all", "--", executable,
                 ] + argv
+            executable = "/usr/bin/setpriv"
         }
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = argv
         var env = ProcessInfo.processInfo.environment
         // The caches stay the test run's (GStreamer's plugin registry, written at its first
         // load, read by every daemon after it: a machine keeps it between restarts too).
@@ -49,17 +38,12 @@ final class ReliabilityDaemon {
         env["XDG_STATE_HOME"] = scratch.url.appendingPathComponent("state").path
         env["EVCAPTURE_OUTPUT"] = scratch.url.appendingPathComponent("photos").path
         env.removeValue(forKey: "NOTIFY_SOCKET")
-        process.environment = env
-        // hooks inherit this: the security test's relative `touch` would land here
-        process.currentDirectoryURL = scratch.url
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
         if user != nil {
             // the world must be able to reach the files (the scratch dir is root's)
             chmod(scratch.url.path, 0o777)
         }
+        // hooks inherit the working directory: the security test's relative `touch` would land here
+        process = try DaemonProcess("reliability", executable: executable, arguments: argv, environment: env, directory: scratch.url.path)
         guard pollUntil(timeout: .seconds(20), { !objects(event: "session").isEmpty || !process.isRunning }) else {
             throw ReliabilityError("the daemon did not start its session within 20 s\n\(self)")
         }
@@ -67,19 +51,15 @@ final class ReliabilityDaemon {
     }
 
     deinit {
-        if process.isRunning {
-            process.terminate()
-            _ = waitForExit(process, timeout: .seconds(10))
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
+        // SIGTERM first (a clean stop, as a person's), SIGKILL by the process's own deinit after.
+        if process.isRunning { process.terminate(timeout: .seconds(10)) }
     }
 
-    var pid: pid_t { process.processIdentifier }
+    var pid: pid_t { process.pid }
 
     /// Every JSON object the daemon wrote so far.
     func objects() -> [[String: Any]] {
-        let text = (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").compactMap { line in
+        process.lines.compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
         }
     }
@@ -108,16 +88,14 @@ final class ReliabilityDaemon {
 
     /// SIGTERM, then the exit status (nil if it had to be killed after `timeout`).
     func stop(timeout: Duration = .seconds(15)) -> Int32? {
-        guard process.isRunning else { return process.terminationStatus }
-        process.terminate()
-        if waitForExit(process, timeout: timeout) { return process.terminationStatus }
-        kill(pid, SIGKILL)
-        process.waitUntilExit()
+        guard process.isRunning else { return process.exitStatus }
+        if let status = process.terminate(timeout: timeout) { return status }
+        process.child.killAndReap()
         return nil
     }
 
-    var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
-    var stdout: String { (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "" }
+    var stderr: String { process.stderr }
+    var stdout: String { process.stdout }
 }
 
 extension ReliabilityDaemon: CustomStringConvertible {

@@ -83,7 +83,7 @@ struct ReliabilityHungCameraTests {
         // In the background: closing its handle waits for the driver's control lock, which
         // the daemon's hung read holds for 5 s.
         let other = try Self.spawn("v4l2-ctl", "-d", node, "--set-ctrl", "exposure_time_absolute=400")
-        defer { other.waitUntilExit() }
+        defer { other.wait() }
         let hungGet = pollUntil(timeout: .seconds(15)) { Self.readAfterAnothersSet(camera) }
         try #require(hungGet, "the daemon did not read the camera after another program's change\n\(camera.log)\n\(daemon.transcript)")
         let hungAt = ContinuousClock.now
@@ -118,7 +118,7 @@ struct ReliabilityHungCameraTests {
         try camera.hang()
         let before = camera.unanswered.filter { $0 == "GET_CUR exposure_time_absolute" }.count
         let another = try Self.spawn("v4l2-ctl", "-d", node, "--set-ctrl", "exposure_time_absolute=500")
-        defer { another.waitUntilExit() }
+        defer { another.wait() }
         try #require(
             pollUntil(timeout: .seconds(10)) { camera.unanswered.filter { $0 == "GET_CUR exposure_time_absolute" }.count > before },
             "\(camera.log)\n\(daemon.transcript)")
@@ -169,7 +169,7 @@ struct ReliabilityHungCameraTests {
 
         try camera.hang()
         let other = try Self.spawn("v4l2-ctl", "-d", node, "--set-ctrl", "exposure_time_absolute=400")
-        defer { other.waitUntilExit() }
+        defer { other.wait() }
         try #require(pollUntil(timeout: .seconds(15)) { Self.readAfterAnothersSet(camera) }, "\(camera.log)\n\(daemon.transcript)")
         let hungAt = ContinuousClock.now
         let mark = daemon.objects.count
@@ -201,14 +201,5 @@ struct ReliabilityHungCameraTests {
     }
 
     /// Starts a program and returns without waiting for it.
-    static func spawn(_ argv: String...) throws -> Process {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = argv
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        return p
-    }
+    static func spawn(_ argv: String...) throws -> TestChild { try TestChild(argv) }
 }

@@ -14,16 +14,16 @@ import Testing
 /// evidence comes through the socket.
 @Suite(.systemTest, .needsDaemonExecutable, .serialized)
 struct ReliabilityOutputTests {
-    /// `evcapture run --json --socket PATH`, stdout into `stdoutFD` (the test keeps or
-    /// closes the other end), stderr collected.
+    /// `evcapture run --json --socket PATH` (a ``DaemonProcess``), stdout where the test says
+    /// (a pipe whose other end the test keeps or closes, or /dev/null), stderr collected.
     final class Daemon {
-        let pid: pid_t
+        let process: DaemonProcess
         let scratch: DaemonScratch
         let socketPath: String
-        let stderrCollector: DescriptorCollector
-        private(set) var exitStatus: Int32?
+        var pid: pid_t { process.pid }
+        var exitStatus: Int32? { process.exitStatus }
 
-        init(_ label: String, stdoutFD: Int32) throws {
+        init(_ label: String, stdout: ChildOutput) throws {
             scratch = try DaemonScratch(label)
             socketPath = scratch.path + "/run/s.sock"
             let config = try scratch.write(
@@ -37,52 +37,15 @@ struct ReliabilityOutputTests {
                 [sound]
                 play = "off"
                 """)
-            guard let executable = DaemonPaths.executable else { throw DaemonSpawnError(what: "no evcapture executable", errno: ENOENT) }
-            var errPipe: [Int32] = [0, 0]
-            guard pipe(&errPipe) == 0 else { throw DaemonSpawnError(what: "pipe", errno: errno) }
-            for fd in errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-            posix_spawn_file_actions_adddup2(&actions, stdoutFD, 1)
-            posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
             // As a shell starts it: default dispositions (SIGPIPE kills, SIGHUP kills).
-            let attributes = ShellSpawnAttributes()
-            let arguments = [executable, "run", "--json", "--config", config, "--socket", socketPath]
-            let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-            let envp: [UnsafeMutablePointer<CChar>?] = scratch.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-            defer { (argv + envp).forEach { free($0) } }
-            var pid: pid_t = 0
-            let rc = posix_spawn(&pid, executable, &actions, &attributes.raw, argv, envp)
-            close(errPipe[1])
-            guard rc == 0 else {
-                close(errPipe[0])
-                throw DaemonSpawnError(what: "posix_spawn", errno: rc)
-            }
-            self.pid = pid
-            stderrCollector = DescriptorCollector(fd: errPipe[0], name: "daemon-stderr")
+            process = try DaemonProcess(
+                label, arguments: ["run", "--json", "--config", config, "--socket", socketPath], environment: scratch.environment,
+                stdout: stdout)
         }
 
-        deinit {
-            if isRunning {
-                kill(pid, SIGKILL)
-                var status: Int32 = 0
-                while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            }
-        }
+        var stderr: String { process.stderr }
 
-        var stderr: String { stderrCollector.text }
-
-        var isRunning: Bool {
-            if exitStatus != nil { return false }
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-                return false
-            }
-            return true
-        }
+        var isRunning: Bool { process.isRunning }
 
         /// Sends `signal`; the exit status and how long the exit took (nil: still running
         /// after `timeout`).
@@ -94,12 +57,7 @@ struct ReliabilityOutputTests {
         }
 
         /// A daemon whose stdout is /dev/null.
-        convenience init(_ label: String) throws {
-            let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
-            guard null >= 0 else { throw DaemonSpawnError(what: "opening /dev/null", errno: errno) }
-            defer { close(null) }
-            try self.init(label, stdoutFD: null)
-        }
+        convenience init(_ label: String) throws { try self.init(label, stdout: .null) }
 
         /// A socket client, and the volume-keys fixture device once the client has seen it added.
         func connectWithKeys() throws -> (SocketClient, UinputDevice) {
@@ -167,7 +125,7 @@ struct ReliabilityOutputTests {
         // about 20 capture lines, so 100 presses (200 lines) block stdout early on.
         let capacity = fcntl(out[1], 1031, 4096)
         try #require(capacity >= 4096, "F_SETPIPE_SZ: errno \(errno)")
-        let daemon = try Daemon("stdout-blocked", stdoutFD: out[1])
+        let daemon = try Daemon("stdout-blocked", stdout: .descriptor(out[1]))
         close(out[1])
         let (client, keys) = try daemon.connectWithKeys()
 
@@ -199,7 +157,7 @@ struct ReliabilityOutputTests {
         var out: [Int32] = [0, 0]
         try #require(pipe(&out) == 0)
         for fd in out { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        let daemon = try Daemon("stdout-head", stdoutFD: out[1])
+        let daemon = try Daemon("stdout-head", stdout: .descriptor(out[1]))
         close(out[1])
         let client = try daemon.connect()
         // `head -1`: one line, then gone.
@@ -229,12 +187,8 @@ struct ReliabilityOutputTests {
 
     /// prlimit(1) on a running process (prlimit(2) is not in Swift's Glibc module).
     static func setFileLimit(of pid: pid_t, to limit: Int) throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-        p.arguments = ["--pid", "\(pid)", "--nofile=\(limit):\(limit)"]
-        try p.run()
-        p.waitUntilExit()
-        try #require(p.terminationStatus == 0, "prlimit --pid \(pid) --nofile=\(limit) failed")
+        let result = try runProgram("/usr/bin/prlimit", ["--pid", "\(pid)", "--nofile=\(limit):\(limit)"])
+        try #require(result.succeeded, "prlimit --pid \(pid) --nofile=\(limit): \(result)")
     }
 
     /// The daemon out of file descriptors (its limit lowered to what it has open plus 3):

@@ -139,7 +139,7 @@ struct VideoMP4SystemTests {
         usleep(3_000_000)  // a few fragments on disk
         let press = try #require(first.captures("began").first?["press"] as? Int)
         kill(first.pid, SIGKILL)
-        first.process.waitUntilExit()
+        first.process.waitForExit()
         try ReliabilityInputTests.press(keys, .volumeDown, 0)
         let left = Self.files(output.url.path)
         #expect(left.count == 1 && left[0].hasPrefix(".evcapture-") && left[0].hasSuffix("-press\(press).\(format).part"), "\(left)")

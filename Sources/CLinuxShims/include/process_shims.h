@@ -15,6 +15,12 @@ extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *
 static inline int evc_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }
+/// The child changes to `directory` before it executes (glibc 2.29; declared under the same
+/// feature macros).
+extern int posix_spawn_file_actions_addchdir_np(posix_spawn_file_actions_t *actions, const char *directory);
+static inline int evc_spawn_chdir(posix_spawn_file_actions_t *actions, const char *directory) {
+    return posix_spawn_file_actions_addchdir_np(actions, directory);
+}
 
 /// pipe2(fds, O_CLOEXEC): both ends close-on-exec atomically, so a child spawned by another
 /// thread at the same moment never inherits them.

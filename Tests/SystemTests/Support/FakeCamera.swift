@@ -24,7 +24,7 @@ final class FakeCamera {
     private(set) var node: String?
 
     private let executable: String
-    private var process: Process?
+    private var process: TestChild?
     private var logURL: URL?
     private let scratch: ScratchDirectory
     private var starts = 0
@@ -89,11 +89,7 @@ final class FakeCamera {
             if let udc = Self.softConnect(), (try? "disconnect".write(toFile: udc, atomically: false, encoding: .utf8)) != nil {
                 _ = pollUntil(timeout: timeout) { !Self.usbDevicePresent() }
             }
-            process.terminate()
-            if !waitForExit(process, timeout: timeout) {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
+            process.terminate(timeout: timeout)
         }
         let gone = pollUntil(timeout: timeout) { Self.currentNode() == nil && !Self.usbDevicePresent() }
         if !gone {
@@ -131,7 +127,7 @@ final class FakeCamera {
     private func signal(_ signo: Int32, until line: String, timeout: Duration) throws {
         guard let process, process.isRunning else { throw FakeCameraError("the fake camera is not running") }
         let before = log.components(separatedBy: line).count
-        kill(process.processIdentifier, signo)
+        kill(process.pid, signo)
         guard pollUntil(timeout: timeout, { log.components(separatedBy: line).count > before }) else {
             throw FakeCameraError("the fake camera did not say \"\(line)\" within \(timeout)\n\(log)")
         }
@@ -184,17 +180,8 @@ final class FakeCamera {
     private func attemptStart(timeout: Duration) throws -> StartOutcome {
         starts += 1
         let logURL = scratch.url.appendingPathComponent("fakeuvc-\(starts).log")
-        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
-        let logHandle = try FileHandle(forWritingTo: logURL)
-        defer { try? logHandle.close() }
         self.logURL = logURL
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = logHandle
-        process.standardError = logHandle
-        try process.run()
+        let process = try TestChild([executable], log: logURL.path)
         self.process = process
 
         var unboundSince: ContinuousClock.Instant?
@@ -205,7 +192,7 @@ final class FakeCamera {
                 return true
             }
             if !process.isRunning {
-                outcome = .failed("fakeuvc exited with status \(process.terminationStatus)")
+                outcome = .failed("fakeuvc exited with status \(process.exitStatus ?? -1)")
                 return true
             }
             // configured, but no driver on the video interface for a while: uvcvideo's

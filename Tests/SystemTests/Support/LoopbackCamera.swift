@@ -33,7 +33,7 @@ final class LoopbackCamera {
     let clip: String
     /// MJPEG: the JPEG files' bytes, in the order they are sent (empty for H.264).
     let jpegFrames: [[UInt8]]
-    private let writer: Process
+    private let writer: TestChild
     private let scratch: ScratchDirectory
     private let writerLog: URL
 
@@ -92,15 +92,8 @@ final class LoopbackCamera {
             let holders = (try? run("fuser", "-v", Self.node))?.description ?? ""
             throw Failure(description: "insmod \(module): \(loaded)\nwho holds \(Self.node): \(holders)")
         }
-        writer = Process()
-        writer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        writer.arguments = ["ffmpeg", "-v", "error", "-re"] + input + ["-c", "copy", "-f", "v4l2", Self.node]
-        writer.standardInput = FileHandle.nullDevice
-        writer.standardOutput = FileHandle.nullDevice
         writerLog = scratch.url.appendingPathComponent("writer.log")
-        _ = FileManager.default.createFile(atPath: writerLog.path, contents: nil)
-        writer.standardError = try FileHandle(forWritingTo: writerLog)
-        try writer.run()
+        writer = try TestChild(["ffmpeg", "-v", "error", "-re"] + input + ["-c", "copy", "-f", "v4l2", Self.node], log: writerLog.path)
         var formats = ""
         let offered = pollUntil(timeout: .seconds(30)) {
             formats = (try? run("v4l2-ctl", "-d", Self.node, "--list-formats"))?.stdout ?? ""
@@ -116,14 +109,8 @@ final class LoopbackCamera {
     /// in the way when it could not.
     @discardableResult
     func stop() -> String? {
-        if writer.isRunning {
-            writer.terminate()
-            if !waitForExit(writer, timeout: .seconds(5)) {
-                kill(writer.processIdentifier, SIGKILL)
-                _ = waitForExit(writer, timeout: .seconds(5))
-            }
-        }
-        var last: ProcessResult?
+        writer.terminate(timeout: .seconds(5))
+        var last: ProgramResult?
         let unloaded = pollUntil(timeout: .seconds(20)) {
             last = try? run("rmmod", "v4l2loopback")
             return last?.succeeded ?? false

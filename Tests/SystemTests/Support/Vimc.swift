@@ -80,7 +80,7 @@ enum Vimc {
     }
 
     /// Removes the module (`rmmod vimc`); fails while a node of it is open.
-    static func remove() throws -> ProcessResult { try run("rmmod", "vimc") }
+    static func remove() throws -> ProgramResult { try run("rmmod", "vimc") }
 
     /// Loads the harness's module again (the chroot's modprobe would look for the host
     /// kernel's modules; vimc's dependencies stay loaded) and waits for its capture node.
