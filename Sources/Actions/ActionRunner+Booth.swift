@@ -75,7 +75,7 @@ extension ActionRunner {
         t.kind = .click
         t.pressTime = time
         t.eventTime = time
-        t.pressWallTime = nil
+        t.rigMoment = nil
         queuePhoto(t, shotReported: true)
     }
 

@@ -42,14 +42,12 @@ extension ActionRunner {
         }
         let request = CaptureRequest(
             press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
-            pressWallTime: trigger.pressWallTime,
             zoom: digitalZoom.withLock { $0 })
-        // The press (zero shutter lag) or the release; a remote trigger's press by its
-        // wall-clock time (the same instant on every station with synchronised clocks);
-        // with no time at all, now.
+        // The press (zero shutter lag) or the release; a rig's press at the rig's moment
+        // (the same instant on every station with synchronised clocks); with no time at
+        // all, now.
         let moment =
-            (settings.photoMoment == .press ? trigger.pressTime : nil)
-            ?? trigger.pressWallTime.map(Timestamp.init(wallSeconds:)) ?? trigger.eventTime ?? monotonicNow()
+            (settings.photoMoment == .press ? trigger.pressTime : nil) ?? trigger.rigMoment ?? trigger.eventTime ?? monotonicNow()
         if !shotReported { onOutcome(.shot(time: moment, press: trigger.press)) }
         if let booth = trigger.action.flatMap({ configuration.bindings[$0] })?.booth, booth.burst > 1 {
             return takeBurst(trigger, booth, moment: moment, request: request, prepared: prepared)
@@ -72,7 +70,7 @@ extension ActionRunner {
             }
         switch result {
         case .success(var photo):
-            photo.pressOffset = trigger.pressWallTime == nil ? nil : photo.frameTime.map { $0.microseconds - moment.microseconds }
+            photo.pressOffset = trigger.rigMoment == nil ? nil : photo.frameTime.map { $0.microseconds - moment.microseconds }
             logger.info("photo saved", metadata: ["file.path": "\(photo.path)", "press": "\(trigger.press)"])
             onOutcome(.photoSaved(photo, press: trigger.press))
             fileWritten(.photo, photo.path, frameTime: photo.frameTime, for: trigger)
@@ -123,10 +121,10 @@ extension ActionRunner {
                 }
                 let request = CaptureRequest(
                     press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
-                    pressWallTime: trigger.pressWallTime, zoom: digitalZoom.withLock { $0 })
+                    zoom: digitalZoom.withLock { $0 })
                 // From the press (not the hold threshold), minus the pre-roll.
                 let from =
-                    (trigger.pressTime ?? trigger.pressWallTime.map(Timestamp.init(wallSeconds:)) ?? trigger.eventTime
+                    (trigger.pressTime ?? trigger.rigMoment ?? trigger.eventTime
                         ?? monotonicNow()) - settings.preRoll
                 do {
                     let recording = try await VideoRecording.start(from: frames, time: from, settings, request, logger: logger)

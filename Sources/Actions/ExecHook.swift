@@ -53,15 +53,18 @@ public struct ActionTrigger: Sendable, Hashable {
     /// The trigger id shared by every station's file of one moment (MQTT fan-out or a
     /// trigger message); nil for a plain local press.
     public var triggerID: String?
-    /// Seconds since 1970 when the button went down (on whichever station it was pressed).
-    public var pressWallTime: Double?
+    /// For a rig's press: the moment every station takes its frame nearest to (CLOCK_MONOTONIC)
+    /// — this station's own fanned-out press's `began`, or a trigger message's press time,
+    /// moved from the wall clock once, as the message arrives (docs/mqtt.md#clocks). nil
+    /// for a press of this station alone, whose moment is its `photo-frame`'s.
+    public var rigMoment: Timestamp?
     /// For `countdown`: whole seconds to the shot.
     public var remaining: Int?
 
     public init(
         kind: Kind, action: CaptureAction?, button: String, deviceName: String, deviceNode: String, press: PressID,
         time: Double, reason: String? = nil, file: String? = nil, shouldPlaySound: Bool = false, eventTime: Timestamp? = nil,
-        pressTime: Timestamp? = nil, triggerID: String? = nil, pressWallTime: Double? = nil
+        pressTime: Timestamp? = nil, triggerID: String? = nil, rigMoment: Timestamp? = nil
     ) {
         self.eventTime = eventTime
         self.pressTime = pressTime
@@ -76,7 +79,7 @@ public struct ActionTrigger: Sendable, Hashable {
         self.file = file
         self.shouldPlaySound = shouldPlaySound
         self.triggerID = triggerID
-        self.pressWallTime = pressWallTime
+        self.rigMoment = rigMoment
     }
 
     /// How `action` is written where a name is needed: the button's action, or `remote`.

@@ -83,8 +83,29 @@ public final class Daemon: Service, Sendable {
             do { try OutputDirectory.prepare(DaemonSettings.defaultOutputDirectory()) } catch { logger.warning("\(error)") }
         }
         let loop = try IOLoop(name: "evc-input")
-        defer { loop.stop() }
+        // Whatever is started from here on is stopped in one order (``RunningParts/stop()``),
+        // whether the daemon is asked to stop or its start fails part-way.
+        let parts = RunningParts(loop: loop)
+        do {
+            try await start(parts, loop: loop)
+        } catch {
+            await parts.stop()
+            throw error
+        }
+        let (shutdown, shutdownRequested) = AsyncStream.makeStream(of: Never.self)
+        await withGracefulShutdownHandler {
+            for await _ in shutdown {}
+        } onGracefulShutdown: {
+            shutdownRequested.finish()
+        }
+        await parts.stop()
+        logger.info("stopped")
+    }
+
+    /// Starts the parts in their order, each recorded in `parts` as it starts.
+    private func start(_ parts: RunningParts, loop: IOLoop) async throws {
         let lines = LineWriter(json: output.json, stdout: output.stdout)
+        parts.lines = lines
         var socket: SocketServer?
         if let path = output.socketPath ?? config.daemon.socketPath {
             socket = try SocketServer(path: path, loop: loop, logger: logger)
@@ -99,7 +120,7 @@ public final class Daemon: Service, Sendable {
             }
         }
         lines.socket = socket
-        defer { socket?.stop() }
+        parts.socket = socket
 
         // Camera (controls) — optional: without one, capture events and hooks still work,
         // and a camera plugged in later is picked up.
@@ -111,6 +132,7 @@ public final class Daemon: Service, Sendable {
             : Outputs(config.daemon.outputs, logger: logger) { problem in
                 lines.emit(.error(ErrorReport(problem, code: "output", time: monotonicNow())))
             }
+        parts.outputs = outputs
         // Every event and outcome goes to each sink in turn (docs/architecture.md#events-and-sinks):
         // the outputs, the app's observer, then the lines (stdout, socket, MQTT, live view).
         var sinks: [any EventSink] = []
@@ -164,6 +186,7 @@ public final class Daemon: Service, Sendable {
                 ?? cameras.libcamera.map { cameras.controlsStage(camera: $0.controls) },
             loop: loop, events: events, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
             logger: logger, onReady: onReady)
+        parts.state = state
         // The rig (`[mqtt]`): without it no network socket is opened. Triggers reach the
         // state on the loop thread (libmosquitto's callbacks run there).
         var rig: RigLink?
@@ -176,6 +199,7 @@ public final class Daemon: Service, Sendable {
             lines.add(link)
             await state.attach(link)
             rig = link
+            parts.rig = link
         }
         // The camera's live H.264, shared by RTSP clients and WebRTC viewers: nothing runs
         // until one of them watches (docs/live-view.md#h264).
@@ -185,7 +209,6 @@ public final class Daemon: Service, Sendable {
                 frames: { [weak state] in state?.liveFrames.withLock { $0 } }, settings: h264, encoder: { EncoderChoice.current(h264) }),
             logger: logger)
         // The live view (`[http]`): without it no HTTP socket is opened.
-        var liveView: LiveViewServer?
         var webRTC: WebRTCViewers?
         if let http = config.daemon.http {
             if http.webRTC {
@@ -195,6 +218,7 @@ public final class Daemon: Service, Sendable {
                 settings.turnServer = http.turnServer
                 settings.maxViewers = http.maxClients
                 webRTC = WebRTCViewers(settings: settings, stream: liveH264, logger: logger)
+                parts.webRTC = webRTC
             }
             let hooks = LiveViewHooks(
                 frames: { [weak state] in state?.liveFrames.withLock { $0 } }, viewfinder: cameras.libcamera?.viewfinder, whep: webRTC,
@@ -202,13 +226,12 @@ public final class Daemon: Service, Sendable {
             let server = try LiveViewServer(
                 settings: http, outputDirectory: outputDirectory, snapshotQuality: config.daemon.capture.jpegQuality, hooks: hooks,
                 logger: logger)
+            parts.liveView = server
             try await server.start()
             lines.add(server.eventSink)
-            liveView = server
         }
         // RTSP (`[rtsp]`, docs/live-view.md#rtsp): GStreamer loads and the port is bound on a
         // thread of their own; the camera's H.264 is made only while a client watches.
-        var rtspServer: RTSPServer?
         if let rtsp = config.daemon.rtsp {
             let server = RTSPServer(settings: rtsp, stream: liveH264, logger: logger)
             // Off the start-up path: loading GStreamer can take seconds (its plugin registry).
@@ -217,7 +240,7 @@ public final class Daemon: Service, Sendable {
                     lines.emit(.error(ErrorReport("\(error)", code: "rtsp", time: monotonicNow())))
                 }
             }
-            rtspServer = server
+            parts.rtsp = server
         }
         try await state.start(camera: cameraSession)
         if let id = cameras.libcamera?.choice.camera.id {
@@ -229,8 +252,8 @@ public final class Daemon: Service, Sendable {
                 }
             }
         }
-        try await rig?.client.start()
         if let rig {
+            try await rig.client.start()
             // Off the loop and after start-up: a station's first trigger should cost what the
             // others do (it took several times as long without this).
             Task.detached(priority: .background) { rig.warmUp() }
@@ -239,32 +262,47 @@ public final class Daemon: Service, Sendable {
         // Devices.
         let watcher = DeviceWatcher(loop: loop, logger: logger, overrides: { [config] d, node in config.overrides(for: d, node: node) })
         let watcherEvents = try watcher.events()
-        let watcherTask = Task {
+        parts.watcher = Task {
             for await event in watcherEvents { await state.handle(event) }
         }
-        defer { watcherTask.cancel() }
+    }
+}
 
-        let (shutdown, shutdownRequested) = AsyncStream.makeStream(of: Never.self)
-        await withGracefulShutdownHandler {
-            for await _ in shutdown {}
-        } onGracefulShutdown: {
-            shutdownRequested.finish()
+/// What ``Daemon/run()`` has started, stopped in one order (the reverse of what depends on
+/// what: docs/architecture.md#start-and-stop), whether the daemon is asked to stop or a part's
+/// start fails: presses in flight cancelled, grabs released and devices closed; the actions'
+/// workers finished; the live view, WebRTC, RTSP and the outputs stopped; every line written
+/// (the last `session stopped` included) to stdout and the socket's clients; then the rig's
+/// last lines, `offline` and DISCONNECT; the socket; the I/O loop. Nothing is left running
+/// after a start that failed part-way (the library's ``CaptureSession`` runs the same daemon).
+final class RunningParts {
+    let loop: IOLoop
+    var lines: LineWriter?
+    var socket: SocketServer?
+    var outputs: Outputs?
+    var state: DaemonState?
+    var rig: RigLink?
+    var webRTC: WebRTCViewers?
+    var liveView: LiveViewServer?
+    var rtsp: RTSPServer?
+    var watcher: Task<Void, Never>?
+
+    init(loop: IOLoop) { self.loop = loop }
+
+    func stop() async {
+        watcher?.cancel()
+        if let state {
+            let actions = await state.stop()
+            await actions.shutdown()
         }
-
-        // Shutdown: presses in flight are cancelled, grabs released, devices closed.
-        watcherTask.cancel()
-        let actions = await state.stop()
-        await actions.shutdown()
         await liveView?.stop()
         webRTC?.stop()
-        rtspServer?.stop()
+        rtsp?.stop()
         outputs?.stop()
-        // Every line written (the last `session stopped` included), to stdout and to the
-        // socket's clients, before the socket closes and the process exits.
-        await lines.finishAndFlush()
+        await lines?.finishAndFlush()
         // After the last lines are queued: they go out, then `offline`, then DISCONNECT.
         await rig?.client.stop()
         socket?.stop()
-        logger.info("stopped")
+        loop.stop()
     }
 }

@@ -107,6 +107,19 @@ actor DaemonState {
         presses = FanOutPolicy(station: rig.settings.station, sendsTriggers: rig.settings.fanOut != .none)
     }
 
+    /// The actions' triggers of one capture event with the rig's decision on it: a press that
+    /// is the rig's (it has a trigger id) is taken at its `began`, the instant its messages give
+    /// the other stations (docs/mqtt.md#clocks), in monotonic time as it came; a press of
+    /// this station alone has no rig moment, and its photo is the frame its `photo-frame` says.
+    static func actionTriggers(for capture: CaptureEvent, decision: FanOutPolicy.Decision, time: Double) -> [ActionTrigger] {
+        ActionTrigger.triggers(for: capture, time: time).map { trigger in
+            var trigger = trigger
+            trigger.triggerID = decision.trigger
+            trigger.rigMoment = decision.trigger == nil ? nil : capture.began
+            return trigger
+        }
+    }
+
     func emit(_ event: PipelineEvent) {
         switch event {
         case .capture(let capture):
@@ -117,11 +130,7 @@ actor DaemonState {
             // The press's kernel time on the wall clock, for the rig's stations.
             let decision = presses.handle(capture, wallTime: capture.time.wallSeconds)
             rig?.fanOut(decision.messages)  // the other stations first: they have the broker's hop to make
-            for var trigger in ActionTrigger.triggers(for: capture, time: now) {
-                trigger.triggerID = decision.trigger
-                trigger.pressWallTime = decision.pressTime
-                actions.handle(trigger)
-            }
+            for trigger in Self.actionTriggers(for: capture, decision: decision, time: now) { actions.handle(trigger) }
         case .session(let change):
             // Whoever started or stopped it (the daemon, a launch press, the idle stop):
             // dedicated devices are grabbed and the capture stream runs only meanwhile.

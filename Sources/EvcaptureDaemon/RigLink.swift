@@ -117,7 +117,8 @@ final class RigLink: JSONLineSink {
             ?? "\(settings.station)-\(Int64((wallTime * 1000).rounded()))-m\(counter.add(1, ordering: .relaxed).newValue)"
         let trigger = ActionTrigger(
             kind: message.command == .photo ? .click : .longPress, action: nil, button: "", deviceName: "mqtt",
-            deviceNode: topic, press: .remote, time: wallTime, triggerID: id, pressWallTime: message.time)
+            deviceNode: topic, press: .remote, time: wallTime, triggerID: id,
+            rigMoment: message.time.map(Timestamp.init(wallSeconds:)))
         return .success((message.command, trigger))
     }
 }

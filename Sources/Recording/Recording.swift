@@ -111,19 +111,15 @@ public struct CaptureRequest: Sendable, Hashable {
     /// The trigger id shared by every file of one moment across a rig (`{trigger}`); nil for a
     /// plain local press.
     public var trigger: String?
-    /// Seconds since 1970 when the button went down (on whichever station it was pressed):
-    /// the instant a remote trigger's photo is the frame nearest to.
-    public var pressWallTime: Double?
     /// Digital zoom: a photo keeps the centre 1/zoom of each side (1: the whole frame).
     public var zoom: Double
     public init(
-        press: PressID, action: CaptureAction?, time: Double, trigger: String? = nil, pressWallTime: Double? = nil, zoom: Double = 1
+        press: PressID, action: CaptureAction?, time: Double, trigger: String? = nil, zoom: Double = 1
     ) {
         self.press = press
         self.action = action
         self.time = time
         self.trigger = trigger
-        self.pressWallTime = pressWallTime
         self.zoom = zoom
     }
 }

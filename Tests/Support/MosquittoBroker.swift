@@ -257,7 +257,7 @@ public final class MosquittoBroker: @unchecked Sendable {
     }
 
     /// Whether a TCP connect to `address` (an IPv4 or IPv6 literal) and `port` succeeds now.
-    static func accepts(address: String, port: Int) -> Bool {
+    public static func accepts(address: String, port: Int) -> Bool {
         var v6 = sockaddr_in6()
         let isV6 = inet_pton(AF_INET6, address, &v6.sin6_addr) == 1
         let fd = socket(isV6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

@@ -44,10 +44,10 @@ public final class TestChild: Sendable {
 
     /// Starts `argv[0]` (a path, or a name looked up on `PATH`) with `argv`; `environment`
     /// replaces the test's own (nil: the test's); `directory`: its working directory (nil: the
-    /// test's).
+    /// test's); `passing`: descriptors of the test's the child gets, as its 3, 4, ...
     public init(
         _ argv: [String], environment: [String: String]? = nil, directory: String? = nil, stdout: ChildOutput = .null,
-        stderr: ChildOutput = .null
+        stderr: ChildOutput = .null, passing: [Int32] = []
     ) throws(SpawnError) {
         precondition(!argv.isEmpty, "a child needs a program")
         var actions = posix_spawn_file_actions_t()
@@ -83,7 +83,9 @@ public final class TestChild: Sendable {
             for p in pipes { close(p[0]) }
             throw error
         }
-        evc_spawn_close_from(&actions, 3)
+        // dup2 onto itself clears close-on-exec (POSIX.1-2017, glibc).
+        for (i, fd) in passing.enumerated() { posix_spawn_file_actions_adddup2(&actions, fd, 3 + Int32(i)) }
+        evc_spawn_close_from(&actions, 3 + Int32(passing.count))
         if let directory { evc_spawn_chdir(&actions, directory) }
 
         var attributes = posix_spawnattr_t()
@@ -183,9 +185,10 @@ public struct ProgramResult: Sendable, CustomStringConvertible {
 /// output; both pipes are drained at once, so a run that writes much to stderr never waits on
 /// it. One still running after `timeout` is killed (SIGTERM, SIGKILL 2 s later) and reported.
 public func runProgram(
-    _ path: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Duration = .seconds(60)
+    _ path: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Duration = .seconds(60),
+    passing: [Int32] = []
 ) throws(SpawnError) -> ProgramResult {
-    let child = try TestChild([path] + arguments, environment: environment, stdout: .pipe, stderr: .pipe)
+    let child = try TestChild([path] + arguments, environment: environment, stdout: .pipe, stderr: .pipe, passing: passing)
     let deadline = ContinuousClock.now + timeout
     var collected: [[UInt8]] = [[], []]
     var fds = [child.stdout!, child.stderr!].map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
@@ -222,4 +225,14 @@ public func runProgram(
     guard pollUntil(timeout: max(deadline - ContinuousClock.now, .milliseconds(1)), { !child.isRunning }) else { throw timedOut() }
     return ProgramResult(
         status: child.wait(), stdout: String(decoding: collected[0], as: UTF8.self), stderr: String(decoding: collected[1], as: UTF8.self))
+}
+
+/// Runs this test bundle again with only the test `name` (`--filter`), to its end: a test
+/// whose other half must be a process of its own (another user, or no other test's threads)
+/// tells the two apart by a variable in `environment`.
+public func runThisTestAlone(_ name: String, environment: [String: String], passing: [Int32] = []) throws(SpawnError) -> ProgramResult {
+    guard let resolved = realpath("/proc/self/exe", nil) else { throw SpawnError(what: "realpath /proc/self/exe", errno: errno) }
+    let bundle = String(cString: resolved)
+    free(resolved)
+    return try runProgram(bundle, ["--testing-library", "swift-testing", "--filter", name], environment: environment, passing: passing)
 }

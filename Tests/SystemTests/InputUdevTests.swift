@@ -126,7 +126,8 @@ struct InputUdevTests {
         _ = fcntl(signal[0], F_SETFD, FD_CLOEXEC)
         var env = ProcessInfo.processInfo.environment
         env["EVCAPTURE_TEST_ACCESS_NODE"] = uinput.node
-        env["EVCAPTURE_TEST_ACCESS_SIGNAL_FD"] = String(signal[1])
+        // The write end is the child's descriptor 3 (it gets no other of this process's).
+        env["EVCAPTURE_TEST_ACCESS_SIGNAL_FD"] = "3"
         let started = ContinuousClock.now
         let node = uinput.node, readEnd = signal[0]
         let opened = Mutex<Int32?>(nil)
@@ -137,9 +138,7 @@ struct InputUdevTests {
             if n == 1 { usleep(1_000_000) }
             opened.withLock { $0 = chmod(node, 0o666) }
         }
-        let self_ = try #require(realpathString("/proc/self/exe"))
-        let child = try runProgram(
-            self_, ["--testing-library", "swift-testing", "--filter", "unreadableNodeIsOpenedOnceReadable"], environment: env)
+        let child = try runThisTestAlone("unreadableNodeIsOpenedOnceReadable", environment: env, passing: [signal[1]])
         close(signal[1])
         #expect(opened.withLock { $0 } == 0)
         let text = child.stdout + child.stderr
@@ -166,10 +165,4 @@ struct InputUdevTests {
         #expect(device.description.name == "gpio-keys")
         device.close()
     }
-}
-
-private func realpathString(_ path: String) -> String? {
-    guard let p = realpath(path, nil) else { return nil }
-    defer { free(p) }
-    return String(cString: p)
 }
