@@ -67,31 +67,3 @@ import Testing
         }.filter { $0.hasPrefix("evc-") }.sorted()
     }
 }
-
-/// A TCP socket listening on a free 127.0.0.1 port, closed when released.
-final class TCPListener {
-    let fd: Int32
-    let port: Int
-
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw SpawnError(what: "socket", errno: errno) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, len) == 0 && listen(fd, 1) == 0 && getsockname(fd, $0, &len) == 0
-            }
-        }
-        guard ok else {
-            close(fd)
-            throw SpawnError(what: "bind 127.0.0.1:0", errno: errno)
-        }
-        self.fd = fd
-        port = Int(UInt16(bigEndian: addr.sin_port))
-    }
-
-    deinit { close(fd) }
-}

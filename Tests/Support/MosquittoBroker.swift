@@ -238,23 +238,7 @@ public final class MosquittoBroker: @unchecked Sendable {
     }
 
     /// A port nothing listens on now (the kernel's pick for an ephemeral bind).
-    public static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw BrokerError("socket: \(errno)") }
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { p -> Bool in
-                bind(fd, p, len) == 0 && getsockname(fd, p, &len) == 0
-            }
-        }
-        guard bound else { throw BrokerError("bind: \(errno)") }
-        return Int(UInt16(bigEndian: addr.sin_port))
-    }
+    public static func freePort() throws -> Int { try TCPListener().port }
 
     /// Whether a TCP connect to `address` (an IPv4 or IPv6 literal) and `port` succeeds now.
     public static func accepts(address: String, port: Int) -> Bool {
@@ -285,30 +269,14 @@ public final class MosquittoBroker: @unchecked Sendable {
 final class SpawnedChild: Sendable {
     let child: TestChild
     var pid: pid_t { child.pid }
-    private let collected = Mutex<(text: String, done: Bool)>(("", false))
+    private let collector: DescriptorCollector?
 
     init(argv: [String], captureOutput: Bool = false) throws {
         child = try TestChild(argv, stdout: captureOutput ? .pipe : .null, stderr: captureOutput ? .stdout : .null)
-        if let fd = child.stdout {
-            let thread = Thread { [self] in
-                var chunk = [UInt8](repeating: 0, count: 4096)
-                while true {
-                    let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                    if n < 0 && errno == EINTR { continue }
-                    if n <= 0 { break }
-                    let text = String(decoding: chunk[0..<n], as: UTF8.self)
-                    collected.withLock { $0.text += text }
-                }
-                close(fd)
-                collected.withLock { $0.done = true }
-            }
-            thread.start()
-        } else {
-            collected.withLock { $0.done = true }
-        }
+        collector = child.stdout.map { DescriptorCollector(fd: $0, name: "child-output") }
     }
 
-    var output: String { collected.withLock { $0.text } }
+    var output: String { collector?.text ?? "" }
 
     func signal(_ s: Int32) { child.signal(s) }
 
@@ -318,7 +286,35 @@ final class SpawnedChild: Sendable {
     @discardableResult
     func waitForExit() -> Int32 {
         let code = child.wait()
-        while !collected.withLock({ $0.done }) { usleep(5_000) }
+        while collector.map({ !$0.isFinished }) ?? false { usleep(5_000) }
         return code
     }
+}
+
+/// A TCP socket listening on a free 127.0.0.1 port, closed when released.
+public final class TCPListener {
+    public let fd: Int32
+    public let port: Int
+
+    public init() throws(SpawnError) {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw SpawnError(what: "socket", errno: errno) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, len) == 0 && listen(fd, 1) == 0 && getsockname(fd, $0, &len) == 0
+            }
+        }
+        guard ok else {
+            close(fd)
+            throw SpawnError(what: "bind 127.0.0.1:0", errno: errno)
+        }
+        self.fd = fd
+        port = Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    deinit { close(fd) }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLinuxShims
+import Foundation
 import Synchronization
 
 /// Where a child's stdout or stderr goes.
@@ -235,4 +236,42 @@ public func runThisTestAlone(_ name: String, environment: [String: String], pass
     let bundle = String(cString: resolved)
     free(resolved)
     return try runProgram(bundle, ["--testing-library", "swift-testing", "--filter", name], environment: environment, passing: passing)
+}
+
+/// Reads a descriptor to its end on a thread of its own and keeps everything read, so a
+/// child never blocks on a full pipe and a test can look at what came so far.
+public final class DescriptorCollector: Sendable {
+    private let buffer = Mutex<[UInt8]>([])
+    private let finished = Atomic<Bool>(false)
+    public let fd: Int32
+
+    /// Takes ownership of `fd` (closed at end of file).
+    public init(fd: Int32, name: String) {
+        self.fd = fd
+        let thread = Thread { [self] in
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                buffer.withLock { $0 += chunk[0..<n] }
+            }
+            close(fd)
+            finished.store(true, ordering: .releasing)
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Whether the other end was closed (end of file read).
+    public var isFinished: Bool { finished.load(ordering: .acquiring) }
+    public var byteCount: Int { buffer.withLock { $0.count } }
+    public var text: String { String(decoding: buffer.withLock { $0 }, as: UTF8.self) }
+
+    /// The complete lines read so far.
+    public var lines: [String] {
+        let bytes = buffer.withLock { $0 }
+        guard let lastNewline = bytes.lastIndex(of: 10) else { return [] }
+        return String(decoding: bytes[...lastNewline], as: UTF8.self).split(separator: "\n").map(String.init)
+    }
 }

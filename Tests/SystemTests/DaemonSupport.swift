@@ -71,44 +71,6 @@ func parseJSONLines(_ lines: [String]) -> [JSONObject] {
     }
 }
 
-/// Reads a descriptor to its end on a thread of its own and keeps everything read, so a
-/// child never blocks on a full pipe and a test can look at what came so far.
-final class DescriptorCollector: Sendable {
-    private let buffer = Mutex<[UInt8]>([])
-    private let finished = Atomic<Bool>(false)
-    let fd: Int32
-
-    /// Takes ownership of `fd` (closed at end of file).
-    init(fd: Int32, name: String) {
-        self.fd = fd
-        let thread = Thread { [self] in
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { break }
-                buffer.withLock { $0 += chunk[0..<n] }
-            }
-            close(fd)
-            finished.store(true, ordering: .releasing)
-        }
-        thread.name = name
-        thread.start()
-    }
-
-    /// Whether the other end was closed (end of file read).
-    var isFinished: Bool { finished.load(ordering: .acquiring) }
-    var byteCount: Int { buffer.withLock { $0.count } }
-    var text: String { String(decoding: buffer.withLock { $0 }, as: UTF8.self) }
-
-    /// The complete lines read so far.
-    var lines: [String] {
-        let bytes = buffer.withLock { $0 }
-        guard let lastNewline = bytes.lastIndex(of: 10) else { return [] }
-        return String(decoding: bytes[...lastNewline], as: UTF8.self).split(separator: "\n").map(String.init)
-    }
-}
-
 /// `evcapture run ...` as a child process (``TestChild``), its stdout (a pipe, unless the test
 /// gives it one of its own) and stderr collected: the one daemon runner of the system tests.
 final class DaemonProcess {
