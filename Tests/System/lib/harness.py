@@ -24,7 +24,7 @@ import threading
 import time
 
 from guests import plan_guests, record_suite_seconds
-from testcounts import count_results
+from testcounts import count_results, failures
 
 SYSTEM_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # Tests/System
 REPO = os.path.dirname(os.path.dirname(SYSTEM_DIR))
@@ -1043,6 +1043,13 @@ def main(argv):
         passed, failed, skipped, stray = all_counts
         extra = f", {stray} issue(s) outside tests" if stray else ""
         say(f"system tests: {passed} passed, {failed} failed, {skipped} skipped{extra}")
+        if failed or stray:
+            for guest in results:
+                for name in ("events.jsonl", LIBCAMERA3_EVENTS):
+                    path = os.path.join(guest["out_dir"], name)
+                    if os.path.exists(path):
+                        for line in failures(path):
+                            say(f"  failed: {line}")
     if counts3 is not None:
         suites = sorted({s for guest in results if guest["libcamera3"] for s in guest["libcamera3"]["filters"]})
         say(f"  of them against libcamera {libcamera3['version']} ({' '.join(suites)}): "

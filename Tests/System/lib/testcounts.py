@@ -2,8 +2,10 @@
 """Counts what a Swift Testing run did, from its JSON event stream
 (`--event-stream-output-path FILE --event-stream-version 0`).
 
-usage: testcounts.py EVENTS.jsonl   prints "PASSED FAILED SKIPPED STRAY_ISSUES";
-                                    exits 1 when the file is missing
+usage: testcounts.py EVENTS.jsonl            prints "PASSED FAILED SKIPPED STRAY_ISSUES";
+                                             exits 1 when the file is missing
+       testcounts.py --failures EVENTS.jsonl  prints each failed test and its first issue,
+                                             one line each (a summary's tail names them)
 """
 import json
 import sys
@@ -58,7 +60,41 @@ def count_results(events_path):
     return passed, fails, skips, stray_issues
 
 
+def failures(events_path):
+    """The tests that recorded an error issue, in the order they did, each with the first
+    issue's message and source location."""
+    first = {}
+    with open(events_path) as f:
+        for line in f:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            payload = record.get("payload", {})
+            if payload.get("kind") != "issueRecorded":
+                continue
+            issue = payload.get("issue", {})
+            if issue.get("isKnown") or issue.get("severity", "error") != "error":
+                continue
+            test = payload.get("testID") or "(outside any test)"
+            if test in first:
+                continue
+            where = issue.get("sourceLocation", {})
+            place = f"{where.get('fileID', where.get('_filePath', '?'))}:{where.get('line', '?')}"
+            texts = [m.get("text", "") for m in payload.get("messages", [])]
+            message = " ".join(t for t in texts if t).replace("\n", " ")
+            first[test] = f"{test} at {place}: {message[:300]}"
+    return list(first.values())
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--failures":
+        try:
+            for line in failures(sys.argv[2]):
+                print(line)
+        except OSError as error:
+            sys.exit(f"testcounts: {error}")
+        sys.exit(0)
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     counts = count_results(sys.argv[1])
