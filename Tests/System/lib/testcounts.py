@@ -11,6 +11,22 @@ import json
 import sys
 
 
+def records(events):
+    """The payload of each record of an open event stream, with the record's kind (lines
+    that are not JSON are left out)."""
+    for line in events:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        yield record.get("kind"), record.get("payload", {})
+
+
+def is_error(issue):
+    """Whether an issue fails its test: an error (the default severity) not marked known."""
+    return not issue.get("isKnown") and issue.get("severity", "error") == "error"
+
+
 def count_results(events_path):
     """Counts test functions as Swift Testing's event stream reports them:
     (passed, failed, skipped, issues outside any test)."""
@@ -22,13 +38,8 @@ def count_results(events_path):
     except OSError:
         return None
     with f:
-        for line in f:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            payload = record.get("payload", {})
-            if record.get("kind") == "test":
+        for record_kind, payload in records(f):
+            if record_kind == "test":
                 (functions if payload.get("kind") == "function" else suites).add(payload.get("id"))
                 continue
             kind, test = payload.get("kind"), payload.get("testID")
@@ -36,10 +47,7 @@ def count_results(events_path):
                 started.add(test)
             elif kind == "testSkipped":
                 skipped.add(test)
-            elif kind == "issueRecorded":
-                issue = payload.get("issue", {})
-                if issue.get("isKnown") or issue.get("severity", "error") != "error":
-                    continue
+            elif kind == "issueRecorded" and is_error(payload.get("issue", {})):
                 if test:
                     failed.add(test)
                 else:
@@ -65,16 +73,9 @@ def failures(events_path):
     issue's message and source location."""
     first = {}
     with open(events_path) as f:
-        for line in f:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            payload = record.get("payload", {})
-            if payload.get("kind") != "issueRecorded":
-                continue
+        for _, payload in records(f):
             issue = payload.get("issue", {})
-            if issue.get("isKnown") or issue.get("severity", "error") != "error":
+            if payload.get("kind") != "issueRecorded" or not is_error(issue):
                 continue
             test = payload.get("testID") or "(outside any test)"
             if test in first:
