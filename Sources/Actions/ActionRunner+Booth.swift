@@ -20,7 +20,7 @@ extension ActionRunner {
     func boothTakes(_ trigger: ActionTrigger, _ booth: BoothBinding) -> Bool {
         if countdownCancellers.withLock({ $0.contains(trigger.press) }) { return true }
         guard let clock = self.booth else { return false }
-        let now = trigger.eventTime ?? monotonicNow()
+        let now = trigger.time
         if let interval = booth.timelapse {
             // On the camera's frames: shots a whole number of frame intervals apart each
             // get a frame at their very moment, never one half a frame away either side.
@@ -48,7 +48,7 @@ extension ActionRunner {
             var t = trigger
             t.kind = .countdown
             t.remaining = remaining
-            t.time = wallClockNow()
+            t.time = monotonicNow()
             runHooks(for: t)
         case .countdown(.shot(let time), let trigger):
             shoot(trigger, at: Timestamp(microseconds: time))
@@ -60,7 +60,7 @@ extension ActionRunner {
             t.kind = .cancelled
             t.reason = "countdown-cancelled"
             t.remaining = remaining
-            t.time = wallClockNow()
+            t.time = monotonicNow()
             runHooks(for: t)
         }
     }
@@ -74,7 +74,7 @@ extension ActionRunner {
         var t = trigger
         t.kind = .click
         t.pressTime = time
-        t.eventTime = time
+        t.time = time
         t.rigMoment = nil
         queuePhoto(t, shotReported: true)
     }

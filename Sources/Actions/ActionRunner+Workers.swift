@@ -47,7 +47,7 @@ extension ActionRunner {
         // (the same instant on every station with synchronised clocks); with no time at
         // all, now.
         let moment =
-            (settings.photoMoment == .press ? trigger.pressTime : nil) ?? trigger.rigMoment ?? trigger.eventTime ?? monotonicNow()
+            (settings.photoMoment == .press ? trigger.pressTime : nil) ?? trigger.rigMoment ?? trigger.time
         if !shotReported { onOutcome(.shot(time: moment, press: trigger.press)) }
         if let booth = trigger.action.flatMap({ configuration.bindings[$0] })?.booth, booth.burst > 1 {
             return takeBurst(trigger, booth, moment: moment, request: request, prepared: prepared)
@@ -86,7 +86,7 @@ extension ActionRunner {
         done.kind = kind
         done.file = path
         done.frameTime = frameTime
-        done.time = wallClockNow()
+        done.time = monotonicNow()
         runHooks(for: done)
     }
 
@@ -124,8 +124,7 @@ extension ActionRunner {
                     zoom: digitalZoom.withLock { $0 })
                 // From the press (not the hold threshold), minus the pre-roll.
                 let from =
-                    (trigger.pressTime ?? trigger.rigMoment ?? trigger.eventTime
-                        ?? monotonicNow()) - settings.preRoll
+                    (trigger.pressTime ?? trigger.rigMoment ?? trigger.time) - settings.preRoll
                 do {
                     let recording = try await VideoRecording.start(from: frames, time: from, settings, request, logger: logger)
                     active = (trigger, recording)
@@ -135,7 +134,7 @@ extension ActionRunner {
                 }
             case .stop(let trigger):
                 if trigger.press == .remote { pendingRemoteStops.subtract(1, ordering: .relaxed) }
-                if let current = active, Self.stop(trigger, ends: current.trigger) { await finish(at: trigger.eventTime) }
+                if let current = active, Self.stop(trigger, ends: current.trigger) { await finish(at: trigger.time) }
             case .stopAll:
                 await finish()
             }

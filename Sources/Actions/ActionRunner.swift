@@ -198,7 +198,7 @@ public final class ActionRunner: ActionTriggerSink {
         var capturing = false
         if trigger.kind == .began {
             // A press during a countdown cancels it (docs/booth.md#countdown).
-            if let booth, booth.cancelCountdowns(at: trigger.eventTime ?? monotonicNow()) {
+            if let booth, booth.cancelCountdowns(at: trigger.time) {
                 countdownCancellers.withLock { _ = $0.insert(trigger.press) }
             }
             // `began` prepares the camera (docs/behaviour.md#the-moment-of-the-press): a cold
@@ -207,8 +207,8 @@ public final class ActionRunner: ActionTriggerSink {
                 frames?.start()
             }
             // ... and its photo, should the press be a click, is prepared from now on.
-            if let moment = trigger.eventTime, preparesPhotos(binding), preparations.begin(trigger.press) {
-                queuePhotoCommand(.prepare(press: trigger.press, moment: moment))
+            if preparesPhotos(binding), preparations.begin(trigger.press) {
+                queuePhotoCommand(.prepare(press: trigger.press, moment: trigger.time))
             }
         }
         if let photoOn = binding.photoOn, trigger.kind == photoOn {

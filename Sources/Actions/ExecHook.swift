@@ -35,16 +35,16 @@ public struct ActionTrigger: Sendable, Hashable {
     public var deviceName: String
     public var deviceNode: String
     public var press: PressID
-    /// Seconds since 1970.
-    public var time: Double
+    /// When it happened (CLOCK_MONOTONIC, as every time actions keep): a capture event's
+    /// kernel time, a trigger message's arrival, a booth step's, a file's writing. Seconds
+    /// since 1970 only where a person or a program reads it: `EVCAPTURE_TIME`.
+    public var time: Timestamp
     /// Why a press was cancelled.
     public var reason: String?
     /// The written file for `photo` and `video`.
     public var file: String?
     /// A Bluetooth headset press: the shutter sound is played for it.
     public var shouldPlaySound: Bool
-    /// The capture event's kernel time (CLOCK_MONOTONIC).
-    var eventTime: Timestamp?
     /// The press's `began` kernel time (CLOCK_MONOTONIC): the capture event's ``CaptureEvent/began``
     /// for a local press; for a booth's shot, its moment; nil for a trigger message.
     public var pressTime: Timestamp?
@@ -63,10 +63,9 @@ public struct ActionTrigger: Sendable, Hashable {
 
     public init(
         kind: Kind, action: CaptureAction?, button: String, deviceName: String, deviceNode: String, press: PressID,
-        time: Double, reason: String? = nil, file: String? = nil, shouldPlaySound: Bool = false, eventTime: Timestamp? = nil,
+        time: Timestamp, reason: String? = nil, file: String? = nil, shouldPlaySound: Bool = false,
         pressTime: Timestamp? = nil, triggerID: String? = nil, rigMoment: Timestamp? = nil
     ) {
-        self.eventTime = eventTime
         self.pressTime = pressTime
         self.kind = kind
         self.action = action
@@ -105,7 +104,7 @@ public struct ActionTrigger: Sendable, Hashable {
             "EVCAPTURE_DEVICE": deviceName,
             "EVCAPTURE_DEVICE_NODE": deviceNode,
             "EVCAPTURE_PRESS": String(press.rawValue),
-            "EVCAPTURE_TIME": String(cFormat: "%.6f", time),
+            "EVCAPTURE_TIME": String(cFormat: "%.6f", time.wallSeconds),
             "EVCAPTURE_SOUND": shouldPlaySound ? "1" : "0",
         ]
         if let phase { env["EVCAPTURE_PHASE"] = phase }

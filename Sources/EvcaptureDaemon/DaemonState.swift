@@ -111,8 +111,8 @@ actor DaemonState {
     /// is the rig's (it has a trigger id) is taken at its `began`, the instant its messages give
     /// the other stations (docs/mqtt.md#clocks), in monotonic time as it came; a press of
     /// this station alone has no rig moment, and its photo is the frame its `photo-frame` says.
-    static func actionTriggers(for capture: CaptureEvent, decision: FanOutPolicy.Decision, time: Double) -> [ActionTrigger] {
-        ActionTrigger.triggers(for: capture, time: time).map { trigger in
+    static func actionTriggers(for capture: CaptureEvent, decision: FanOutPolicy.Decision) -> [ActionTrigger] {
+        ActionTrigger.triggers(for: capture).map { trigger in
             var trigger = trigger
             trigger.triggerID = decision.trigger
             trigger.rigMoment = decision.trigger == nil ? nil : capture.began
@@ -126,11 +126,10 @@ actor DaemonState {
             // A libcamera camera with autofocus starts a cycle at the press, before the
             // capture the press's release or hold takes (docs/libcamera.md).
             if capture.phase == .began { cameras.libcamera?.live.startAutofocus() }
-            let now = wallClockNow()
             // The press's kernel time on the wall clock, for the rig's stations.
             let decision = presses.handle(capture, wallTime: capture.time.wallSeconds)
             rig?.fanOut(decision.messages)  // the other stations first: they have the broker's hop to make
-            for trigger in Self.actionTriggers(for: capture, decision: decision, time: now) { actions.handle(trigger) }
+            for trigger in Self.actionTriggers(for: capture, decision: decision) { actions.handle(trigger) }
         case .session(let change):
             // Whoever started or stopped it (the daemon, a launch press, the idle stop):
             // dedicated devices are grabbed and the capture stream runs only meanwhile.

@@ -117,7 +117,7 @@ final class RigLink: JSONLineSink {
             ?? "\(settings.station)-\(Int64((wallTime * 1000).rounded()))-m\(counter.add(1, ordering: .relaxed).newValue)"
         let trigger = ActionTrigger(
             kind: message.command == .photo ? .click : .longPress, action: nil, button: "", deviceName: "mqtt",
-            deviceNode: topic, press: .remote, time: wallTime, triggerID: id,
+            deviceNode: topic, press: .remote, time: monotonicNow(), triggerID: id,
             rigMoment: message.time.map(Timestamp.init(wallSeconds:)))
         return .success((message.command, trigger))
     }

@@ -56,7 +56,7 @@ struct ReplayCommand: ParsableCommand {
             out += json ? JSONLines.line(event) : ReadableLines.line(event)
             out += "\n"
             if case .capture(let capture) = event {
-                for trigger in ActionTrigger.triggers(for: capture, time: 0) {
+                for trigger in ActionTrigger.triggers(for: capture) {
                     for action in actions.planned(for: trigger) {
                         let skipped = ActionOutcome.skipped(action, press: trigger.press, reason: "replay runs no actions")
                         out +=

@@ -5,13 +5,14 @@ import Synchronization
 import Testing
 @testable import Actions
 import Capture
+import Vocabulary
 import LinuxIO
 @testable import Recording
 
 func trigger(_ kind: ActionTrigger.Kind = .click, device: String = "AB Shutter3", press: PressID = 7) -> ActionTrigger {
     ActionTrigger(
         kind: kind, action: .primary, button: "KEY_VOLUMEUP", deviceName: device, deviceNode: "/dev/input/event5",
-        press: press, time: 1_763_765_999.25, reason: kind == .cancelled ? "device removed" : nil,
+        press: press, time: Timestamp(wallSeconds: 1_763_765_999.25), reason: kind == .cancelled ? "device removed" : nil,
         file: kind == .photo ? "/srv/photos/a b.jpg" : nil, shouldPlaySound: true)
 }
 
@@ -37,7 +38,10 @@ func parseEnv(_ output: String) -> [String: String] {
         #expect(env["EVCAPTURE_DEVICE"] == "AB Shutter3")
         #expect(env["EVCAPTURE_DEVICE_NODE"] == "/dev/input/event5")
         #expect(env["EVCAPTURE_PRESS"] == "7")
-        #expect(env["EVCAPTURE_TIME"] == "1763765999.250000")
+        // The trigger's monotonic time on the wall clock, made once, here at the hook.
+        let time = try #require(env["EVCAPTURE_TIME"].flatMap(Double.init))
+        #expect(abs(time - 1_763_765_999.25) < 0.001, "\(env)")
+        #expect(env["EVCAPTURE_TIME"]?.split(separator: ".").last?.count == 6)
         #expect(env["EVCAPTURE_REASON"] == nil)
         #expect(env["PATH"] == "/usr/bin:/bin", "the base environment is kept")
 

@@ -84,23 +84,24 @@ import LinuxIO
         let click = CaptureEvent(
             phase: .ended, action: .primary, button: .playPause, device: device, press: PressID(rawValue: 4),
             time: Timestamp(microseconds: 5), began: Timestamp(microseconds: 2), shouldPlaySound: true, gesture: .click)
-        let t = ActionTrigger.triggers(for: click, time: 100)
+        let t = ActionTrigger.triggers(for: click)
         #expect(t.map(\.kind) == [.click, .ended])
         // The press's start is the event's own: each trigger carries it.
         #expect(t.map(\.pressTime) == [Timestamp(microseconds: 2), Timestamp(microseconds: 2)])
         #expect(t[0].button == "KEY_PLAYPAUSE" && t[0].deviceName == "Sony (AVRCP)" && t[0].press == 4)
-        #expect(t[0].shouldPlaySound && t[0].time == 100)
+        // Its time is the event's kernel time, on the events' clock.
+        #expect(t[0].shouldPlaySound && t.map(\.time) == [Timestamp(microseconds: 5), Timestamp(microseconds: 5)])
 
         var held = click
         held.phase = .held
         held.gesture = .longPress
-        #expect(ActionTrigger.triggers(for: held, time: 0).map(\.kind) == [.longPress])
+        #expect(ActionTrigger.triggers(for: held).map(\.kind) == [.longPress])
 
         var cancelled = click
         cancelled.phase = .cancelled
         cancelled.gesture = nil
         cancelled.reason = .deviceRemoved
-        let c = ActionTrigger.triggers(for: cancelled, time: 0)
+        let c = ActionTrigger.triggers(for: cancelled)
         #expect(c.map(\.kind) == [.cancelled] && c[0].reason == "device-removed")
         #expect(c[0].environment["EVCAPTURE_REASON"] == "device-removed")
     }

@@ -54,7 +54,7 @@ import V4L2
         var t = trigger(kind, press: press)
         t.action = .primary
         t.shouldPlaySound = false
-        t.eventTime = Timestamp(microseconds: time)
+        t.time = Timestamp(microseconds: time)
         runner.handle(t)
     }
 

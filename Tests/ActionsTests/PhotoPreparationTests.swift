@@ -94,7 +94,7 @@ final class FakeRing: NearestFrameSource {
         func send(_ kind: ActionTrigger.Kind, press: PressID, at time: Int64) {
             var t = trigger(kind, press: press)
             t.shouldPlaySound = false
-            t.eventTime = Timestamp(microseconds: time)
+            t.time = Timestamp(microseconds: time)
             t.pressTime = Timestamp(microseconds: starts.began(press, kind, at: time))
             runner.handle(t)
         }
@@ -144,7 +144,7 @@ final class FakeRing: NearestFrameSource {
         defer { usual.remove() }
         var click = trigger(.click, press: 1)
         click.shouldPlaySound = false
-        click.eventTime = Timestamp(microseconds: Self.began)
+        click.time = Timestamp(microseconds: Self.began)
         usual.runner.handle(click)
         #expect(await eventually { usual.saved.count == 1 })
         let other = try #require(usual.saved.first)

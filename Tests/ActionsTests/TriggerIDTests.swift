@@ -1,6 +1,7 @@
 @testable import Actions
 import Testing
 import Capture
+import Vocabulary
 @testable import Recording
 
 /// Trigger ids: the `{trigger}` token, the hook variable, which stop ends which recording.
@@ -16,7 +17,8 @@ import Capture
 
     @Test func hooksSeeTheTriggerID() {
         var t = ActionTrigger(
-            kind: .photo, action: nil, button: "", deviceName: "mqtt", deviceNode: "evcapture/all/trigger", press: 0, time: 1)
+            kind: .photo, action: nil, button: "", deviceName: "mqtt", deviceNode: "evcapture/all/trigger", press: 0,
+            time: Timestamp(microseconds: 1))
         #expect(t.environment["EVCAPTURE_TRIGGER"] == nil)
         t.triggerID = "take-12"
         #expect(t.environment["EVCAPTURE_TRIGGER"] == "take-12")
@@ -24,7 +26,8 @@ import Capture
 
     func trigger(press: PressID, id: String?) -> ActionTrigger {
         ActionTrigger(
-            kind: .ended, action: .primary, button: "KEY_VOLUMEDOWN", deviceName: "d", deviceNode: "/n", press: press, time: 1,
+            kind: .ended, action: .primary, button: "KEY_VOLUMEDOWN", deviceName: "d", deviceNode: "/n", press: press,
+            time: Timestamp(microseconds: 1),
             triggerID: id)
     }
 

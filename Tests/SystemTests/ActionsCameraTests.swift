@@ -222,7 +222,7 @@ struct ActionsCameraTests {
         func t(_ kind: ActionTrigger.Kind, _ press: PressID, _ action: CaptureAction = .primary) -> ActionTrigger {
             ActionTrigger(
                 kind: kind, action: action, button: "KEY_VOLUMEDOWN", deviceName: "gpio-keys", deviceNode: "/dev/input/event0",
-                press: press, time: 0)
+                press: press, time: monotonicNow())
         }
         runner.handle(t(.began, 1))
         runner.handle(t(.longPress, 1))
@@ -259,7 +259,7 @@ struct ActionsCameraTests {
                 ActionTrigger(
                     kind: .click, action: .primary, button: "KEY_CAMERA", deviceName: "cam", deviceNode: "/dev/input/event1",
                     press: PressID(rawValue: press),
-                    time: 0))
+                    time: monotonicNow()))
         }
         // Queued, not taken on the caller's time: taking them would have saved all three by now.
         let savedRightAway = saved.withLock { $0.count }

@@ -64,7 +64,7 @@ struct RawFormatSystemTests {
         func t(_ kind: ActionTrigger.Kind, _ press: UInt64) -> ActionTrigger {
             ActionTrigger(
                 kind: kind, action: .primary, button: "KEY_CAMERA", deviceName: "cam", deviceNode: "/dev/input/event0",
-                press: PressID(rawValue: press), time: 0)
+                press: PressID(rawValue: press), time: monotonicNow())
         }
         runner.handle(t(.began, 1))
         runner.handle(t(.click, 1))
