@@ -33,6 +33,16 @@ python3 "$EVC_BENCH_DIR_SRC/ustreamer.py" "$EVC_BENCH_EVCAPTURE" --rounds "${EVC
 [ "${EVC_BENCH_ONLY:-}" = mjpeg ] && exit $status
 # --- end of MJPEG against µStreamer ---
 
+# --- WebRTC against MJPEG of the same frames (webrtc.py): bytes per viewer-second at 640x480
+# and 1280x720, Chromium's own delays, alternating blocks; EVC_BENCH_ONLY=webrtc ---
+case "${EVC_BENCH_ONLY:-}" in ""|webrtc)
+echo "bench: === webrtc: the page's WebRTC against MJPEG of the same frames on vivid at 5 fps (alternating blocks) ==="
+python3 "$EVC_BENCH_DIR_SRC/webrtc.py" "$EVC_BENCH_EVCAPTURE" --rounds "${EVC_BENCH_WEBRTC_ROUNDS:-4}" \
+    --block "${EVC_BENCH_WEBRTC_BLOCK:-10}" || status=1
+;; esac
+[ "${EVC_BENCH_ONLY:-}" = webrtc ] && exit $status
+# --- end of WebRTC ---
+
 # --- libcamera (libcamera.py): shutter lag on vimc through libcamera, CPU per streaming second
 # against libcamera's cam; EVC_BENCH_ONLY=libcamera ---
 case "${EVC_BENCH_ONLY:-}" in ""|libcamera)

@@ -134,6 +134,7 @@ def rows(reports, figures):
     out += libcamera_rows(figures)
     out += hostile_rows(figures)
     out += mjpeg_rows(figures)
+    out += webrtc_rows(figures)
     return out
 
 
@@ -194,6 +195,27 @@ def mjpeg_rows(figures):
                         f"{m['pe']} against {m['pu']} ms ({m['d']} ms; ratio {m['r']}, 90 % interval {m['lo']}–{m['hi']}); "
                         f"parts {m['cnt']}",
                         "CPU ≤ µStreamer's, p99 ≤ µStreamer's + 2 ms", "met" if ok else "missed"))
+    return out
+
+
+def webrtc_rows(figures):
+    """The page's WebRTC against MJPEG of the same frames (the VM, webrtc.py): bytes per
+    viewer-second, alternating blocks; Chromium's own delays, without a threshold."""
+    out = []
+    for f in figures:
+        m = re.match(r"webrtc-bandwidth (?P<size>\d+x\d+): webrtc=(?P<w>[\d.]+) mjpeg=(?P<m>[\d.]+) kB/s ratio=(?P<r>[\d.]+) "
+                     r"fps webrtc=(?P<fw>[\d.]+) mjpeg=(?P<fm>[\d.]+) n=(?P<n>\S+)", f)
+        if m:
+            out.append((f"webrtc: bytes per viewer-second against MJPEG of the same frames, vivid {m['size'].replace('x', '×')} "
+                        "5 fps, one viewer (VM, alternating)",
+                        f"{m['w']} against {m['m']} kB/s (ratio {m['r']}); frames/s {m['fw']} and {m['fm']}; blocks {m['n']}",
+                        "≤ ¼ of MJPEG", "met" if float(m["r"]) <= 0.25 else "missed"))
+        m = re.match(r"webrtc-delay (?P<size>\d+x\d+): jitter-buffer=(?P<j>[\d.na]+) ms processing=(?P<p>[\d.na]+) ms "
+                     r"decode=(?P<d>[\d.na]+) ms dropped=(?P<dr>\d+) frames=(?P<fr>\d+)", f)
+        if m:
+            out.append((f"webrtc: Chromium's own delays (getStats), vivid {m['size'].replace('x', '×')} 5 fps (VM)",
+                        f"jitter buffer {m['j']} ms, first packet → decoded {m['p']} ms, decode {m['d']} ms per frame; "
+                        f"{m['dr']} dropped of {m['fr']}", "reported", "reported"))
     return out
 
 
