@@ -113,7 +113,7 @@ let package = Package(
         .target(name: "JSON"),
         // Threads that run the core's decisions: the capture dispatcher (handlers in press
         // order), thread executors for blocking work.
-        .target(name: "Runtime", dependencies: ["Capture", "LinuxIO"]),
+        .target(name: "Runtime", dependencies: ["Capture", "LinuxIO", "Vocabulary"]),
         // Cameras: V4L2 (and simulated) cameras bound to the controls, discovery, the camera session.
         .target(
             name: "Camera",
@@ -131,7 +131,7 @@ let package = Package(
         // files and their names.
         .target(
             name: "Recording",
-            dependencies: ["Capture", "Frames", "Movie", "V4L2", "LinuxIO", "CLinuxShims", "CLibjpeg", "CLibturbojpeg", "CLibexif", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+            dependencies: ["Frames", "Movie", "V4L2", "LinuxIO", "CLinuxShims", "CLibjpeg", "CLibturbojpeg", "CLibexif", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         // Actions on capture events, scheduled: the runner, its queues and workers, hooks, the shutter sound, the booth's steps (the files are Recording's).
         .target(
             name: "Actions",
@@ -149,7 +149,7 @@ let package = Package(
             name: "MQTT",
             dependencies: ["CMosquitto", "CLinuxShims", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         // Many stations: the rig's topics, trigger messages and the fan-out of a station's presses; pure (no MQTT client, no actions).
-        .target(name: "Rig", dependencies: ["Capture", "JSON", "Vocabulary"]),
+        .target(name: "Rig", dependencies: ["JSON", "Vocabulary"]),
         // The camera's live H.264: one encode (or the camera's own H.264) shared by every viewer.
         .target(
             name: "LiveH264",

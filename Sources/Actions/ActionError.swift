@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import Recording
 
 /// Why an action failed; the daemon reports each as an `error` event (none of them stops it).

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

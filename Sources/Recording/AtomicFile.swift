@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import CLinuxShims
-import Capture
 import LinuxIO
 
 /// A file-system failure while writing an output file, with the path and what was done: the

@@ -1,7 +1,7 @@
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
-import Capture
+import Vocabulary
 import LinuxIO
 #endif
 

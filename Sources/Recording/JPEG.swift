@@ -4,7 +4,6 @@ import Vocabulary
 
 #if canImport(Glibc)
 import Glibc
-import Capture
 import LinuxIO
 #endif
 

@@ -5,7 +5,6 @@ import FoundationEssentials
 import Logging
 import Synchronization
 import V4L2
-import Capture
 import Vocabulary
 import LinuxIO
 import Movie

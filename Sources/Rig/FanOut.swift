@@ -1,4 +1,4 @@
-import Capture
+import Vocabulary
 
 /// A station's own presses as rig triggers: a primary click becomes a `photo` trigger, a
 /// primary long press `video-start` and its end (`ended` or `cancelled`) `video-stop`, each

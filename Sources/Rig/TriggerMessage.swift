@@ -1,4 +1,3 @@
-import Capture
 import JSON
 import Vocabulary
 

@@ -1,4 +1,5 @@
 import Capture
+import Vocabulary
 import Dispatch
 import Synchronization
 

@@ -1,5 +1,3 @@
-import Vocabulary
-
 /// Where a capture event stands in its press (docs/behaviour.md#press-lifecycle).
 public enum CapturePhase: String, Sendable, Hashable, CaseIterable {
     /// The key went down (value 1).
@@ -90,13 +88,6 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         self.product = product
         self.uniq = uniq
         self.isHeadset = isHeadset
-    }
-
-    public convenience init(profile: DeviceProfile) {
-        let d = profile.description
-        self.init(
-            name: d.name, node: profile.node, bus: d.bus, vendor: d.vendor, product: d.product, uniq: d.uniq,
-            isHeadset: profile.isHeadset)
     }
 
     public static func == (a: CaptureDevice, b: CaptureDevice) -> Bool {
