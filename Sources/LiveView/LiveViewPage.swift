@@ -115,6 +115,8 @@ enum LiveViewPage {
         async function webrtc() {
           const pc = new RTCPeerConnection();
           window.peer = pc;
+          // The connection's ICE states as they came (for people and tests reading the DOM).
+          pc.oniceconnectionstatechange = () => { $("view").dataset.ice = (($("view").dataset.ice || "") + " " + pc.iceConnectionState).trim(); };
           pc.addTransceiver("video", {direction: "recvonly"});
           pc.ontrack = e => { $("video").srcObject = e.streams[0] || new MediaStream([e.track]); };
           await pc.setLocalDescription(await pc.createOffer());

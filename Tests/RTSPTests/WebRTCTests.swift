@@ -14,8 +14,8 @@ import Testing
 /// WebRTC viewers through the live view's WHEP endpoint on this machine
 /// (docs/live-view.md#webrtc): the same BarCamera as the RTSP tests, the shared H.264, the
 /// live view's real server and GStreamer's webrtcbin; curl for the HTTP side and headless
-/// Chromium for a real peer. In the VM lab only the page's MJPEG fallback runs
-/// (Tests/SystemTests/LiveViewBrowserSystemTests.swift).
+/// Chromium for a real peer. In the VM lab the page plays vivid's frames over WebRTC and
+/// falls back to MJPEG (Tests/SystemTests/LiveViewBrowserSystemTests.swift).
 @Suite(.serialized) struct WebRTCTests {
     static let curl = "/usr/bin/curl"
     static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -157,31 +157,26 @@ import Testing
         let page = "http://127.0.0.1:\(s.port)/"
         let browser = try ChromiumPipe(
             url: "about:blank", directory: s.directory, environment: env, arguments: ["--allow-loopback-in-peer-connection"])
-        var first: String?
-        #expect(
-            pollUntil(timeout: .seconds(30)) {
-                first = try? browser.attachToPage(); return first != nil || !browser.isRunning
-            })
-        let session = try #require(first, "\(browser.transcript)")
+        let session = try browser.attachToFirstPage(timeout: .seconds(30))
         try #require(browser.navigate(page, session: session, timeout: .seconds(30)), "\(browser.transcript)")
-        let one = try Self.playback(browser, session: session)
-        #expect(one["transport"] as? String == "webrtc", "\(one)")
-        #expect(one["picture"] as? String == "320x240", "\(one)")
-        #expect(Self.number(one, "time1") > Self.number(one, "time0"), "the video's time stands still: \(one)")
-        #expect(Self.number(one, "decoded0") > 0 && Self.number(one, "decoded1") > Self.number(one, "decoded0"), "\(one)")
+        let one = try LivePagePlayback(browser, session: session)
+        #expect(one.string("transport") == "webrtc", "\(one)")
+        #expect(one.string("picture") == "320x240", "\(one)")
+        #expect(one.number("time1") > one.number("time0"), "the video's time stands still: \(one)")
+        #expect(one.number("decoded0") > 0 && one.number("decoded1") > one.number("decoded0"), "\(one)")
         #expect(s.viewers.viewers == 1, "\(one)")
 
         let target = try #require(try browser.call("Target.createTarget", ["url": "about:blank"])["targetId"] as? String)
         let attached = try browser.call("Target.attachToTarget", ["targetId": target, "flatten": true])
         let second = try #require(attached["sessionId"] as? String)
         try #require(browser.navigate(page, session: second, timeout: .seconds(30)))
-        let two = try Self.playback(browser, session: second)
-        #expect(two["transport"] as? String == "webrtc", "\(two)")
-        #expect(Self.number(two, "decoded1") > Self.number(two, "decoded0") && Self.number(two, "decoded0") > 0, "\(two)")
+        let two = try LivePagePlayback(browser, session: second)
+        #expect(two.string("transport") == "webrtc", "\(two)")
+        #expect(two.number("decoded1") > two.number("decoded0") && two.number("decoded0") > 0, "\(two)")
         // A viewer that began mid-run would ask for a keyframe (a PLI) to decode anything;
         // frames dropped after decoding (a display deadline missed on a loaded machine) say
         // nothing about where it began.
-        #expect(Self.number(two, "pli") == 0 && Self.number(two, "keyframes") >= 1, "the second viewer did not start at a keyframe: \(two)")
+        #expect(two.number("pli") == 0 && two.number("keyframes") >= 1, "the second viewer did not start at a keyframe: \(two)")
         #expect(s.viewers.viewers == 2)
         try browser.call("Target.closeTarget", ["targetId": target])
         #expect(pollUntil(timeout: .seconds(10)) { s.viewers.viewers == 1 }, "the closed page's session stayed")
@@ -207,16 +202,11 @@ import Testing
         var env = ProcessInfo.processInfo.environment
         env["HOME"] = s.directory
         let browser = try ChromiumPipe(url: "about:blank", directory: s.directory, environment: env)
-        var attached: String?
-        #expect(
-            pollUntil(timeout: .seconds(30)) {
-                attached = try? browser.attachToPage(); return attached != nil || !browser.isRunning
-            })
-        let session = try #require(attached, "\(browser.transcript)")
+        let session = try browser.attachToFirstPage(timeout: .seconds(30))
         try #require(browser.navigate("http://127.0.0.1:\(s.port)/", session: session, timeout: .seconds(30)))
-        let shown = try Self.playback(browser, session: session)
-        #expect(shown["transport"] as? String == "mjpeg", "\(shown)")
-        #expect(shown["webrtcError"] as? String == (webRTCOn ? "api/whep: 503" : "WebRTC is off"), "\(shown)")
+        let shown = try LivePagePlayback(browser, session: session)
+        #expect(shown.string("transport") == "mjpeg", "\(shown)")
+        #expect(shown.string("webrtcError") == (webRTCOn ? "api/whep: 503" : "WebRTC is off"), "\(shown)")
         #expect(
             try browser.evaluate(
                 """
@@ -225,35 +215,6 @@ import Testing
                 """, session: session) == "320x240 false true")
         #expect(s.viewers.viewers == (webRTCOn ? 1 : 0))
         await s.stop()
-    }
-
-    static func number(_ d: [String: Any], _ key: String) -> Double { (d[key] as? NSNumber)?.doubleValue ?? -1 }
-
-    /// Waits for the page to choose its picture, then reads the video's time and the decoded
-    /// frames twice, a second apart.
-    static func playback(_ browser: ChromiumPipe, session: String) throws -> [String: Any] {
-        let script = """
-            (async () => {
-              const pause = () => new Promise(r => setTimeout(r, 100));
-              for (let i = 0; i < 300 && !document.getElementById("view"); i++) await pause();
-              const view = document.getElementById("view"), video = document.getElementById("video");
-              for (let i = 0; i < 300 && !view.dataset.transport; i++) await new Promise(r => setTimeout(r, 100));
-              const inbound = async () => {
-                let s = {};
-                if (window.peer) (await window.peer.getStats()).forEach(r => { if (r.type === "inbound-rtp" && r.kind === "video") s = r; });
-                return s;
-              };
-              const a = await inbound(), time0 = video.currentTime;
-              await new Promise(r => setTimeout(r, 1500));
-              const b = await inbound();
-              return JSON.stringify({transport: view.dataset.transport || "", picture: view.dataset.picture || "",
-                webrtcError: view.dataset.webrtcError || "", time0, time1: video.currentTime,
-                decoded0: a.framesDecoded || 0, decoded1: b.framesDecoded || 0, received: b.framesReceived || 0,
-                dropped: b.framesDropped || 0, pli: b.pliCount || 0, keyframes: b.keyFramesDecoded || 0});
-            })()
-            """
-        let text = try browser.evaluate(script, session: session, timeout: .seconds(60))
-        return (try JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
     }
 }
 

@@ -111,6 +111,19 @@ public final class ChromiumPipe {
         return session
     }
 
+    /// A session attached to the first page once the browser has opened it (up to a minute
+    /// and more under emulation); throws, with the browser's output, when it did not in
+    /// `timeout` or the browser ended.
+    public func attachToFirstPage(timeout: Duration) throws -> String {
+        var session: String?
+        _ = pollUntil(timeout: timeout) {
+            session = try? attachToPage()
+            return session != nil || !isRunning
+        }
+        guard let session else { throw ProtocolError(description: "no page to attach to\n\(transcript)") }
+        return session
+    }
+
     /// Loads `url` in the session's page; whether its document is complete within `timeout`.
     /// A navigation can be lost under emulation (the browser's network service was seen
     /// restarting in its first minute): asked again, up to `attempts` times.

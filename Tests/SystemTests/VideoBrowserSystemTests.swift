@@ -161,12 +161,7 @@ struct VideoBrowserSystemTests {
         // The browser: the listing, then each file in a <video>.
         let browser = try ChromiumPipe(url: "about:blank", directory: scratch.path, environment: scratch.environment)
         // The page target appears once the browser has started (a minute under emulation).
-        var attached: String?
-        _ = pollUntil(timeout: .seconds(180)) {
-            attached = try? browser.attachToPage()
-            return attached != nil || !browser.isRunning
-        }
-        let session = try #require(attached, "no page to attach to\n\(browser.transcript)")
+        let session = try browser.attachToFirstPage(timeout: .seconds(180))
         // A navigation can be lost under emulation (the browser's network service was seen
         // restarting in its first minute): asked again until the listing is the document.
         var loaded = false
