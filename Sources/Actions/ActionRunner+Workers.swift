@@ -44,8 +44,8 @@ extension ActionRunner {
             press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
             zoom: digitalZoom.withLock { $0 })
         // The press (zero shutter lag) or the release; a rig's press at the rig's moment
-        // (the same instant on every station with synchronised clocks); with no time at
-        // all, now.
+        // (the same instant on every station with synchronised clocks); else the trigger's
+        // own time (a release, a trigger message's arrival).
         let moment =
             (settings.photoMoment == .press ? trigger.pressTime : nil) ?? trigger.rigMoment ?? trigger.time
         if !shotReported { onOutcome(.shot(time: moment, press: trigger.press)) }
