@@ -250,14 +250,16 @@ final class DaemonScratch {
     }
 
     /// A hook program that writes its environment to `hooks/<press>-<EVCAPTURE_EVENT>.env`
-    /// (atomically: written under another name, then renamed).
+    /// (atomically: written under a name of its own, then renamed over the last). Runs of one
+    /// press and trigger can overlap (a countdown's seconds, on a loaded machine): each has its
+    /// own temporary file, so neither renames the other's away.
     func installEnvironmentHook() throws -> String {
         try write(
             "bin/dump-env-hook",
             """
             #!/bin/sh
             out="\(path)/hooks/$EVCAPTURE_PRESS-$EVCAPTURE_EVENT.env"
-            env > "$out.tmp" && mv "$out.tmp" "$out"
+            env > "$out.$$.tmp" && mv "$out.$$.tmp" "$out"
             """, executable: true)
     }
 
