@@ -14,8 +14,8 @@ import Testing
 /// WebRTC viewers through the live view's WHEP endpoint on this machine
 /// (docs/live-view.md#webrtc): the same BarCamera as the RTSP tests, the shared H.264, the
 /// live view's real server and GStreamer's webrtcbin; curl for the HTTP side and headless
-/// Chromium for a real peer. In the VM lab the page plays vivid's frames over WebRTC and
-/// falls back to MJPEG (Tests/SystemTests/LiveViewBrowserSystemTests.swift).
+/// Chromium for a real peer. In the VM lab only the page's MJPEG fallback runs
+/// (Tests/SystemTests/LiveViewBrowserSystemTests.swift).
 @Suite(.serialized) struct WebRTCTests {
     static let curl = "/usr/bin/curl"
     static let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) }
