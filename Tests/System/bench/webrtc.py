@@ -30,6 +30,7 @@ import socket
 import subprocess
 import sys
 import time
+from statistics import median
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from shutter import Daemon  # noqa: E402
@@ -236,12 +237,6 @@ listen = "127.0.0.1:{port}"
 webrtc = true
 preview-width = {width}
 """)
-
-
-def median(xs):
-    s = sorted(xs)
-    n = len(s)
-    return (s[n // 2] + s[(n - 1) // 2]) / 2
 
 
 def measure(a, node, browser, session, size, tmp):
