@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/random.h>
 
 #ifndef EVC_GST_WITH_HEADERS
 typedef struct _GParamSpec GParamSpec;
@@ -213,13 +214,18 @@ evc_webrtc_session *evc_webrtc_answer(const char *offer, int payload_type, const
     // appsrc: a live source of H.264 access units, timestamped as they are pushed, at most
     // 2 MB queued (the oldest dropped); h264parse puts SPS and PPS before each IDR frame; the
     // payloader makes RTP packets, one NAL unit or fragment each, sent as soon as made.
+    // The picture's SSRC, random (RFC 3550 8.1) and never 0.
+    unsigned ssrc = 0;
+    while (ssrc == 0) {
+        if (getrandom(&ssrc, sizeof ssrc, 0) != sizeof ssrc) ssrc = (unsigned)time(NULL);
+    }
     char launch[1024];
     snprintf(launch, sizeof launch,
              "appsrc name=src is-live=true format=time do-timestamp=true max-bytes=2000000 leaky-type=downstream "
              "caps=video/x-h264,stream-format=byte-stream,alignment=au "
-             "! h264parse config-interval=-1 ! rtph264pay config-interval=-1 aggregate-mode=zero-latency pt=%d "
+             "! h264parse config-interval=-1 ! rtph264pay config-interval=-1 aggregate-mode=zero-latency pt=%d ssrc=%u "
              "! webrtcbin name=webrtc bundle-policy=max-bundle%s%s%s%s",
-             payload_type, stun_server ? " stun-server=" : "", stun_server ? stun_server : "",
+             payload_type, ssrc, stun_server ? " stun-server=" : "", stun_server ? stun_server : "",
              turn_server ? " turn-server=" : "", turn_server ? turn_server : "");
     GError *parse_error = NULL;
     GstElement *pipeline = w.gst_parse_launch(launch, &parse_error);
@@ -253,20 +259,24 @@ evc_webrtc_session *evc_webrtc_answer(const char *offer, int payload_type, const
         w.gst_object_unref(ice);
     }
     // The answer's one video: sending only, H.264 with the offer's own payload type (and so
-    // the profile-level-id offered with it), keyframes asked for with PLI. The preference
-    // names no profile: held to the offered one, the payloader would refuse the encoder's
-    // own (often High; browsers decode it whatever the SDP says) and no frame would pass.
+    // the profile-level-id offered with it), keyframes asked for with PLI, and a lost packet
+    // sent again on NACK (do-nack: webrtcbin's RTX, RFC 4588, when the offer has it), so
+    // that one packet lost on Wi-Fi costs a packet, not a keyframe. The preference names no
+    // profile: held to the offered one, the payloader would refuse the encoder's own (often
+    // High; browsers decode it whatever the SDP says) and no frame would pass. It names the
+    // payloader's SSRC: the answer is made before any packet, and without it webrtcbin 1.22
+    // groups the RTX SSRC with SSRC 0, and Chromium decodes frames its <video> never gets.
     GstWebRTCRTPTransceiver *transceiver = NULL;
     w.g_signal_emit_by_name(s->webrtc, "get-transceiver", 0, &transceiver);
     if (transceiver) {
         char caps_text[512];
         snprintf(caps_text, sizeof caps_text,
-                 "application/x-rtp,media=video,encoding-name=H264,clock-rate=90000,payload=%d,"
-                 "packetization-mode=(string)1,rtcp-fb-nack-pli=(boolean)true",
-                 payload_type);
+                 "application/x-rtp,media=video,encoding-name=H264,clock-rate=90000,payload=%d,ssrc=(uint)%u,"
+                 "packetization-mode=(string)1,rtcp-fb-nack-pli=(boolean)true,rtcp-fb-nack=(boolean)true",
+                 payload_type, ssrc);
         GstCaps *caps = w.gst_caps_from_string(caps_text);
         w.g_object_set(transceiver, "direction", GST_WEBRTC_RTP_TRANSCEIVER_DIRECTION_SENDONLY, "codec-preferences", caps,
-                       NULL);
+                       "do-nack", 1, NULL);
         if (caps) w.gst_mini_object_unref((GstMiniObject *)caps);
         w.gst_object_unref(transceiver);
     }

@@ -100,6 +100,19 @@ import Testing
         // the address the live view listens on.
         #expect(r.body.contains("m=video 9 UDP/TLS/RTP/SAVPF 108"), "\(r.body)")
         #expect(r.body.contains("a=sendonly") && r.body.contains("a=rtpmap:108 H264/90000"), "\(r.body)")
+        // A packet lost on the way is sent again when the viewer asks (NACK, RFC 4585) on the
+        // offer's retransmission format (RFC 4588): without it one lost packet of a keyframe
+        // costs a whole new keyframe, and on a lossy link every keyframe is lost in turn.
+        let lines = r.body.components(separatedBy: "\r\n")
+        #expect(lines.contains("a=rtcp-fb:108 nack") && lines.contains("a=rtcp-fb:108 nack pli"), "\(r.body)")
+        let rtx = lines.first { $0.hasPrefix("a=rtpmap:") && $0.hasSuffix(" rtx/90000") }.map { $0.dropFirst("a=rtpmap:".count).prefix { $0 != " " } }
+        #expect(rtx.map { lines.contains("a=fmtp:\($0) apt=108") } == true, "no retransmission format for H.264 in the answer: \(r.body)")
+        // The retransmissions' SSRC is grouped with the picture's own, which the browser's
+        // track is made of (an SSRC of 0 there, not yet known when the answer was made, and
+        // Chromium decodes frames that never reach the page's <video>).
+        let group = lines.first { $0.hasPrefix("a=ssrc-group:FID ") }.map { $0.split(separator: " ").dropFirst().map(String.init) } ?? []
+        #expect(group.count == 2 && !group.contains("0"), "\(r.body)")
+        #expect(group.allSatisfy { ssrc in lines.contains { $0.hasPrefix("a=ssrc:\(ssrc) msid:") } }, "\(r.body)")
         let candidates = r.body.components(separatedBy: "\r\n").filter { $0.hasPrefix("a=candidate:") }
         #expect(!candidates.isEmpty, "\(r.body)")
         #expect(candidates.allSatisfy { $0.contains(" UDP ") && $0.contains(" 127.0.0.1 ") && $0.hasSuffix("typ host") }, "\(candidates)")
