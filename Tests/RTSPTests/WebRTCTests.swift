@@ -105,7 +105,9 @@ import Testing
         // costs a whole new keyframe, and on a lossy link every keyframe is lost in turn.
         let lines = r.body.components(separatedBy: "\r\n")
         #expect(lines.contains("a=rtcp-fb:108 nack") && lines.contains("a=rtcp-fb:108 nack pli"), "\(r.body)")
-        let rtx = lines.first { $0.hasPrefix("a=rtpmap:") && $0.hasSuffix(" rtx/90000") }.map { $0.dropFirst("a=rtpmap:".count).prefix { $0 != " " } }
+        let rtx = lines.first { $0.hasPrefix("a=rtpmap:") && $0.hasSuffix(" rtx/90000") }.map {
+            $0.dropFirst("a=rtpmap:".count).prefix { $0 != " " }
+        }
         #expect(rtx.map { lines.contains("a=fmtp:\($0) apt=108") } == true, "no retransmission format for H.264 in the answer: \(r.body)")
         // The retransmissions' SSRC is grouped with the picture's own, which the browser's
         // track is made of (an SSRC of 0 there, not yet known when the answer was made, and
