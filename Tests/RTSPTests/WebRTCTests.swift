@@ -162,7 +162,8 @@ import Testing
     }
 
     /// The page in a real browser: Chromium negotiates with the server, its `<video>` plays
-    /// (its time advances, `getStats()` counts decoded frames); a second viewer decodes from
+    /// (its time advances, `getStats()` counts decoded frames) and the overlay over it follows
+    /// the control's value as it changes; a second viewer decodes from
     /// its first frame (nothing dropped, no keyframe asked for) and, once its page is closed,
     /// its session ends (the page's `DELETE`).
     @Test(.enabled(if: ChromiumPipe.executable != nil, "needs chromium")) func chromiumPlaysThePageOverWebRTC() async throws {
@@ -180,6 +181,20 @@ import Testing
         #expect(one.number("time1") > one.number("time0"), "the video's time stands still: \(one)")
         #expect(one.number("decoded0") > 0 && one.number("decoded1") > one.number("decoded0"), "\(one)")
         #expect(s.viewers.viewers == 1, "\(one)")
+        // A knob turned while the picture plays: the daemon's control lines (here written to
+        // the server's event sink as the daemon writes them) move the overlay over the video.
+        for (value, shown) in [(2.5, "2.5×"), (3.0, "3.0×")] {
+            s.server.eventSink.send(
+                #"{"event":"control","time":1,"control":"Zoom","value":\#(value),"min":1,"max":5,"format":"%.1f×","raw":\#(Int(value * 100))}"#
+            )
+            let overlay = try browser.evaluate(
+                """
+                (async () => { const $ = id => document.getElementById(id);
+                  for (let i = 0; i < 100 && $("value").textContent !== "\(shown)"; i++) await new Promise(r => setTimeout(r, 100));
+                  return [$("name").textContent, $("value").textContent, $("overlay").className, $("video").hidden, $("view").dataset.transport].join(" "); })()
+                """, session: session)
+            #expect(overlay == "Zoom \(shown)  false webrtc", "the overlay over the WebRTC video: \(overlay)")
+        }
 
         let target = try #require(try browser.call("Target.createTarget", ["url": "about:blank"])["targetId"] as? String)
         let attached = try browser.call("Target.attachToTarget", ["targetId": target, "flatten": true])
