@@ -115,7 +115,7 @@ import Testing
         let group = lines.first { $0.hasPrefix("a=ssrc-group:FID ") }.map { $0.split(separator: " ").dropFirst().map(String.init) } ?? []
         #expect(group.count == 2 && !group.contains("0"), "\(r.body)")
         #expect(group.allSatisfy { ssrc in lines.contains { $0.hasPrefix("a=ssrc:\(ssrc) msid:") } }, "\(r.body)")
-        let candidates = r.body.components(separatedBy: "\r\n").filter { $0.hasPrefix("a=candidate:") }
+        let candidates = lines.filter { $0.hasPrefix("a=candidate:") }
         #expect(!candidates.isEmpty, "\(r.body)")
         #expect(candidates.allSatisfy { $0.contains(" UDP ") && $0.contains(" 127.0.0.1 ") && $0.hasSuffix("typ host") }, "\(candidates)")
         #expect(s.viewers.viewers == 1)
