@@ -217,7 +217,7 @@ let package = Package(
             name: "DaemonTests",
             dependencies: [
                 "EvcaptureDaemon", "Camera", "Output", "ConfigFile", "Capture", "Roles", "Evdev", "EvcaptureTesting", "LinuxIO", "MQTT", "Rig", "Recording", "Actions",
-                "Vocabulary", .product(name: "Logging", package: "swift-log"),
+                "Vocabulary", .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),
         .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Actions", "Camera", "V4L2", "Frames", "CLibcameraLoader", "Capture", "Vocabulary"], exclude: ["Fixtures"]),

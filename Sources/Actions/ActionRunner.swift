@@ -287,6 +287,17 @@ public final class ActionRunner: ActionTriggerSink {
         frames?.stopAndWait()
     }
 
+    /// Stops the booth clock the runner holds (docs/booth.md): no countdown second or
+    /// timelapse shot is due after it. ``shutdown()`` stops it too; the daemon stops it
+    /// first, before the workers drain.
+    public func stopBoothClock() {
+        booth?.stop()
+    }
+
+    /// Whether a binding has a countdown or a timelapse, and so the runner a booth clock
+    /// (its thread, `evc-booth`).
+    public var hasBoothClock: Bool { booth != nil }
+
     /// Takes one of `limit` places counted by `counter`; false (and nothing taken) when all are taken.
     private func reserve(_ counter: borrowing Atomic<Int>, limit: Int) -> Bool {
         if counter.add(1, ordering: .relaxed).newValue <= limit { return true }

@@ -167,8 +167,13 @@ final class BoothClock: Sendable {
         }
     }
 
+    /// Stops the clock (again: nothing).
     func stop() {
-        state.withLock { $0 = State(stopped: true) }
+        let wasStopped = state.withLock { s in
+            defer { s = State(stopped: true) }
+            return s.stopped
+        }
+        guard !wasStopped else { return }
         timer?.cancel()
         loop?.stop()
     }

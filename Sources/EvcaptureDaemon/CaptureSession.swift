@@ -2,6 +2,7 @@ import Actions
 import Camera
 import Capture
 import Runtime
+import ServiceLifecycle
 import ConfigFile
 import Logging
 import Synchronization
@@ -20,7 +21,8 @@ public final class CaptureSession: Sendable {
     public let events: AsyncStream<PipelineEvent>
     private let continuation: AsyncStream<PipelineEvent>.Continuation
     private let daemon: Daemon
-    private let task = Mutex<Task<Void, any Error>?>(nil)
+    /// The daemon's service group and the task running it, while the session runs.
+    private let running = Mutex<(group: ServiceGroup, task: Task<Void, any Error>)?>(nil)
 
     /// A config whose buttons only report: no photo, no video.
     public static var reportingConfig: Config {
@@ -52,22 +54,30 @@ public final class CaptureSession: Sendable {
     }
 
     /// Starts the session: devices are opened and followed, the camera's controls bound.
+    ///
+    /// The daemon runs as it does under `evcapture run`, in a service group of its own
+    /// (docs/architecture.md#start-and-stop): ``stop()`` shuts it down gracefully, its parts in
+    /// reverse order, as SIGTERM does.
     public func start() {
         let daemon = self.daemon, continuation = self.continuation
-        task.withLock { t in
-            guard t == nil else { return }
-            t = Task {
+        running.withLock { r in
+            guard r == nil else { return }
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup)], logger: daemon.logger))
+            let task = Task {
                 defer { continuation.finish() }
-                try await daemon.run()
+                try await group.run()
             }
+            r = (group, task)
         }
     }
 
-    /// Stops the session (presses in flight are cancelled, grabs released) and waits until
-    /// every device is closed.
+    /// Stops the session (presses in flight cancelled, grabs released, a recording in
+    /// progress finished) and waits until every part of the daemon has stopped.
     public func stop() async {
-        guard let t = task.withLock({ $0 }) else { return }
-        t.cancel()
-        _ = try? await t.value
+        guard let (group, task) = running.withLock({ $0 }) else { return }
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
     }
 }

@@ -53,7 +53,7 @@ public struct DaemonOutputOptions: Sendable {
 public final class Daemon: Service, Sendable {
     public let config: Config
     public let output: DaemonOutputOptions
-    private let logger: Logger
+    let logger: Logger
     /// Called once the first device enumeration is done (READY=1 for systemd).
     private let onReady: @Sendable () -> Void
     /// Sees every event on the I/O thread, in order, before the line writers (must not block).
@@ -82,30 +82,26 @@ public final class Daemon: Service, Sendable {
             // A fresh install has no ~/Pictures/evcapture yet: every photo would fail.
             do { try OutputDirectory.prepare(DaemonSettings.defaultOutputDirectory()) } catch { logger.warning("\(error)") }
         }
-        let loop = try IOLoop(name: "evc-input")
-        // Whatever is started from here on is stopped in one order (``RunningParts/stop()``),
-        // whether the daemon is asked to stop or its start fails part-way.
-        let parts = RunningParts(loop: loop)
+        // The daemon's parts as one ServiceGroup of named services (docs/architecture.md#start-and-stop):
+        // each added as it is made and started; the group stops them in reverse, whether the
+        // daemon is asked to stop or a part's start fails part-way.
+        var services = DaemonServices()
         do {
-            try await start(parts, loop: loop)
+            try await start(&services)
         } catch {
-            await parts.stop()
+            await services.stopAll(logger: logger)
             throw error
         }
-        let (shutdown, shutdownRequested) = AsyncStream.makeStream(of: Never.self)
-        await withGracefulShutdownHandler {
-            for await _ in shutdown {}
-        } onGracefulShutdown: {
-            shutdownRequested.finish()
-        }
-        await parts.stop()
+        logger.debug("running", metadata: ["services": "\(services.names.joined(separator: " "))"])
+        try await services.group(logger: logger).run()
         logger.info("stopped")
     }
 
-    /// Starts the parts in their order, each recorded in `parts` as it starts.
-    private func start(_ parts: RunningParts, loop: IOLoop) async throws {
+    /// Makes and starts the parts, each added to `services` as it starts.
+    private func start(_ services: inout DaemonServices) async throws {
+        let loop = try IOLoop(name: "evc-input")
+        services.add("input") { loop.stop() }
         let lines = LineWriter(json: output.json, stdout: output.stdout)
-        parts.lines = lines
         var socket: SocketServer?
         if let path = output.socketPath ?? config.daemon.socketPath {
             socket = try SocketServer(path: path, loop: loop, logger: logger)
@@ -120,7 +116,12 @@ public final class Daemon: Service, Sendable {
             }
         }
         lines.socket = socket
-        parts.socket = socket
+        // Every line written (the last `session stopped` included) to stdout and the socket's
+        // clients, then the socket closed.
+        services.add("lines") { [socket] in
+            await lines.finishAndFlush()
+            socket?.stop()
+        }
 
         // Camera (controls) — optional: without one, capture events and hooks still work,
         // and a camera plugged in later is picked up.
@@ -132,7 +133,7 @@ public final class Daemon: Service, Sendable {
             : Outputs(config.daemon.outputs, logger: logger) { problem in
                 lines.emit(.error(ErrorReport(problem, code: "output", time: monotonicNow())))
             }
-        parts.outputs = outputs
+        if let outputs { services.add("outputs") { outputs.stop() } }
         // Every event and outcome goes to each sink in turn (docs/architecture.md#events-and-sinks):
         // the outputs, the app's observer, then the lines (stdout, socket, MQTT, live view).
         var sinks: [any EventSink] = []
@@ -180,13 +181,19 @@ public final class Daemon: Service, Sendable {
                 metadata: ["file.directory": "\(outputDirectory)", "file.names": "\(leftovers.joined(separator: " "))"])
         }
 
+        let runner = cameras.actionRunner(for: cameraSession)
         let state = DaemonState(
             settings: config.capture, session: config.daemon.session,
             controls: cameraSession.map { cameras.controlsStage(for: $0) }
                 ?? cameras.libcamera.map { cameras.controlsStage(camera: $0.controls) },
-            loop: loop, events: events, actions: cameras.actionRunner(for: cameraSession), cameras: cameras,
+            loop: loop, events: events, actions: runner, cameras: cameras,
             logger: logger, onReady: onReady)
-        parts.state = state
+        // The runner in use then (a camera found later brings another): a recording in
+        // progress finished, the workers ended.
+        services.add("actions") { await state.actions.shutdown() }
+        // No countdown second or timelapse shot after the devices stopped (the runners that
+        // follow take the same clock over).
+        if runner.hasBoothClock { services.add("booth") { await state.actions.stopBoothClock() } }
         // The rig (`[mqtt]`): without it no network socket is opened. Triggers reach the
         // state on the loop thread (libmosquitto's callbacks run there).
         var rig: RigLink?
@@ -199,7 +206,8 @@ public final class Daemon: Service, Sendable {
             lines.add(link)
             await state.attach(link)
             rig = link
-            parts.rig = link
+            // After the last lines: `offline`, then DISCONNECT.
+            services.add("rig") { await link.client.stop() }
         }
         // The camera's live H.264, shared by RTSP clients and WebRTC viewers: nothing runs
         // until one of them watches (docs/live-view.md#h264).
@@ -217,8 +225,9 @@ public final class Daemon: Service, Sendable {
                 settings.stunServer = http.stunServer
                 settings.turnServer = http.turnServer
                 settings.maxViewers = http.maxClients
-                webRTC = WebRTCViewers(settings: settings, stream: liveH264, logger: logger)
-                parts.webRTC = webRTC
+                let viewers = WebRTCViewers(settings: settings, stream: liveH264, logger: logger)
+                webRTC = viewers
+                services.add("webrtc") { viewers.stop() }
             }
             let hooks = LiveViewHooks(
                 frames: { [weak state] in state?.liveFrames.withLock { $0 } }, viewfinder: cameras.libcamera?.viewfinder, whep: webRTC,
@@ -226,8 +235,8 @@ public final class Daemon: Service, Sendable {
             let server = try LiveViewServer(
                 settings: http, outputDirectory: outputDirectory, snapshotQuality: config.daemon.capture.jpegQuality, hooks: hooks,
                 logger: logger)
-            parts.liveView = server
             try await server.start()
+            services.add("live-view") { await server.stop() }
             lines.add(server.eventSink)
         }
         // RTSP (`[rtsp]`, docs/live-view.md#rtsp): GStreamer loads and the port is bound on a
@@ -240,9 +249,11 @@ public final class Daemon: Service, Sendable {
                     lines.emit(.error(ErrorReport("\(error)", code: "rtsp", time: monotonicNow())))
                 }
             }
-            parts.rtsp = server
+            services.add("rtsp") { server.stop() }
         }
         try await state.start(camera: cameraSession)
+        // Presses in flight cancelled, grabs released, devices closed.
+        services.add("devices") { await state.stop() }
         if let id = cameras.libcamera?.choice.camera.id {
             libcameraChanges.withLock {
                 $0 = { [weak state, logger] changed, added in
@@ -262,47 +273,6 @@ public final class Daemon: Service, Sendable {
         // Devices.
         let watcher = DeviceWatcher(loop: loop, logger: logger, overrides: { [config] d, node in config.overrides(for: d, node: node) })
         let watcherEvents = try watcher.events()
-        parts.watcher = Task {
-            for await event in watcherEvents { await state.handle(event) }
-        }
-    }
-}
-
-/// What ``Daemon/run()`` has started, stopped in one order (the reverse of what depends on
-/// what: docs/architecture.md#start-and-stop), whether the daemon is asked to stop or a part's
-/// start fails: presses in flight cancelled, grabs released and devices closed; the actions'
-/// workers finished; the live view, WebRTC, RTSP and the outputs stopped; every line written
-/// (the last `session stopped` included) to stdout and the socket's clients; then the rig's
-/// last lines, `offline` and DISCONNECT; the socket; the I/O loop. Nothing is left running
-/// after a start that failed part-way (the library's ``CaptureSession`` runs the same daemon).
-final class RunningParts {
-    let loop: IOLoop
-    var lines: LineWriter?
-    var socket: SocketServer?
-    var outputs: Outputs?
-    var state: DaemonState?
-    var rig: RigLink?
-    var webRTC: WebRTCViewers?
-    var liveView: LiveViewServer?
-    var rtsp: RTSPServer?
-    var watcher: Task<Void, Never>?
-
-    init(loop: IOLoop) { self.loop = loop }
-
-    func stop() async {
-        watcher?.cancel()
-        if let state {
-            let actions = await state.stop()
-            await actions.shutdown()
-        }
-        await liveView?.stop()
-        webRTC?.stop()
-        rtsp?.stop()
-        outputs?.stop()
-        await lines?.finishAndFlush()
-        // After the last lines are queued: they go out, then `offline`, then DISCONNECT.
-        await rig?.client.stop()
-        socket?.stop()
-        loop.stop()
+        services.add("watcher", work: { for await event in watcherEvents { await state.handle(event) } }, stop: {})
     }
 }

@@ -33,7 +33,11 @@ actor DaemonState {
     let loop: IOLoop
     /// Every sink: the outputs, an app's observer, the lines (docs/architecture.md#events-and-sinks).
     let events: EventFanOut
-    var actions: ActionRunner
+    /// What capture events, session changes and the digital zoom mean to the actions; it
+    /// holds the runner in use.
+    let actionsStage: ActionsStage
+    /// The features' parts of the input path, in order, before the sinks (``InputStage``).
+    var stages: [any InputStage]
     let cameras: CameraSetup
     let logger: Logger
     let onReady: @Sendable () -> Void
@@ -48,10 +52,8 @@ actor DaemonState {
     var captureWatch: Task<Void, Never>?
     /// The controls bound to the camera, when there is one (also held by the pipeline).
     var controlsStage: CameraControlsStage?
-    /// The rig (`[mqtt]`), when configured.
+    /// The rig (`[mqtt]`), when configured: its trigger messages come in here.
     var rig: RigLink?
-    /// Press times (wall clock) for the actions, and with a rig's fan-out its trigger ids and messages.
-    var presses = FanOutPolicy(station: "", sendsTriggers: false)
     /// The live view's virtual device in the pipeline, once it was used (``accept(_:)``).
     var liveViewDevice: Int?
     /// The capture stream for the live view, read from its thread (it changes with `actions`).
@@ -66,7 +68,9 @@ actor DaemonState {
         controlsStage = controls
         self.loop = loop
         self.events = events
-        self.actions = actions
+        actionsStage = ActionsStage(runner: actions)
+        stages = cameras.libcamera.map { [AutofocusAtPress($0)] } ?? []
+        stages.append(actionsStage)
         liveFrames = Mutex(actions.frames)
         self.cameras = cameras
         self.logger = logger
@@ -101,53 +105,27 @@ actor DaemonState {
         }
     }
 
-    /// Joins the rig: this station's presses fan out as its `[mqtt]` says.
+    /// The action runner in use.
+    var actions: ActionRunner { actionsStage.runner }
+
+    /// Joins the rig: its trigger messages come in here, and with a fan-out this station's
+    /// presses go out to it before its own actions take them.
     func attach(_ rig: RigLink) {
         self.rig = rig
-        presses = FanOutPolicy(station: rig.settings.station, sendsTriggers: rig.settings.fanOut != .none)
+        if rig.settings.fanOut != .none { actionsStage.rig = RigFanOut(rig) }
     }
 
-    /// The actions' triggers of one capture event with the rig's decision on it: a press that
-    /// is the rig's (it has a trigger id) is taken at its `began`, the instant its messages give
-    /// the other stations (docs/mqtt.md#clocks), in monotonic time as it came; a press of
-    /// this station alone has no rig moment, and its photo is the frame its `photo-frame` says.
-    static func actionTriggers(for capture: CaptureEvent, decision: FanOutPolicy.Decision) -> [ActionTrigger] {
-        ActionTrigger.triggers(for: capture).map { trigger in
-            var trigger = trigger
-            trigger.triggerID = decision.trigger
-            trigger.rigMoment = decision.trigger == nil ? nil : capture.began
-            return trigger
-        }
-    }
-
+    /// Each event through the features' stages, then the state's own: dedicated devices are
+    /// grabbed only while the session runs (whoever started or stopped it: the daemon, a
+    /// launch press, the idle stop); then to every sink.
     func emit(_ event: PipelineEvent) {
-        switch event {
-        case .capture(let capture):
-            // A libcamera camera with autofocus starts a cycle at the press, before the
-            // capture the press's release or hold takes (docs/libcamera.md).
-            if capture.phase == .began { cameras.libcamera?.live.startAutofocus() }
-            // The press's kernel time on the wall clock, for the rig's stations.
-            let decision = presses.handle(capture, wallTime: capture.time.wallSeconds)
-            rig?.fanOut(decision.messages)  // the other stations first: they have the broker's hop to make
-            for trigger in Self.actionTriggers(for: capture, decision: decision) { actions.handle(trigger) }
-        case .session(let change):
-            // Whoever started or stopped it (the daemon, a launch press, the idle stop):
-            // dedicated devices are grabbed and the capture stream runs only meanwhile.
+        for stage in stages { stage.handle(event) }
+        if case .session(let change) = event {
             switch change.state {
-            case .started:
-                for d in devices.values where d.profile.isDedicated { d.device.grabWhenIdle() }
-                actions.sessionChanged(running: true)
-            case .stopped, .paused:
-                for d in devices.values { d.device.releaseGrab() }
-                actions.sessionChanged(running: false)
-            case .cameraAdded:
-                break
+            case .started: for d in devices.values where d.profile.isDedicated { d.device.grabWhenIdle() }
+            case .stopped, .paused: for d in devices.values { d.device.releaseGrab() }
+            case .cameraAdded: break
             }
-        case .control(let report) where report.control?.binding.isDigitalZoom == true:
-            // Before any later capture event of this wake-up reaches the actions.
-            actions.setDigitalZoom(report.change.value)
-        default:
-            break
         }
         events.emit(event)
     }
@@ -296,7 +274,7 @@ actor DaemonState {
         emit(.session(SessionChange(.cameraAdded, camera: session.camera.identity, time: now)))
         if setup.config.daemon.captureDevice == nil {
             let old = actions
-            actions = setup.actionRunner(for: session, continuing: old)
+            actionsStage.runner = setup.actionRunner(for: session, continuing: old)
             liveFrames.withLock { [frames = actions.frames] in $0 = frames }
             actions.sessionChanged(running: pipeline.isRunning)
             Task { await old.shutdown() }
@@ -322,8 +300,8 @@ actor DaemonState {
     }
 
     /// Ends the session (presses in flight cancelled), closes every device and stops
-    /// following the camera; returns the action runner to shut down.
-    func stop() -> ActionRunner {
+    /// following the camera.
+    func stop() {
         let now = monotonicNow()
         timer?.cancel()
         timer = nil
@@ -332,6 +310,5 @@ actor DaemonState {
         captureWatch?.cancel()
         if pipeline.isRunning { stopSession(at: now, reason: "shutdown") }
         for node in devices.keys.sorted() { remove(node, at: now) }
-        return actions
     }
 }

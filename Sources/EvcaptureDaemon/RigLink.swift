@@ -138,3 +138,24 @@ extension StationLinks {
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
+
+/// The station's own presses fanned out to its rig (`[mqtt]` with `fan-out`): each capture
+/// event's decision (``FanOutPolicy``), its messages published at once, the other stations
+/// first (they have the broker's hop to make), and the decision handed to the station's own
+/// actions (``ActionsStage``), whose triggers carry its trigger id.
+final class RigFanOut {
+    let link: RigLink
+    private var policy: FanOutPolicy
+
+    init(_ link: RigLink) {
+        self.link = link
+        policy = FanOutPolicy(station: link.settings.station, sendsTriggers: link.settings.fanOut != .none)
+    }
+
+    func decide(_ capture: CaptureEvent) -> FanOutPolicy.Decision {
+        // The press's kernel time on the wall clock, for the rig's stations.
+        let decision = policy.handle(capture, wallTime: capture.time.wallSeconds)
+        link.fanOut(decision.messages)
+        return decision
+    }
+}

@@ -2,9 +2,11 @@
 import Glibc
 #endif
 import ConfigFile
-import EvcaptureDaemon
+@testable import EvcaptureDaemon
 import EvcaptureTesting
 import Foundation
+import ServiceLifecycle
+import Synchronization
 import Testing
 
 /// docs/architecture.md#start-and-stop: whatever `Daemon.run` started is stopped in one order,
@@ -59,6 +61,70 @@ import Testing
         #expect(access(socket, F_OK) != 0, "the socket is still there")
     }
 
+    /// A daemon that ran (its socket, line writers, actions, devices and watcher) and is asked
+    /// to stop, gracefully as SIGTERM asks or by cancelling its task as an app may: its
+    /// services stop one by one in the reverse of their order, and no thread of its own is left.
+    @Test func aRunningDaemonStopsItsServicesInReverseOrder() async throws {
+        let key = "EVCAPTURE_TEST_SERVICES_DIR"
+        if let dir = ProcessInfo.processInfo.environment[key] {
+            // One after the other: each counts the process's threads when it is done.
+            try await Self.runAndStop(in: dir, cancelled: false)
+            try await Self.runAndStop(in: dir, cancelled: true)
+            return
+        }
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var env = ProcessInfo.processInfo.environment
+        env[key] = dir
+        let child = try runThisTestAlone("aRunningDaemonStopsItsServicesInReverseOrder", environment: env)
+        let text = child.stdout + child.stderr
+        #expect(child.status == 0, "the child's half:\n\(text)")
+        for how in ["shut down", "cancelled"] {
+            #expect(text.contains("\(how): stopped in order: watcher devices booth actions lines input"), "the child's half:\n\(text)")
+        }
+    }
+
+    /// The child's half: a daemon started, then asked to stop; its log and threads looked at.
+    static func runAndStop(in dir: String, cancelled: Bool) async throws {
+        let config = try Config.parse(
+            """
+            [camera]
+            device = "none"
+            [output]
+            directory = "\(dir)"
+            [sound]
+            play = "off"
+            [handlers.primary]
+            countdown = 2
+            """, file: "services.toml")
+        let log = RecordedLog()
+        let socket = dir + "/\(cancelled).sock"
+        let ready = OneShotFlag()
+        let daemon = Daemon(
+            config: config, output: DaemonOutputOptions(socketPath: socket, stdout: false), logger: log.logger, onReady: { ready.set() })
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup)], logger: log.logger))
+        let task = Task { try await group.run() }
+        #expect(await eventually(seconds: 10) { ready.isSet }, "the daemon got ready: \(log.lines)")
+        #expect(access(socket, F_OK) == 0, "the socket is there while it runs")
+        if cancelled { task.cancel() } else { await group.triggerGracefulShutdown() }
+        _ = try? await task.value
+        let stopped = log.lines.compactMap { line -> String? in
+            guard line.hasPrefix("debug: stopped service=") else { return nil }
+            return String(line.dropFirst("debug: stopped service=".count))
+        }
+        print("\(cancelled ? "cancelled" : "shut down"): stopped in order: \(stopped.joined(separator: " "))")
+        #expect(stopped == ["watcher", "devices", "booth", "actions", "lines", "input"], "\(log.lines)")
+        var left: [String] = []
+        let none = pollUntil(timeout: .seconds(5)) {
+            left = Self.daemonThreads()
+            return left.isEmpty
+        }
+        #expect(none, "threads left running: \(left)")
+        #expect(access(socket, F_OK) != 0, "the socket is gone")
+    }
+
     /// The names of this process's threads that are the daemon's (`evc-…`).
     static func daemonThreads() -> [String] {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
@@ -66,4 +132,11 @@ import Testing
             (try? String(contentsOfFile: "/proc/self/task/\(tid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
         }.filter { $0.hasPrefix("evc-") }.sorted()
     }
+}
+
+/// Set once, read from any thread.
+final class OneShotFlag: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
 }

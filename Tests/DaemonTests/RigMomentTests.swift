@@ -26,7 +26,7 @@ import Vocabulary
         var alone = FanOutPolicy(station: "", sendsTriggers: false)
         let event = Self.click(press: 7)
         let decision = alone.handle(event, wallTime: event.time.wallSeconds)
-        let triggers = DaemonState.actionTriggers(for: event, decision: decision)
+        let triggers = ActionsStage.triggers(for: event, decision: decision)
         #expect(triggers.map(\.kind) == [.click, .ended])
         for trigger in triggers {
             #expect(trigger.rigMoment == nil, "\(trigger.kind): a lone press's photo-frame decides its moment")
@@ -39,7 +39,7 @@ import Vocabulary
         var rig = FanOutPolicy(station: "cam-1", sendsTriggers: true)
         let event = Self.click(press: 7)
         let decision = rig.handle(event, wallTime: event.time.wallSeconds)
-        let click = try #require(DaemonState.actionTriggers(for: event, decision: decision).first)
+        let click = try #require(ActionsStage.triggers(for: event, decision: decision).first)
         #expect(click.kind == .click && click.triggerID == decision.trigger && click.triggerID != nil)
         // Not through the wall clock and back: the very microsecond the kernel stamped.
         #expect(click.rigMoment == Self.began)
