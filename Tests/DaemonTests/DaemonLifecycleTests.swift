@@ -5,6 +5,7 @@ import ConfigFile
 @testable import EvcaptureDaemon
 import EvcaptureTesting
 import Foundation
+import Runtime
 import ServiceLifecycle
 import Synchronization
 import Testing
@@ -61,15 +62,15 @@ import Testing
         #expect(access(socket, F_OK) != 0, "the socket is still there")
     }
 
-    /// A daemon that ran (its socket, line writers, actions, devices and watcher) and is asked
-    /// to stop, gracefully as SIGTERM asks or by cancelling its task as an app may: its
-    /// services stop one by one in the reverse of their order, and no thread of its own is left.
+    /// A daemon that ran (its socket, line writers, actions, booth clock, devices and watcher)
+    /// and is asked to stop — gracefully as SIGTERM asks, by cancelling its task, or as the
+    /// library's `CaptureSession.stop()` does: its services stop one by one in the reverse of
+    /// their order, and no thread of its own is left.
     @Test func aRunningDaemonStopsItsServicesInReverseOrder() async throws {
         let key = "EVCAPTURE_TEST_SERVICES_DIR"
         if let dir = ProcessInfo.processInfo.environment[key] {
             // One after the other: each counts the process's threads when it is done.
-            try await Self.runAndStop(in: dir, cancelled: false)
-            try await Self.runAndStop(in: dir, cancelled: true)
+            for how in Stop.allCases { try await Self.runAndStop(in: dir, how) }
             return
         }
         let dir = try temporaryDirectory()
@@ -79,13 +80,17 @@ import Testing
         let child = try runThisTestAlone("aRunningDaemonStopsItsServicesInReverseOrder", environment: env)
         let text = child.stdout + child.stderr
         #expect(child.status == 0, "the child's half:\n\(text)")
-        for how in ["shut down", "cancelled"] {
-            #expect(text.contains("\(how): stopped in order: watcher devices booth actions lines input"), "the child's half:\n\(text)")
+        for how in Stop.allCases {
+            #expect(
+                text.contains("\(how.rawValue): stopped in order: watcher devices booth actions lines input"), "the child's half:\n\(text)")
         }
     }
 
+    enum Stop: String, CaseIterable { case shutDown = "shut down", cancelled, captureSession = "capture session" }
+
     /// The child's half: a daemon started, then asked to stop; its log and threads looked at.
-    static func runAndStop(in dir: String, cancelled: Bool) async throws {
+    static func runAndStop(in dir: String, _ how: Stop) async throws {
+        let socket = dir + "/\(how).sock"
         let config = try Config.parse(
             """
             [camera]
@@ -94,35 +99,52 @@ import Testing
             directory = "\(dir)"
             [sound]
             play = "off"
+            [socket]
+            path = "\(socket)"
             [handlers.primary]
             countdown = 2
             """, file: "services.toml")
         let log = RecordedLog()
-        let socket = dir + "/\(cancelled).sock"
-        let ready = OneShotFlag()
-        let daemon = Daemon(
-            config: config, output: DaemonOutputOptions(socketPath: socket, stdout: false), logger: log.logger, onReady: { ready.set() })
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup)], logger: log.logger))
-        let task = Task { try await group.run() }
-        #expect(await eventually(seconds: 10) { ready.isSet }, "the daemon got ready: \(log.lines)")
-        #expect(access(socket, F_OK) == 0, "the socket is there while it runs")
-        if cancelled { task.cancel() } else { await group.triggerGracefulShutdown() }
-        _ = try? await task.value
+        switch how {
+        case .shutDown, .cancelled:
+            let ready = OneShotFlag()
+            let daemon = Daemon(config: config, output: DaemonOutputOptions(stdout: false), logger: log.logger, onReady: { ready.set() })
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup)], logger: log.logger))
+            let task = Task { try await group.run() }
+            #expect(await eventually(seconds: 10) { ready.isSet }, "the daemon got ready: \(log.lines)")
+            #expect(access(socket, F_OK) == 0, "the socket is there while it runs")
+            if how == .cancelled { task.cancel() } else { await group.triggerGracefulShutdown() }
+            _ = try? await task.value
+        case .captureSession:
+            let session = CaptureSession(
+                interaction: CaptureEventInteraction(primary: { _ in }), camera: nil, config: config, logger: log.logger)
+            session.start()
+            var started = false
+            for await event in session.events {
+                if case .session(let change) = event, change.state == .started {
+                    started = true
+                    break
+                }
+            }
+            #expect(started, "the session started: \(log.lines)")
+            #expect(access(socket, F_OK) == 0, "the socket is there while it runs")
+            await session.stop()
+        }
         let stopped = log.lines.compactMap { line -> String? in
             guard line.hasPrefix("debug: stopped service=") else { return nil }
             return String(line.dropFirst("debug: stopped service=".count))
         }
-        print("\(cancelled ? "cancelled" : "shut down"): stopped in order: \(stopped.joined(separator: " "))")
-        #expect(stopped == ["watcher", "devices", "booth", "actions", "lines", "input"], "\(log.lines)")
+        print("\(how.rawValue): stopped in order: \(stopped.joined(separator: " "))")
+        #expect(stopped == ["watcher", "devices", "booth", "actions", "lines", "input"], "\(how): \(log.lines)")
         var left: [String] = []
         let none = pollUntil(timeout: .seconds(5)) {
             left = Self.daemonThreads()
             return left.isEmpty
         }
-        #expect(none, "threads left running: \(left)")
-        #expect(access(socket, F_OK) != 0, "the socket is gone")
+        #expect(none, "\(how): threads left running: \(left)")
+        #expect(access(socket, F_OK) != 0, "\(how): the socket is gone")
     }
 
     /// The names of this process's threads that are the daemon's (`evc-…`).
