@@ -85,11 +85,12 @@ let package = Package(
         // Swift's runtime hook variables, linked directly (dlsym misses them in a static build).
         .target(name: "CConcurrencyHooks"),
         // The floor every module stands on (docs/architecture.md#modules): the value types they
-        // share (times and the clock, event types, codes and their kernel names, devices, frames),
-        // no I/O and no C library.
+        // share (times and the clock, event types, codes and their kernel names, devices, frames,
+        // the press and the daemon's events, the sink protocol, the one error shape), no I/O and
+        // no C library.
         .target(name: "Vocabulary"),
         // Linux I/O: one thread in epoll_wait for every fd, timerfd deadlines, threads, EINTR and write helpers.
-        .target(name: "LinuxIO", dependencies: ["CLinuxShims"]),
+        .target(name: "LinuxIO", dependencies: ["CLinuxShims", "Vocabulary"]),
         // The only importer of CLibevdev: devices and their frames, grab, event masks, uinput, evemu files.
         .target(
             name: "Evdev",
@@ -135,15 +136,15 @@ let package = Package(
         // Actions on capture events, scheduled: the runner, its queues and workers, hooks, the shutter sound, the booth's steps (the files are Recording's).
         .target(
             name: "Actions",
-            dependencies: ["Booth", "Capture", "Runtime", "Frames", "Recording", "V4L2", "LinuxIO", "Movie", .product(name: "Logging", package: "swift-log"), "CLinuxShims", "Evdev", "Vocabulary"]),
+            dependencies: ["Booth", "Runtime", "Frames", "Recording", "V4L2", "LinuxIO", "Movie", .product(name: "Logging", package: "swift-log"), "CLinuxShims", "Evdev", "Vocabulary"]),
         // Typed events rendered as JSON lines and readable text; line writers, the socket, the monitor.
         .target(
             name: "Output",
-            dependencies: ["Capture", "Runtime", "JSON", "Actions", "Recording", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log"), "CLinuxShims", "Vocabulary"]),
+            dependencies: ["Runtime", "JSON", "Camera", "LinuxIO", .product(name: "Logging", package: "swift-log"), "CLinuxShims", "Vocabulary"]),
         // The only importer of CGPIOD: LED class devices and GPIO lines following the booth's events, on a thread of their own.
         .target(
             name: "OutputDevices",
-            dependencies: ["CGPIOD", "Booth", "Actions", "Capture", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+            dependencies: ["CGPIOD", "Booth", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         // The only importer of CMosquitto: an MQTT client on the IOLoop (reconnect, offline queue, will).
         .target(
             name: "MQTT",
@@ -167,7 +168,7 @@ let package = Package(
         // The live view (`[http]`): the ring as MJPEG, snapshots, events as SSE, the web page; SwiftNIO.
         .target(
             name: "LiveView",
-            dependencies: ["Frames", "Recording", "Actions", "Output", "Evdev", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"), "Vocabulary"]),
+            dependencies: ["Frames", "Recording", "Output", "Evdev", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"), "Vocabulary"]),
         // The TOML config, parsed straight into the runtime types.
         .target(
             name: "ConfigFile",
@@ -178,7 +179,7 @@ let package = Package(
             dependencies: ["Capture", "Runtime", "Camera", "Frames", "Recording", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "LinuxIO", "MQTT", "Rig", "LiveView", "LiveH264", "RTSP", "WebRTC", "Movie", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "CLinuxShims", "Vocabulary"]),
         .executableTarget(
             name: "evcapture",
-            dependencies: ["EvcaptureDaemon", "Capture", "Camera", "Recording", "Actions", "Output", "ConfigFile", "LinuxIO", "ConcurrencyRuntime", "LibcameraCamera", "Movie", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "Vocabulary"]),
+            dependencies: ["EvcaptureDaemon", "Capture", "Camera", "Actions", "Output", "ConfigFile", "LinuxIO", "ConcurrencyRuntime", "LibcameraCamera", "Movie", .product(name: "ArgumentParser", package: "swift-argument-parser"), .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "Vocabulary"]),
         // The README's library example, built with everything else (a system test runs it).
         .executableTarget(
             name: "capture-app-example", dependencies: ["Capture", "Runtime", "EvcaptureDaemon"],
@@ -191,7 +192,7 @@ let package = Package(
         .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO", "EvcaptureTesting", "Vocabulary", "CLibevdev"]),
         .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO", "CLinuxShims", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "FramesTests", dependencies: ["Frames", "Recording", "V4L2", "LinuxIO", "EvcaptureTesting", "Vocabulary"]),
-        .testTarget(name: "OutputDevicesTests", dependencies: ["OutputDevices", "Booth", "Actions", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+        .testTarget(name: "OutputDevicesTests", dependencies: ["OutputDevices", "Booth", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         .testTarget(name: "RolesTests", dependencies: ["Roles", "Evdev", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
@@ -199,33 +200,33 @@ let package = Package(
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "CLinuxShims", "Vocabulary"]),
         .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2", "LinuxIO", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "V4L2", "EvcaptureTesting", "Vocabulary"]),
-        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Frames", "Recording", "Actions", "Capture", "V4L2", "LinuxIO", "Vocabulary"]),
-        .testTarget(name: "RecordingTests", dependencies: ["Recording", "EvcaptureTesting", "Frames", "Movie", "Capture", "V4L2", "LinuxIO", "CLibjpeg", "Vocabulary"]),
-        .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Capture", "Recording", "Actions", "Movie", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
-        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Frames", "Recording", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "Vocabulary"]),
+        .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Frames", "Recording", "Actions", "V4L2", "LinuxIO", "Vocabulary"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "EvcaptureTesting", "Frames", "Movie", "V4L2", "LinuxIO", "CLibjpeg", "Vocabulary"]),
+        .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Recording", "Movie", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+        .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Frames", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "Vocabulary"]),
         .testTarget(
             name: "LiveViewTests",
-            dependencies: ["LiveView", "Recording", "Actions", "Frames", "V4L2", "EvcaptureTesting", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+            dependencies: ["LiveView", "Recording", "Frames", "V4L2", "EvcaptureTesting", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         .testTarget(name: "LiveH264Tests", dependencies: ["LiveH264", "Movie"]),
         .testTarget(
             name: "RTSPTests",
             dependencies: ["RTSP", "WebRTC", "LiveView", "LiveH264", "EvcaptureTesting", "Frames", "Movie", "V4L2", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
-        .testTarget(name: "RigTests", dependencies: ["Rig", "MQTT", "Actions", "Capture", "EvcaptureTesting", "Vocabulary"]),
+        .testTarget(name: "RigTests", dependencies: ["Rig", "MQTT", "EvcaptureTesting", "Vocabulary"]),
         // Against a real mosquitto broker on a free 127.0.0.1 port (skipped when mosquitto is not installed).
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "CMosquitto", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "EvcaptureDaemon", "Runtime", "Camera", "Output", "ConfigFile", "Capture", "Roles", "Evdev", "EvcaptureTesting", "LinuxIO", "MQTT", "Rig", "Recording", "Actions",
+                "EvcaptureDaemon", "Runtime", "Camera", "Output", "ConfigFile", "Capture", "Roles", "Evdev", "EvcaptureTesting", "LinuxIO", "MQTT", "Rig", "Recording",
                 "Vocabulary", .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),
-        .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Actions", "Camera", "V4L2", "Frames", "CLibcameraLoader", "Capture", "Vocabulary"], exclude: ["Fixtures"]),
+        .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Camera", "V4L2", "Frames", "CLibcameraLoader", "Capture", "Vocabulary"], exclude: ["Fixtures"]),
         .testTarget(name: "BoothTests", dependencies: ["Booth", "OutputDevices", "Actions", "ConfigFile"]),
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
         .testTarget(
             name: "SystemTests",
-            dependencies: ["EvcaptureDaemon", "Camera", "Frames", "Recording", "Actions", "Output", "ConfigFile", "Capture", "Evdev", "Udev", "V4L2", "LinuxIO", "EvcaptureTesting", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+            dependencies: ["EvcaptureDaemon", "Camera", "Frames", "Recording", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "EvcaptureTesting", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

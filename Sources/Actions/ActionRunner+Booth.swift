@@ -1,5 +1,4 @@
 import Booth
-import Capture
 import Recording
 import Vocabulary
 import LinuxIO

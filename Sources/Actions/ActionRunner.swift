@@ -1,4 +1,3 @@
-import Capture
 import Recording
 import Runtime
 #if canImport(Glibc)

@@ -1,5 +1,3 @@
-import Capture
-import Recording
 import Logging
 
 extension ActionRunner {

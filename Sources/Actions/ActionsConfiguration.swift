@@ -1,4 +1,3 @@
-import Capture
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -76,33 +75,6 @@ public struct ActionsConfiguration: Sendable {
         self.queueLimit = queueLimit
         self.maxConcurrentHooks = maxConcurrentHooks
     }
-}
-
-/// What an action did, for the daemon's JSON output and logs.
-public enum ActionOutcome: Sendable {
-    case photoSaved(PhotoResult, press: PressID)
-    case videoStarted(press: PressID, trigger: String?)
-    case videoSaved(VideoResult, press: PressID)
-    /// A recording a crash interrupted, kept at start under its name.
-    case videoRecovered(RecoveredVideo)
-    case hookFinished(name: String, ChildOutcome, press: PressID)
-    case soundStarted(file: String, press: PressID)
-    case failed(ActionError, press: PressID?)
-    /// Not run, and why (a replay runs no actions).
-    case skipped(String, press: PressID, reason: String)
-    /// A countdown second (`remaining` seconds to the shot at `shot`).
-    case countdown(remaining: Int, shot: Timestamp, press: PressID)
-    /// A countdown was cancelled (by a press) with `remaining` seconds to go.
-    case countdownCancelled(remaining: Int, press: PressID)
-    /// The shutter's moment: the photo is the frame nearest it.
-    case shot(time: Timestamp, press: PressID)
-    /// A burst's photos, in time order.
-    case burstSaved([PhotoResult], press: PressID)
-    /// A timelapse started, took or missed a shot, or stopped.
-    case timelapse(TimelapseReport)
-    /// A trigger message from the rig was taken (its command runs next): the moment a
-    /// station heard the rig, which its photo's line comes only after the frame is saved.
-    case triggerReceived(CaptureCommand, trigger: String, topic: String)
 }
 
 /// Receives capture triggers. `handle` returns at once: it never waits for an action.

@@ -1,6 +1,4 @@
 import Booth
-import Capture
-import Recording
 import Vocabulary
 import LinuxIO
 import Logging
@@ -26,23 +24,6 @@ public struct BoothBinding: Sendable, Hashable {
 
     /// One photo at the press, nothing else: the photo can be prepared from `began`.
     var isPlain: Bool { countdown == 0 && burst == 1 && timelapse == nil }
-}
-
-/// A timelapse's progress, for its `timelapse` line.
-public struct TimelapseReport: Sendable, Hashable {
-    public enum State: String, Sendable, Hashable, CaseIterable {
-        case started, shot, missed, stopped
-    }
-    public var state: State
-    /// The press that started it.
-    public var press: PressID
-    /// Shots taken and missed so far.
-    public var count: Int
-    public var missed: Int
-    /// The next shot's time; nil once stopped.
-    public var next: Timestamp?
-    /// For `shot`: the photo.
-    public var photo: PhotoResult?
 }
 
 /// The booth's clock work: countdowns and timelapses on a thread of their own (an

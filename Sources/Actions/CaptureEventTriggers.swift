@@ -1,5 +1,3 @@
-import Capture
-import Recording
 import Vocabulary
 import LinuxIO
 

@@ -2,29 +2,8 @@
 import Glibc
 #endif
 import CLinuxShims
-import Capture
-import Recording
+import Vocabulary
 import LinuxIO
-
-/// How a child process ended.
-public struct ChildOutcome: Sendable, Hashable, CustomStringConvertible {
-    /// The exit status when it exited.
-    public var exitStatus: Int32?
-    /// The signal that ended it.
-    public var signal: Int32?
-    /// It ran past its timeout and was killed (SIGTERM to its process group, SIGKILL 1 s later).
-    public var timedOut: Bool
-    /// Its combined stdout and stderr (at most 64 KiB kept).
-    public var output: String
-
-    public var succeeded: Bool { exitStatus == 0 && !timedOut }
-
-    public var description: String {
-        if timedOut { return "killed after its timeout" }
-        if let signal { return "ended by signal \(signal)" }
-        return "exited with status \(exitStatus ?? -1)"
-    }
-}
 
 /// posix_spawn with the child in its own process group, stdin from /dev/null, stdout and
 /// stderr into a pipe, no other descriptor of the daemon (a library's socket that is not

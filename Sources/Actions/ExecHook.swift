@@ -3,8 +3,6 @@ import Glibc
 #endif
 import FoundationEssentials
 import Logging
-import Capture
-import Recording
 import Vocabulary
 import LinuxIO
 

@@ -1,4 +1,3 @@
-import Capture
 import Vocabulary
 #if canImport(Glibc)
 import Glibc

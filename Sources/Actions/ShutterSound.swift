@@ -4,7 +4,7 @@ import Glibc
 import FoundationEssentials
 import Logging
 import Synchronization
-import Capture
+import Vocabulary
 import LinuxIO
 import Recording
 

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import FoundationEssentials
-import Capture
+import Vocabulary
 import Udev
 import LinuxIO
 

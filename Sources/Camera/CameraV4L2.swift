@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Capture
 import Synchronization
 import V4L2
 import Udev

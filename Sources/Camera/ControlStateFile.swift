@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import FoundationEssentials
-import Capture
 import JSON
 import Udev
 import LinuxIO

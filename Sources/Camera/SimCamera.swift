@@ -1,4 +1,3 @@
-import Capture
 import Synchronization
 import Udev
 import LinuxIO

@@ -6,7 +6,6 @@ import Glibc
 import FoundationEssentials
 import LinuxIO
 import TOMLKit
-import Actions
 import Camera
 
 /// A config that cannot be used: `file:line: problem` (``FileLineError``).

@@ -1,11 +1,9 @@
-import Capture
 #if canImport(Glibc)
 import Glibc
 #endif
 import FoundationEssentials
 import LinuxIO
 import TOMLKit
-import Actions
 import Camera
 import Synchronization
 

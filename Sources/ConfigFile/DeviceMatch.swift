@@ -1,11 +1,9 @@
-import Capture
 import Vocabulary
 #if canImport(Glibc)
 import Glibc
 #endif
 import FoundationEssentials
 import TOMLKit
-import Actions
 import Camera
 import MQTT
 import Rig

@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Capture
 import Vocabulary
 import FoundationEssentials
 import LinuxIO

@@ -1,6 +1,6 @@
 import Actions
 import Camera
-import Capture
+import Vocabulary
 import Runtime
 import ServiceLifecycle
 import ConfigFile

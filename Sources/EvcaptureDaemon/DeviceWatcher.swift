@@ -6,7 +6,6 @@ import Logging
 import Synchronization
 import Udev
 import Camera
-import Actions
 import Output
 import ConfigFile
 

@@ -7,7 +7,6 @@ import Vocabulary
 import FoundationEssentials
 import Udev
 import Camera
-import Actions
 import Output
 import ConfigFile
 import LinuxIO

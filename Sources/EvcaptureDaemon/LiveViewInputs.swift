@@ -1,4 +1,3 @@
-import Capture
 import Vocabulary
 import LinuxIO
 import LiveView

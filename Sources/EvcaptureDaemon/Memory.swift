@@ -1,7 +1,5 @@
 import CLinuxShims
-import Capture
 import Camera
-import Actions
 import Output
 import ConfigFile
 import Udev

@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import Actions
-import Capture
 import Vocabulary
 import LinuxIO
 import LiveView

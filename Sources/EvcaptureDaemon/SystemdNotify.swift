@@ -3,9 +3,8 @@ import Glibc
 #endif
 import CLinuxShims
 import FoundationEssentials
-import Capture
 import Camera
-import Actions
+import Vocabulary
 import Output
 import ConfigFile
 import Udev

@@ -1,4 +1,3 @@
-import Actions
 import Vocabulary
 import LinuxIO
 import Logging

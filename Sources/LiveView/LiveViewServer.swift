@@ -1,4 +1,4 @@
-import Actions
+import Vocabulary
 import Logging
 import NIOCore
 import NIOHTTP1

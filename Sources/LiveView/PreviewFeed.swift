@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Actions
 import Vocabulary
 import LinuxIO
 import Logging

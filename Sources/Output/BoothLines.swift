@@ -1,5 +1,3 @@
-import Actions
-import Capture
 import JSON
 import Vocabulary
 

@@ -1,8 +1,5 @@
 @_exported import JSON
-import Capture
 import Vocabulary
-import Actions
-import Recording
 import LinuxIO
 
 /// The JSON lines (docs/json-lines.md): one object per line, each with `event` first and `time` last

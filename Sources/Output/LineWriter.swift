@@ -1,8 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Actions
-import Capture
+import Vocabulary
 import Runtime
 import LinuxIO
 import Synchronization

@@ -1,9 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Capture
 import FoundationEssentials
-import Actions
 import LinuxIO
 
 /// The text of `evcapture monitor`: capture events as lines, and a one-line picture of the

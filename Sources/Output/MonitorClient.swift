@@ -1,7 +1,5 @@
 #if canImport(Glibc)
 import Glibc
-import Capture
-import Actions
 import LinuxIO
 #endif
 

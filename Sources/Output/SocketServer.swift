@@ -5,9 +5,7 @@ import CLinuxShims
 import LinuxIO
 import Logging
 import Synchronization
-import Capture
 import Vocabulary
-import Actions
 
 /// A Unix stream socket that sends every JSON line to every connected client
 /// (`run --socket PATH`, `evcapture monitor`).

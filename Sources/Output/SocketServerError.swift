@@ -5,8 +5,7 @@ import CLinuxShims
 import LinuxIO
 import Logging
 import Synchronization
-import Capture
-import Actions
+import Vocabulary
 
 /// Why the JSON socket could not be set up: the one error shape, ``SystemError``
 /// (docs/architecture.md#errors-and-habits), under this layer's name, with the codes below.

@@ -1,6 +1,4 @@
-import Actions
 import Booth
-import Capture
 import Vocabulary
 import LinuxIO
 import Logging

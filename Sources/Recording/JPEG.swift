@@ -7,13 +7,6 @@ import Glibc
 import LinuxIO
 #endif
 
-/// A JPEG encoding or decoding failure reported by libjpeg.
-public struct JPEGError: Error, CustomStringConvertible, Sendable, Equatable {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { "JPEG: \(message)" }
-}
-
 /// JPEG encoding (uncompressed frames) and checking, through libjpeg-turbo.
 public enum JPEG {
     /// What a successful decode found.

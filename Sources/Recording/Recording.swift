@@ -123,62 +123,6 @@ public struct CaptureRequest: Sendable, Hashable {
     }
 }
 
-/// A written photo.
-public struct PhotoResult: Sendable, Hashable {
-    public var path: String
-    public var width: Int
-    public var height: Int
-    public var bytes: Int
-    /// The frame's kernel timestamp (CLOCK_MONOTONIC, the clock of capture events).
-    public var frameTime: Timestamp?
-    /// The driver's frame counter.
-    public var sequence: UInt32?
-    /// The request's trigger id.
-    public var trigger: String? = nil
-    /// For a trigger with the press's wall-clock time: the chosen frame's time minus that
-    /// instant, in µs (how close this station came to the rig's moment).
-    public var pressOffset: Int64? = nil
-    public init(
-        path: String, width: Int, height: Int, bytes: Int, frameTime: Timestamp? = nil, sequence: UInt32? = nil, trigger: String? = nil,
-        pressOffset: Int64? = nil
-    ) {
-        self.path = path
-        self.width = width
-        self.height = height
-        self.bytes = bytes
-        self.frameTime = frameTime
-        self.sequence = sequence
-        self.trigger = trigger
-        self.pressOffset = pressOffset
-    }
-}
-
-/// A written video.
-public struct VideoResult: Sendable, Equatable {
-    public var path: String
-    public var frames: Int
-    public var framesPerSecond: Double
-    public var width: Int
-    public var height: Int
-    /// The recording stopped early at the size limit or after a camera error.
-    public var truncated: Bool
-    /// The first frame's kernel timestamp (CLOCK_MONOTONIC).
-    public var frameTime: Timestamp?
-    /// Frames the recording could not keep up with (the ring overwrote them).
-    public var skipped: Int = 0
-    /// Damaged camera frames left out (MP4: a JPEG that does not decode).
-    public var undecodable: Int = 0
-    public var format: VideoFormat = .avi
-    /// The H.264 encoder (MP4 only): `camera` when the camera's H.264 was muxed as it is.
-    public var encoder: String? = nil
-    /// From the first frame's time to the end of the last (seconds).
-    public var duration: Double = 0
-    /// Why the recording ended before its stop (the camera went away, the disk is full).
-    public var stoppedBy: RecordingError? = nil
-    /// The request's trigger id.
-    public var trigger: String? = nil
-}
-
 /// Photos: one frame from the ring, written atomically as JPEG. Blocking; call it off the
 /// input path (``ActionRunner`` does).
 public enum Photo {

@@ -1,49 +1,7 @@
-import V4L2
 import Movie
+import Vocabulary
 
-/// Why a photo or a video could not be made; an action that fails with one reports it as an
-/// `error` event, under the code below.
-public enum RecordingError: Error, CustomStringConvertible, Sendable, Equatable {
-    /// The camera failed: busy (EBUSY), gone (ENODEV), no frame within the timeout, ...
-    case camera(StreamingError)
-    /// A frame could not be encoded.
-    case jpeg(JPEGError)
-    /// The output file could not be written.
-    case file(FileWriteError)
-    /// A video could not be encoded (no H.264 encoder, the encoder refused the frames).
-    case video(MovieError)
-
-    public var description: String {
-        switch self {
-        case .camera(let e): "camera: \(e)"
-        case .jpeg(let e): "\(e)"
-        case .file(let e): "output file: \(e)"
-        case .video(let e): "video: \(e)"
-        }
-    }
-
-    /// A short stable code for JSON `error` objects (`camera-busy`, `camera-removed`, ...).
-    public var code: String {
-        switch self {
-        case .camera(let e):
-            switch e.code {
-            case .busy: "camera-busy"
-            case .deviceRemoved: "camera-removed"
-            case .timedOut: "camera-timeout"
-            case .permissionDenied: "camera-permission"
-            case .noBandwidth: "camera-bandwidth"
-            case .noUsableFormat: "camera-format"
-            case .frameRateNotAvailable: "camera-fps"
-            default: "camera"
-            }
-        case .jpeg: "jpeg"
-        // Nothing partial is left (AtomicFile); a video keeps what was recorded.
-        case .file(let e) where e.code == .noSpace: "disk-full"
-        case .file: "file"
-        case .video: "video-encoder"
-        }
-    }
-
+extension RecordingError {
     /// A write failure is the file's (a full disk is `disk-full`), anything else the encoder's.
     static func movie(_ e: MovieError) -> RecordingError {
         e.code == .videoWrite ? .file(FileWriteError(errno: e.errno, context: e.context)) : .video(e)

@@ -3,17 +3,6 @@ import Glibc
 #endif
 import Movie
 
-/// A recording a crash (a kill, a power cut) interrupted, kept at the next start.
-public struct RecoveredVideo: Sendable, Hashable {
-    /// Where it is now, under the name it was to get (or a numbered variant).
-    public var path: String
-    /// The temporary file it was found as.
-    public var temporaryName: String
-    public var format: VideoFormat
-    /// Frames kept (whole frames for AVI, whole fragments for MP4).
-    public var frames: Int
-}
-
 /// Recordings interrupted by a crash are kept, never deleted: at start, each unlocked
 /// `.evcapture-<random>~<name>.part` (``AtomicFile``) is finished where its format needs it
 /// and given its name. An MP4 is cut after its last whole fragment (``MP4Recovery``); an

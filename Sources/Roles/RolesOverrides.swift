@@ -1,46 +1,5 @@
 import Vocabulary
 
-/// What a device is taken for. It decides the roles of all its codes at once; the raw
-/// values are the device-level words of `EVCAPTURE_ROLE` and of the config file.
-public enum DeviceKind: String, Sendable, Hashable, CaseIterable, Codable {
-    /// Volume / camera buttons (gpio-keys, platform buttons, "Consumer Control" nodes):
-    /// `KEY_VOLUMEDOWN` and `KEY_CAMERA` primary, `KEY_VOLUMEUP` secondary,
-    /// `KEY_CAMERA_FOCUS` light-press. Dedicated when it is gpio-keys / adc-keys.
-    case buttons
-    /// A remote shutter or presenter: volume, enter, space, page-up/down, camera keys
-    /// (and `BTN_0`/`BTN_LEFT`) are all primary. Dedicated.
-    case shutter
-    /// A Bluetooth headset (BlueZ AVRCP): play/pause keys primary, volume keys as for
-    /// `buttons`; its presses play the shutter sound. Dedicated.
-    case headset
-    /// A volume knob: `KEY_VOLUMEUP` slider +1, `KEY_VOLUMEDOWN` slider −1, `KEY_MUTE`
-    /// light-press; wheel/dial axes slider. Dedicated.
-    case knob
-    /// A dial (PowerMate, Surface Dial, tablet dial): `REL_DIAL`/`REL_WHEEL`/
-    /// `REL_WHEEL_HI_RES` slider, `BTN_0` light-press. Dedicated.
-    case dial
-    /// A rotary encoder and/or its push switch: relative and absolute axes slider, every
-    /// key light-press. Dedicated.
-    case encoder
-    /// A full keyboard: only its volume / camera keys count; never dedicated.
-    case keyboard
-    /// A mouse or other pointer: its wheel is a slider; never dedicated.
-    case pointer
-    /// Everything ignored.
-    case ignore
-    /// Nothing it sends has a default role.
-    case other
-
-    /// Whether devices of this kind are grabbed while the session runs
-    /// (docs/behaviour.md#grabs-and-event-delivery).
-    public var isDedicated: Bool {
-        switch self {
-        case .shutter, .headset, .knob, .dial, .encoder: true
-        case .buttons, .keyboard, .pointer, .ignore, .other: false
-        }
-    }
-}
-
 /// A role for one code as written in `EVCAPTURE_ROLE` or the config: `primary`,
 /// `secondary`, `light-press`, `slider`, `slider+1`, `slider-1` (a key that moves the
 /// slider one step per press), `slider:counter` (a relative axis whose values are an 8-bit

@@ -1,4 +1,3 @@
-import Capture
 import Dispatch
 import LinuxIO
 import Synchronization

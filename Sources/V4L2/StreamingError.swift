@@ -6,9 +6,10 @@ import Glibc
 import LinuxIO
 
 /// Why a stream could not deliver frames: the one error shape, ``SystemError``
-/// (docs/architecture.md#errors-and-habits), under this layer's name, with the codes below
-/// (and the shared `.deviceRemoved`, `.notFound`, `.timedOut`, `.failed`). The daemon
-/// reports each as an `error` event.
+/// (docs/architecture.md#errors-and-habits), under this layer's name, with the codes below,
+/// the floor's `.noUsableFormat`, `.noBandwidth` and `.frameRateNotAvailable` (a recording's
+/// error code names them) and the shared `.deviceRemoved`, `.notFound`, `.timedOut`,
+/// `.failed`. The daemon reports each as an `error` event.
 public typealias StreamingError = SystemError
 
 extension SystemError.Code {
@@ -27,23 +28,6 @@ extension SystemError.Code {
         "not a capture device",
         hint: "a camera often has several /dev/video nodes and only one of them captures: "
             + "v4l2-ctl --list-devices shows them; set [camera] capture-device")
-    /// The camera offers none of ``PixelFormat/captureOrder``.
-    public static let noUsableFormat = SystemError.Code(
-        "no usable format",
-        hint: "evcapture takes one of \(PixelFormat.captureOrder.map(\.description).joined(separator: ", ")); "
-            + "v4l2-ctl --list-formats-ext -d DEVICE lists what the camera offers")
-    /// `VIDIOC_STREAMON` failed with `ENOSPC` (or `ENOMEM`): on USB cameras, the bus has no
-    /// isochronous bandwidth left for this format and size (uvcvideo).
-    public static let noBandwidth = SystemError.Code(
-        "not enough USB bandwidth",
-        hint: "the USB bus has no bandwidth left for this format and size (another camera or a busy device on the same bus, "
-            + "or uncompressed YUYV at a high resolution): try a lower resolution ([camera] width and height), "
-            + "a camera that offers MJPEG, or another USB port (a bus of its own)")
-    /// The stream runs, but not at the rate asked for (`[camera] fps`): the driver chose
-    /// its nearest, or cannot set one.
-    public static let frameRateNotAvailable = SystemError.Code(
-        "frame rate not available",
-        hint: "v4l2-ctl --list-formats-ext -d DEVICE lists the frame rates of each size; [camera] fps takes one of them, or leave it out")
 }
 
 extension SystemError {

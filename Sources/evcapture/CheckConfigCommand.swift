@@ -4,7 +4,6 @@ import LinuxIO
 import Glibc
 import EvcaptureDaemon
 import ConfigFile
-import Actions
 #endif
 
 /// `evcapture check-config FILE`: validates a config file, then says what it will do here.

@@ -5,12 +5,10 @@ import Vocabulary
 import Glibc
 import EvcaptureDaemon
 import Camera
-import Actions
 import Output
 import ConfigFile
 import LibcameraCamera
 import Movie
-import Recording
 #endif
 
 /// `evcapture controls [--camera DEV] [--json]`

@@ -4,7 +4,6 @@ import LinuxIO
 import Glibc
 import EvcaptureDaemon
 import Camera
-import Actions
 import Output
 import ConfigFile
 #endif

@@ -1,7 +1,6 @@
 import ArgumentParser
 import EvcaptureDaemon
 import Camera
-import Actions
 import Output
 import ConfigFile
 

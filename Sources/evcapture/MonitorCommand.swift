@@ -5,7 +5,6 @@ import Glibc
 import LinuxIO
 import EvcaptureDaemon
 import Camera
-import Actions
 import Output
 import ConfigFile
 #endif

@@ -7,7 +7,6 @@ import ServiceLifecycle
 import Glibc
 import EvcaptureDaemon
 import Camera
-import Actions
 import Output
 import ConfigFile
 #endif

@@ -2,7 +2,6 @@ import EvcaptureTesting
 import Foundation
 import Synchronization
 import Testing
-import Capture
 @testable import Actions
 import Vocabulary
 import LinuxIO

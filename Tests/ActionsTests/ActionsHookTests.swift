@@ -4,7 +4,6 @@ import Logging
 import Synchronization
 import Testing
 @testable import Actions
-import Capture
 import Vocabulary
 import LinuxIO
 @testable import Recording

@@ -71,8 +71,6 @@ final class OutcomeLog: Sendable {
         #expect(log.sounds.count == 1, "the non-headset click played nothing")
     }
 }
-
-import Capture
 import Vocabulary
 @testable import Actions
 import LinuxIO

@@ -4,7 +4,6 @@ import LinuxIO
 import Synchronization
 import Vocabulary
 import Testing
-import Capture
 @testable import Actions
 import Recording
 import V4L2

@@ -1,8 +1,6 @@
 import Testing
 import Synchronization
-import Capture
 import Vocabulary
-@testable import Actions
 
 /// The daemon's emit (docs/architecture.md#events-and-sinks): every event to every sink, in
 /// the wiring's order; an app's observer sees the pipeline's events only.

@@ -5,8 +5,6 @@ import LinuxIO
 import Synchronization
 import Testing
 import V4L2
-
-@testable import Actions
 @testable import Frames
 
 /// A camera behind the capture stream's seam (``FrameStream``): frames `interval` µs apart

@@ -3,7 +3,6 @@ import Foundation
 import Synchronization
 import Vocabulary
 import Testing
-import Capture
 @testable import Actions
 import V4L2
 import LinuxIO

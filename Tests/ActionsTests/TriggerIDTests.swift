@@ -1,6 +1,5 @@
 @testable import Actions
 import Testing
-import Capture
 import Vocabulary
 @testable import Recording
 

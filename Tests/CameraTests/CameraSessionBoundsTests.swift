@@ -1,5 +1,4 @@
 import Testing
-import Capture
 @testable import Camera
 
 /// The camera session's events are a bounded queue (docs/behaviour.md#reliability): with nobody taking

@@ -1,5 +1,4 @@
 import EvcaptureTesting
-import Capture
 import Foundation
 import Testing
 import Synchronization

@@ -1,5 +1,5 @@
 import EvcaptureTesting
-import Capture
+import Vocabulary
 @testable import Camera
 import Testing
 

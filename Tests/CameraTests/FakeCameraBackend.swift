@@ -1,5 +1,4 @@
 import Camera
-import Capture
 import Synchronization
 
 /// A minimal in-memory camera for the core's tests (the UVC-like simulator is `SimCamera`).

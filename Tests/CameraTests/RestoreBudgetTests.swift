@@ -3,7 +3,6 @@ import Vocabulary
 import Testing
 import V4L2
 @testable import Camera
-import Capture
 
 @Suite struct RestoreBudgetTests {
     let zoom = ControlID(0x009a_090d)

@@ -1,8 +1,6 @@
-import Actions
 import ConfigFile
 import Movie
 import Testing
-import Recording
 import Vocabulary
 
 @Suite struct VideoConfigTests {

@@ -1,5 +1,4 @@
 import EvcaptureTesting
-import Capture
 import Evdev
 import Vocabulary
 import Foundation

@@ -5,7 +5,6 @@ import EvcaptureDaemon
 import Camera
 import Output
 import ConfigFile
-import Capture
 
 /// `evcapture replay` as a person runs it: the built binary (``EvcaptureCommand``), its
 /// stdout, stderr and exit status.

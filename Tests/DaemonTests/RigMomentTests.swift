@@ -1,5 +1,3 @@
-import Actions
-import Capture
 import EvcaptureTesting
 import LinuxIO
 import Rig

@@ -5,7 +5,6 @@ import Testing
 import Camera
 import Output
 import ConfigFile
-import Capture
 
 @Suite struct SystemdNotifyTests {
     /// A datagram socket standing in for systemd; returns its fd.

@@ -1,4 +1,4 @@
-import Actions
+import Vocabulary
 import Testing
 import V4L2
 

@@ -1,4 +1,3 @@
-import Actions
 import EvcaptureTesting
 import Testing
 import Vocabulary

@@ -11,8 +11,6 @@ import LinuxIO
 import Synchronization
 import Testing
 
-@testable import Actions
-
 /// The outputs' thread against an LED class directory made in a scratch directory (the
 /// kernel's own LED class devices are in the system tests), and a GPIO chip that is not there.
 @Suite struct OutputsTests {

@@ -4,9 +4,7 @@ import LinuxIO
 import Synchronization
 import Testing
 @testable import Output
-import Capture
 import Vocabulary
-import Actions
 
 @Suite struct MonitorRenderingTests {
     @Test func controlLineMarksValueAndProminentValues() {

@@ -5,8 +5,6 @@ import Synchronization
 import Testing
 import Logging
 @testable import Output
-import Capture
-import Actions
 
 /// A test client that reads everything on a thread of its own.
 final class LineReader: Sendable {

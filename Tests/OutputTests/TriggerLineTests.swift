@@ -1,6 +1,3 @@
-@testable import Actions
-import Recording
-import Capture
 import Vocabulary
 import Output
 import Testing

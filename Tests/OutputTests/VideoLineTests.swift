@@ -1,8 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import Actions
-import Capture
 import Vocabulary
 import Movie
 import Output

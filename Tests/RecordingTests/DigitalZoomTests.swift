@@ -1,4 +1,4 @@
-import Capture
+import Vocabulary
 import Testing
 import EvcaptureTesting
 import Recording

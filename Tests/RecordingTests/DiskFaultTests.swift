@@ -1,7 +1,7 @@
 import EvcaptureTesting
 import Foundation
 import Testing
-import Capture
+import Vocabulary
 import LinuxIO
 @testable import Recording
 

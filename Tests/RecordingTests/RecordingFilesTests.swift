@@ -3,7 +3,6 @@ import EvcaptureTesting
 import Foundation
 import Testing
 @testable import V4L2
-import Capture
 import Vocabulary
 import LinuxIO
 @testable import Frames

@@ -4,7 +4,6 @@ import Glibc
 import Foundation
 @testable import Movie
 import Testing
-import Capture
 import Vocabulary
 @testable import Recording
 

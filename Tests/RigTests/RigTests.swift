@@ -1,5 +1,3 @@
-import Actions
-import Capture
 import Vocabulary
 import MQTT
 @testable import Rig

@@ -3,7 +3,6 @@ import EvcaptureTesting
 import Glibc
 #endif
 import Testing
-@testable import Roles
 
 /// Syntax sanity of `udev-rules/*.rules`: every line is a comment, blank, or comma-separated
 /// `KEY[{attr}]OP"value"` items udev knows; GOTOs have labels; every EVCAPTURE_ROLE value is

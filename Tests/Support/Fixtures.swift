@@ -1,4 +1,3 @@
-import Capture
 import Vocabulary
 
 /// The repository's evemu fixtures (`Tests/Fixtures`).

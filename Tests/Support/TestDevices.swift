@@ -1,4 +1,3 @@
-import Capture
 import Vocabulary
 
 /// Devices used by the scenarios, with hand-written roles (the classifier is tested elsewhere).

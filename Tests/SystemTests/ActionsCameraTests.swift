@@ -8,7 +8,6 @@ import V4L2
 
 @testable import EvcaptureDaemon
 import Camera
-import Capture
 import Actions
 import Output
 import ConfigFile

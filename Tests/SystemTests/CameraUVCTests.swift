@@ -1,10 +1,8 @@
 import EvcaptureTesting
 import EvcaptureDaemon
 import Camera
-import Actions
 import Output
 import ConfigFile
-import Capture
 import Foundation
 import LinuxIO
 import Logging

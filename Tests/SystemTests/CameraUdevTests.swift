@@ -1,7 +1,6 @@
 import EvcaptureTesting
 import EvcaptureDaemon
 import Camera
-import Actions
 import Output
 import ConfigFile
 import Foundation

@@ -4,7 +4,6 @@ import Glibc
 #endif
 import EvcaptureDaemon
 import Camera
-import Actions
 import Output
 import ConfigFile
 import Evdev

@@ -2,7 +2,6 @@
 import EvcaptureTesting
 import Glibc
 #endif
-import Actions
 import Foundation
 import Vocabulary
 import Logging

@@ -5,7 +5,6 @@ import Glibc
 import Foundation
 import Testing
 import Synchronization
-import Capture
 import Evdev
 import Vocabulary
 import LinuxIO

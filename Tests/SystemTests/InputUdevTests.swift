@@ -11,10 +11,8 @@ import Udev
 import Synchronization
 import EvcaptureDaemon
 import Camera
-import Actions
 import Output
 import ConfigFile
-import Capture
 
 @Suite(.systemTest)
 struct InputUdevTests {

@@ -1,6 +1,5 @@
 import Foundation
 import Testing
-import Actions
 
 #if canImport(Glibc)
 import Glibc

@@ -7,7 +7,6 @@ import V4L2
 import Vocabulary
 
 import Actions
-import Capture
 import Recording
 
 /// Cameras that send only uncompressed RGB or 4:2:0 frames: vivid, asked for one format at a

@@ -3,7 +3,6 @@ import EvcaptureTesting
 import Glibc
 #endif
 import Camera
-import Capture
 import Foundation
 import LinuxIO
 import Logging

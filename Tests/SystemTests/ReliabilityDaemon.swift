@@ -4,7 +4,6 @@ import Glibc
 #endif
 import Foundation
 import Testing
-import Capture
 
 /// `evcapture run --json` as the reliability tests drive it: the host-built debug
 /// executable in a ``DaemonProcess`` (its stdout's JSON lines and stderr collected), a config

@@ -7,8 +7,6 @@ import Foundation
 import Logging
 import Testing
 import V4L2
-
-import Actions
 import Frames
 import Recording
 

@@ -1,7 +1,3 @@
-import Capture
-import Recording
-import Vocabulary
-
 /// Everything the daemon tells its sinks, in one vocabulary (docs/architecture.md#events-and-sinks):
 /// the core's pipeline events, and the outcomes of the actions they started.
 public enum DaemonEvent: Sendable {
