@@ -1,5 +1,4 @@
 import Actions
-import Capture
 import Rig
 import Vocabulary
 
