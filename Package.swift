@@ -120,7 +120,7 @@ let package = Package(
             name: "Camera",
             dependencies: ["Capture", "JSON", "V4L2", "Udev", "LinuxIO", "CLinuxShims", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         // The only importer of CFFmpeg: H.264 (hardware or software encoder) in fragmented MP4, and MP4 recovery.
-        .target(name: "Movie", dependencies: ["CFFmpeg", "V4L2", "LinuxIO", "Vocabulary"]),
+        .target(name: "Movie", dependencies: ["CFFmpeg", "V4L2", "Vocabulary"]),
         // The booth's timing: countdowns, bursts, timelapse schedules, what outputs follow; pure, time passed in.
         .target(name: "Booth"),
         // The capture stream: a camera's frames (V4L2 or another library's) in a ring of recent frames, read by time.
@@ -154,7 +154,7 @@ let package = Package(
         // The camera's live H.264: one encode (or the camera's own H.264) shared by every viewer.
         .target(
             name: "LiveH264",
-            dependencies: ["Frames", "Movie", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+            dependencies: ["Frames", "Movie", "V4L2", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         // Debian's gst-rtsp-server, loaded on first use (rtsp.c): the RTSP server's C side.
         .target(name: "CGstRTSP"),
         // The camera's live H.264 over RTSP (`[rtsp]`).
@@ -191,8 +191,8 @@ let package = Package(
 
         .testTarget(name: "EvdevTests", dependencies: ["Evdev", "LinuxIO", "EvcaptureTesting", "Vocabulary", "CLibevdev"]),
         .testTarget(name: "LinuxIOTests", dependencies: ["LinuxIO", "CLinuxShims", "EvcaptureTesting", "Vocabulary"]),
-        .testTarget(name: "FramesTests", dependencies: ["Frames", "Recording", "V4L2", "LinuxIO", "EvcaptureTesting", "Vocabulary"]),
-        .testTarget(name: "OutputDevicesTests", dependencies: ["OutputDevices", "Booth", "LinuxIO", "EvcaptureTesting", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+        .testTarget(name: "FramesTests", dependencies: ["Frames", "Recording", "V4L2", "EvcaptureTesting", "Vocabulary"]),
+        .testTarget(name: "OutputDevicesTests", dependencies: ["OutputDevices", "Booth", "EvcaptureTesting", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         .testTarget(name: "RolesTests", dependencies: ["Roles", "Evdev", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "CaptureTests", dependencies: ["Capture", "Evdev", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
@@ -201,7 +201,7 @@ let package = Package(
         .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2", "LinuxIO", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "V4L2", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Frames", "Recording", "Actions", "V4L2", "LinuxIO", "Vocabulary"]),
-        .testTarget(name: "RecordingTests", dependencies: ["Recording", "EvcaptureTesting", "Frames", "Movie", "V4L2", "LinuxIO", "CLibjpeg", "Vocabulary"]),
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "EvcaptureTesting", "Frames", "Movie", "V4L2", "CLibjpeg", "Vocabulary"]),
         .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Recording", "Movie", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
         .testTarget(name: "ConfigFileTests", dependencies: ["EvcaptureTesting", "ConfigFile", "Capture", "Frames", "Actions", "Camera", "Movie", "MQTT", "Rig", "LiveView", "RTSP", "Vocabulary"]),
         .testTarget(

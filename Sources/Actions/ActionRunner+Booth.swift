@@ -1,7 +1,6 @@
 import Booth
 import Recording
 import Vocabulary
-import LinuxIO
 import Logging
 import Synchronization
 import V4L2

@@ -8,7 +8,6 @@ import Logging
 import Synchronization
 import Vocabulary
 import V4L2
-import LinuxIO
 import Booth
 import Frames
 import Movie

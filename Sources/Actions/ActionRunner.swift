@@ -9,7 +9,6 @@ import Synchronization
 import Evdev
 import Vocabulary
 import V4L2
-import LinuxIO
 import Booth
 import Frames
 import Movie

@@ -5,7 +5,6 @@ import FoundationEssentials
 import Logging
 import Synchronization
 import Vocabulary
-import LinuxIO
 import Recording
 
 /// What a button does beyond reporting its events.

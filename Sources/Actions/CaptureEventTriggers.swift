@@ -1,5 +1,4 @@
 import Vocabulary
-import LinuxIO
 
 extension ActionTrigger {
     /// The action triggers of one capture event, in the order actions should see them:

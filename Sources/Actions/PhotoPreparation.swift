@@ -4,7 +4,6 @@ import Glibc
 #endif
 import Synchronization
 import V4L2
-import LinuxIO
 import Frames
 import Recording
 

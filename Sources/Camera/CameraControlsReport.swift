@@ -4,7 +4,6 @@ import Glibc
 import FoundationEssentials
 import Vocabulary
 import Udev
-import LinuxIO
 
 /// What `evcapture controls` shows: the camera, every control, and which system control binds
 /// to which. Built from a real device; without one, why there is none.

@@ -1,7 +1,6 @@
 import Capture
 import Vocabulary
 import Udev
-import LinuxIO
 
 /// The controls stage of the pipeline: a `ControlsSession` with the system controls (zoom,
 /// then exposure bias) bound to a camera — a `V4L2Camera` for `evcapture run` and for

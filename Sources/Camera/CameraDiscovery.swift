@@ -3,7 +3,6 @@ import Glibc
 #endif
 import Udev
 import V4L2
-import LinuxIO
 
 /// Which camera the session uses.
 public enum CameraSelector: Hashable, Sendable {

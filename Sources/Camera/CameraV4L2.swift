@@ -4,7 +4,6 @@ import Glibc
 import Synchronization
 import V4L2
 import Udev
-import LinuxIO
 
 /// A real camera behind ``Capture/CameraBackend``: one identity, across unplug and replug.
 ///

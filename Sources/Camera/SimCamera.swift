@@ -1,6 +1,5 @@
 import Synchronization
 import Udev
-import LinuxIO
 
 /// A simulated camera that behaves like a typical UVC webcam under uvcvideo, for
 /// `evcapture replay --camera sim` and tests:

@@ -9,7 +9,6 @@ import Udev
 import Camera
 import Output
 import ConfigFile
-import LinuxIO
 
 /// One input device as `evcapture devices` shows it: identity, kind and every role with
 /// its reason. The JSON field names are stable.

@@ -1,5 +1,4 @@
 import Vocabulary
-import LinuxIO
 import LiveView
 
 extension DaemonState {

@@ -3,7 +3,6 @@ import Camera
 import Output
 import ConfigFile
 import Udev
-import LinuxIO
 
 /// Turns transparent huge pages off for this process (`prctl(PR_SET_THP_DISABLE)`); call it
 /// first thing in `main`, before any thread exists.

@@ -8,7 +8,6 @@ import Vocabulary
 import Output
 import ConfigFile
 import Udev
-import LinuxIO
 
 /// systemd's readiness protocol (`sd_notify(3)`), without libsystemd: one datagram with
 /// `KEY=VALUE` lines sent to the `AF_UNIX` socket named by `$NOTIFY_SOCKET` (a path, or an

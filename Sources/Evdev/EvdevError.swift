@@ -1,4 +1,4 @@
-import LinuxIO
+import Vocabulary
 
 /// An error from the evdev layer ("opening /dev/input/event3: permission denied"): the one
 /// error shape, ``SystemError`` (docs/architecture.md#errors-and-habits), under this layer's

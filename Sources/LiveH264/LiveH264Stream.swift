@@ -3,7 +3,6 @@ import Glibc
 #endif
 import Vocabulary
 import Frames
-import LinuxIO
 import Logging
 import Movie
 import Synchronization

@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import Vocabulary
-import LinuxIO
 import Logging
 import NIOCore
 import Synchronization

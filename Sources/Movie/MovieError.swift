@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CFFmpeg
 import V4L2
-import LinuxIO
+import Vocabulary
 
 /// Why a video could not be encoded or written, with FFmpeg's message and what was being
 /// done: the one error shape, ``SystemError`` (docs/architecture.md#errors-and-habits), under

@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import FoundationEssentials
-import LinuxIO
 
 /// The text of `evcapture monitor`: capture events as lines, and a one-line picture of the
 /// active control redrawn in place. Pure: lines in, text out, so it is tested without a

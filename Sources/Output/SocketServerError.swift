@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import CLinuxShims
-import LinuxIO
 import Logging
 import Synchronization
 import Vocabulary

@@ -2,7 +2,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import LinuxIO
 ///
 /// Layout: `RIFF AVI { LIST hdrl { avih, LIST strl { strh, strf } }, LIST movi { 00dc... }, idx1 }`.
 /// The header fields that depend on the frame count and rate are written at ``finish(framesPerSecond:)``,

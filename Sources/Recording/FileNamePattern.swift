@@ -2,7 +2,6 @@ import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 import Vocabulary
-import LinuxIO
 #endif
 
 /// A file name template for photos and videos.

@@ -4,7 +4,6 @@ import Vocabulary
 
 #if canImport(Glibc)
 import Glibc
-import LinuxIO
 #endif
 
 /// JPEG encoding (uncompressed frames) and checking, through libjpeg-turbo.

@@ -3,7 +3,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import LinuxIO
+import Vocabulary
 
 /// Why a stream could not deliver frames: the one error shape, ``SystemError``
 /// (docs/architecture.md#errors-and-habits), under this layer's name, with the codes below,

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import LinuxIO
+import Vocabulary
 
 /// A failure talking to a V4L2 device: the one error shape (a ``SystemError/Code``, the errno
 /// behind it, 0 when there is none, and what was being done; docs/architecture.md#errors-and-habits)

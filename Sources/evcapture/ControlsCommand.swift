@@ -1,5 +1,4 @@
 import ArgumentParser
-import LinuxIO
 import Vocabulary
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import ArgumentParser
-import LinuxIO
+import Vocabulary
 import Capture
 
 #if canImport(Glibc)

@@ -4,7 +4,6 @@ import Synchronization
 import Testing
 @testable import Actions
 import Vocabulary
-import LinuxIO
 @testable import Recording
 
 /// Bounded everything (docs/behaviour.md#reliability): child output without newlines, sound players,

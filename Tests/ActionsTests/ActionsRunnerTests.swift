@@ -73,7 +73,6 @@ final class OutcomeLog: Sendable {
 }
 import Vocabulary
 @testable import Actions
-import LinuxIO
 
 @Suite struct CaptureEventTriggerTests {
     let device = CaptureDevice(name: "Sony (AVRCP)", node: "/dev/input/event9", bus: .bluetooth, isHeadset: true)

@@ -1,6 +1,5 @@
 import EvcaptureTesting
 import Foundation
-import LinuxIO
 import Synchronization
 import Vocabulary
 import Testing

@@ -1,7 +1,6 @@
 import EvcaptureTesting
 import Vocabulary
 import Foundation
-import LinuxIO
 import Synchronization
 import Testing
 import V4L2

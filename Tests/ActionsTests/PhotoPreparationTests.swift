@@ -5,7 +5,6 @@ import Vocabulary
 import Testing
 @testable import Actions
 import V4L2
-import LinuxIO
 @testable import Frames
 @testable import Recording
 

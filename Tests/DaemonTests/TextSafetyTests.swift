@@ -8,7 +8,6 @@ import Testing
 @testable import Output
 @testable import EvcaptureDaemon
 import ConfigFile
-import LinuxIO
 
 /// A device names itself (Bluetooth, uinput), so a name may hold escape
 /// sequences or line breaks. Readable lines, `monitor` and logs escape them; JSON stays exact.

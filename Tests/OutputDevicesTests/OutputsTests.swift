@@ -7,7 +7,6 @@ import EvcaptureTesting
 import Foundation
 import Logging
 import OutputDevices
-import LinuxIO
 import Synchronization
 import Testing
 

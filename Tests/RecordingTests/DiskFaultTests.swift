@@ -2,7 +2,6 @@ import EvcaptureTesting
 import Foundation
 import Testing
 import Vocabulary
-import LinuxIO
 @testable import Recording
 
 /// A full disk and a power loss (docs/behaviour.md#reliability), with ``AtomicFile/spaceLeft`` standing in

@@ -4,7 +4,6 @@ import Foundation
 import Testing
 @testable import V4L2
 import Vocabulary
-import LinuxIO
 @testable import Frames
 @testable import Recording
 

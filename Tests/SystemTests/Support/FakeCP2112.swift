@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import Foundation
-import LinuxIO
 import Synchronization
 import Vocabulary
 
