@@ -200,6 +200,7 @@ let package = Package(
         .testTarget(name: "V4L2Tests", dependencies: ["V4L2", "CLinuxShims", "Vocabulary"]),
         .testTarget(name: "MovieTests", dependencies: ["Movie", "V4L2", "LinuxIO", "EvcaptureTesting", "Vocabulary"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Capture", "V4L2", "EvcaptureTesting", "Vocabulary"]),
+        .testTarget(name: "VocabularyTests", dependencies: ["Vocabulary"]),
         .testTarget(name: "ActionsTests", dependencies: [.product(name: "Logging", package: "swift-log"), "EvcaptureTesting", "Frames", "Recording", "Actions", "V4L2", "LinuxIO", "Vocabulary"]),
         .testTarget(name: "RecordingTests", dependencies: ["Recording", "EvcaptureTesting", "Frames", "Movie", "V4L2", "CLibjpeg", "Vocabulary"]),
         .testTarget(name: "OutputTests", dependencies: ["EvcaptureTesting", "Output", "Recording", "Movie", "LinuxIO", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
