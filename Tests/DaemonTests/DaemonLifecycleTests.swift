@@ -35,17 +35,7 @@ import Testing
     /// The child's half: a port taken, the daemon started on it, then its threads looked at.
     static func failingStart(in dir: String) async throws {
         let taken = try TCPListener()
-        let config = try Config.parse(
-            """
-            [camera]
-            device = "none"
-            [output]
-            directory = "\(dir)"
-            [sound]
-            play = "off"
-            [http]
-            listen = "127.0.0.1:\(taken.port)"
-            """, file: "lifecycle.toml")
+        let config = try Self.config(in: dir, "[http]\nlisten = \"127.0.0.1:\(taken.port)\"")
         let threadsBefore = Self.daemonThreads()
         #expect(threadsBefore.isEmpty, "\(threadsBefore)")
         let socket = dir + "/s.sock"
@@ -53,12 +43,8 @@ import Testing
         let error = await #expect(throws: (any Error).self) { try await daemon.run() }
         print("the start failed: \(error.map { "\($0)" } ?? "-")")
         #expect("\(error.map { "\($0)" } ?? "")".contains("\(taken.port)"), "the live view's bind failed")
-        var left: [String] = []
-        let none = pollUntil(timeout: .seconds(5)) {
-            left = Self.daemonThreads()
-            return left.isEmpty
-        }
-        #expect(none, "threads left running: \(left)")
+        let left = Self.threadsLeft()
+        #expect(left.isEmpty, "threads left running: \(left)")
         #expect(access(socket, F_OK) != 0, "the socket is still there")
     }
 
@@ -91,19 +77,7 @@ import Testing
     /// The child's half: a daemon started, then asked to stop; its log and threads looked at.
     static func runAndStop(in dir: String, _ how: Stop) async throws {
         let socket = dir + "/\(how).sock"
-        let config = try Config.parse(
-            """
-            [camera]
-            device = "none"
-            [output]
-            directory = "\(dir)"
-            [sound]
-            play = "off"
-            [socket]
-            path = "\(socket)"
-            [handlers.primary]
-            countdown = 2
-            """, file: "services.toml")
+        let config = try Self.config(in: dir, "[socket]\npath = \"\(socket)\"\n[handlers.primary]\ncountdown = 2")
         let log = RecordedLog()
         switch how {
         case .shutDown, .cancelled:
@@ -138,13 +112,25 @@ import Testing
         }
         print("\(how.rawValue): stopped in order: \(stopped.joined(separator: " "))")
         #expect(stopped == ["watcher", "devices", "booth", "actions", "lines", "input"], "\(how): \(log.lines)")
+        let left = Self.threadsLeft()
+        #expect(left.isEmpty, "\(how): threads left running: \(left)")
+        #expect(access(socket, F_OK) != 0, "\(how): the socket is gone")
+    }
+
+    /// A daemon with no camera and no sound, its files in `dir`, and `more` of the config.
+    static func config(in dir: String, _ more: String) throws -> Config {
+        try Config.parse(
+            "[camera]\ndevice = \"none\"\n[output]\ndirectory = \"\(dir)\"\n[sound]\nplay = \"off\"\n\(more)\n", file: "lifecycle.toml")
+    }
+
+    /// The daemon's threads still running after 5 s (none, once it stopped).
+    static func threadsLeft() -> [String] {
         var left: [String] = []
-        let none = pollUntil(timeout: .seconds(5)) {
+        _ = pollUntil(timeout: .seconds(5)) {
             left = Self.daemonThreads()
             return left.isEmpty
         }
-        #expect(none, "\(how): threads left running: \(left)")
-        #expect(access(socket, F_OK) != 0, "\(how): the socket is gone")
+        return left
     }
 
     /// The names of this process's threads that are the daemon's (`evc-…`).
