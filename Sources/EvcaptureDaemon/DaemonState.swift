@@ -37,7 +37,7 @@ actor DaemonState {
     /// holds the runner in use.
     let actionsStage: ActionsStage
     /// The features' parts of the input path, in order, before the sinks (``InputStage``).
-    var stages: [any InputStage]
+    let stages: [any InputStage]
     let cameras: CameraSetup
     let logger: Logger
     let onReady: @Sendable () -> Void
@@ -69,8 +69,7 @@ actor DaemonState {
         self.loop = loop
         self.events = events
         actionsStage = ActionsStage(runner: actions)
-        stages = cameras.libcamera.map { [AutofocusAtPress($0)] } ?? []
-        stages.append(actionsStage)
+        stages = (cameras.libcamera.map { [AutofocusAtPress($0)] } ?? []) + [actionsStage]
         liveFrames = Mutex(actions.frames)
         self.cameras = cameras
         self.logger = logger

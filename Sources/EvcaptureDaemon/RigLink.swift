@@ -148,7 +148,8 @@ final class RigFanOut {
 
     init(_ link: RigLink) {
         self.link = link
-        policy = FanOutPolicy(station: link.settings.station, sendsTriggers: link.settings.fanOut != .none)
+        // Made only for a rig whose `fan-out` is not "none" (``DaemonState/attach(_:)``).
+        policy = FanOutPolicy(station: link.settings.station, sendsTriggers: true)
     }
 
     func decide(_ capture: CaptureEvent) -> FanOutPolicy.Decision {
