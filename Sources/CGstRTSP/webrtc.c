@@ -131,9 +131,25 @@ struct evc_webrtc_session {
     GstElement *webrtc;
     GstElement *appsrc;
     int connected;
-    int closed;
+    int closed;  // 0, or an evc_webrtc_end reason (the first one seen)
     int keyframe;
+    int64_t heard_ns;  // CLOCK_MONOTONIC: the viewer's last RTCP, or the connection's start
 };
+
+/// A viewer whose RTCP stops this long is gone (a browser sends a report about every second).
+#define EVC_WEBRTC_SILENCE_NS (15LL * 1000 * 1000 * 1000)
+
+static int64_t monotonic_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/// The session's end, the first reason only.
+static void end_session(evc_webrtc_session *s, int reason) {
+    int none = 0;
+    __atomic_compare_exchange_n(&s->closed, &none, reason, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
 
 static void on_connection_state(GstElement *webrtc, GParamSpec *spec, gpointer data) {
     (void)spec;
@@ -142,22 +158,33 @@ static void on_connection_state(GstElement *webrtc, GParamSpec *spec, gpointer d
     w.g_object_get(webrtc, "connection-state", &state, NULL);
     if (state == GST_WEBRTC_PEER_CONNECTION_STATE_CONNECTED) {
         // The picture starts now, at a keyframe: what was pushed before went nowhere.
+        __atomic_store_n(&s->heard_ns, monotonic_ns(), __ATOMIC_RELEASE);
         __atomic_store_n(&s->keyframe, 1, __ATOMIC_RELEASE);
         __atomic_store_n(&s->connected, 1, __ATOMIC_RELEASE);
     } else if (state == GST_WEBRTC_PEER_CONNECTION_STATE_FAILED || state == GST_WEBRTC_PEER_CONNECTION_STATE_CLOSED) {
-        __atomic_store_n(&s->closed, 1, __ATOMIC_RELEASE);
+        end_session(s, state == GST_WEBRTC_PEER_CONNECTION_STATE_FAILED ? EVC_WEBRTC_FAILED : EVC_WEBRTC_CLOSED);
     }
 }
 
-// The viewer said goodbye (RTCP BYE: its peer connection closed), or its RTCP stopped
-// coming (a browser killed, a phone gone off the network): RTP's own source timeout, a few
-// RTCP intervals, since webrtcbin 1.22 does not fail a connection whose peer went silent.
-static void on_viewer_gone(GstElement *rtpbin, guint session, guint ssrc, gpointer data) {
+// The viewer said goodbye (RTCP BYE: its peer connection closed).
+static void on_viewer_bye(GstElement *rtpbin, guint session, guint ssrc, gpointer data) {
+    (void)rtpbin;
+    (void)session;
+    (void)ssrc;
+    end_session(data, EVC_WEBRTC_BYE);
+}
+
+// The viewer's RTCP came (a receiver report, feedback): it is still there. Its silence ends
+// the session (a browser killed, a phone gone off the network), since webrtcbin 1.22 does
+// not fail a connection whose peer went silent. Not RTP's per-source timeout (rtpbin's
+// on-timeout): that fires for any one SSRC of the session that stops, and with Chromium it
+// fired 15 s into every session while the browser's reports went on coming and it played.
+static void on_viewer_heard(GstElement *rtpbin, guint session, guint ssrc, gpointer data) {
     (void)rtpbin;
     (void)session;
     (void)ssrc;
     evc_webrtc_session *s = data;
-    __atomic_store_n(&s->closed, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&s->heard_ns, monotonic_ns(), __ATOMIC_RELEASE);
 }
 
 // The viewer lost a picture and asked for a keyframe (RTCP PLI or FIR): the payloader sends
@@ -284,8 +311,8 @@ evc_webrtc_session *evc_webrtc_answer(const char *offer, int payload_type, const
                             (GConnectFlags)0);
     GstElement *rtpbin = w.gst_bin_get_by_name((GstBin *)s->webrtc, "rtpbin");
     if (rtpbin) {
-        w.g_signal_connect_data(rtpbin, "on-timeout", (GCallback)on_viewer_gone, s, NULL, (GConnectFlags)0);
-        w.g_signal_connect_data(rtpbin, "on-bye-ssrc", (GCallback)on_viewer_gone, s, NULL, (GConnectFlags)0);
+        w.g_signal_connect_data(rtpbin, "on-ssrc-active", (GCallback)on_viewer_heard, s, NULL, (GConnectFlags)0);
+        w.g_signal_connect_data(rtpbin, "on-bye-ssrc", (GCallback)on_viewer_bye, s, NULL, (GConnectFlags)0);
         w.gst_object_unref(rtpbin);
     }
     GstPad *pad = w.gst_element_get_static_pad(s->appsrc, "src");
@@ -363,7 +390,22 @@ int evc_webrtc_take_keyframe_request(evc_webrtc_session *s) { return __atomic_ex
 
 int evc_webrtc_connected(evc_webrtc_session *s) { return __atomic_load_n(&s->connected, __ATOMIC_ACQUIRE); }
 
-int evc_webrtc_closed(evc_webrtc_session *s) { return __atomic_load_n(&s->closed, __ATOMIC_ACQUIRE); }
+int evc_webrtc_closed(evc_webrtc_session *s) {
+    if (__atomic_load_n(&s->connected, __ATOMIC_ACQUIRE) &&
+        monotonic_ns() - __atomic_load_n(&s->heard_ns, __ATOMIC_ACQUIRE) > EVC_WEBRTC_SILENCE_NS)
+        end_session(s, EVC_WEBRTC_TIMED_OUT);
+    return __atomic_load_n(&s->closed, __ATOMIC_ACQUIRE);
+}
+
+const char *evc_webrtc_end_reason(int reason) {
+    switch (reason) {
+    case EVC_WEBRTC_FAILED: return "its connection failed (ICE or DTLS)";
+    case EVC_WEBRTC_CLOSED: return "closed its connection";
+    case EVC_WEBRTC_BYE: return "said goodbye (RTCP BYE)";
+    case EVC_WEBRTC_TIMED_OUT: return "went silent (no RTCP for 15 s)";
+    default: return "ended";
+    }
+}
 
 void evc_webrtc_free(evc_webrtc_session *s) {
     if (!s) return;

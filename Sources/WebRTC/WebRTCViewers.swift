@@ -134,8 +134,9 @@ public final class WebRTCViewers: WHEPService {
             }
             while true {
                 if state.withLock({ $0.sessions[id] ?? true }) { return }
-                if evc_webrtc_closed(session) != 0 {
-                    why = "closed its connection"
+                let end = evc_webrtc_closed(session)
+                if end != 0 {
+                    why = String(cString: evc_webrtc_end_reason(end))
                     return
                 }
                 guard evc_webrtc_connected(session) != 0 else {
@@ -152,7 +153,7 @@ public final class WebRTCViewers: WHEPService {
                 guard let frame = consumer?.next(timeout: .milliseconds(500)) else { continue }
                 let pushed = frame.bytes.withUnsafeBufferPointer { evc_webrtc_push(session, $0.baseAddress, $0.count) }
                 if pushed < 0 {
-                    why = "closed its connection"
+                    why = String(cString: evc_webrtc_end_reason(evc_webrtc_closed(session)))
                     return
                 }
             }

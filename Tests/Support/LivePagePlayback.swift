@@ -2,7 +2,7 @@ import Foundation
 
 /// What the live view's page shows, read from a real browser (docs/live-view.md#webrtc): the
 /// transport it chose, the picture's size, and the `<video>`'s time and the inbound video's
-/// `getStats()` twice, 1.5 s apart.
+/// `getStats()` twice, `window` seconds apart (1.5 by default).
 public struct LivePagePlayback: CustomStringConvertible {
     public let text: String
     private let values: [String: Any]
@@ -13,7 +13,7 @@ public struct LivePagePlayback: CustomStringConvertible {
     public var description: String { text }
 
     /// Waits (up to 30 s) for the page to choose its picture, then reads it.
-    public init(_ browser: ChromiumPipe, session: String) throws {
+    public init(_ browser: ChromiumPipe, session: String, window: Double = 1.5) throws {
         let script = """
             (async () => {
               const pause = () => new Promise(r => setTimeout(r, 100));
@@ -26,7 +26,7 @@ public struct LivePagePlayback: CustomStringConvertible {
                 return s;
               };
               const a = await inbound(), time0 = video.currentTime;
-              await new Promise(r => setTimeout(r, 1500));
+              await new Promise(r => setTimeout(r, \(Int(window * 1000))));
               const b = await inbound();
               return JSON.stringify({transport: view.dataset.transport || "", picture: view.dataset.picture || "",
                 webrtcError: view.dataset.webrtcError || "", ice: view.dataset.ice || "", time0, time1: video.currentTime,
@@ -34,7 +34,7 @@ public struct LivePagePlayback: CustomStringConvertible {
                 dropped: b.framesDropped || 0, pli: b.pliCount || 0, keyframes: b.keyFramesDecoded || 0});
             })()
             """
-        text = try browser.evaluate(script, session: session, timeout: .seconds(60))
+        text = try browser.evaluate(script, session: session, timeout: .seconds(60 + Int(window)))
         values = (try JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
     }
 }

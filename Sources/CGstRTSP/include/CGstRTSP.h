@@ -66,8 +66,12 @@ int evc_webrtc_push(evc_webrtc_session *session, const uint8_t *bytes, size_t si
 int evc_webrtc_take_keyframe_request(evc_webrtc_session *session);
 /// Whether ICE and DTLS are up (the viewer can decode what is pushed).
 int evc_webrtc_connected(evc_webrtc_session *session);
-/// Whether the connection failed or closed.
+/// Why a session ended (``evc_webrtc_closed``).
+enum evc_webrtc_end { EVC_WEBRTC_FAILED = 1, EVC_WEBRTC_CLOSED = 2, EVC_WEBRTC_BYE = 3, EVC_WEBRTC_TIMED_OUT = 4 };
+/// 0 while the connection lives; once it failed or closed, why (an evc_webrtc_end, the first seen).
 int evc_webrtc_closed(evc_webrtc_session *session);
+/// The reason in words, for the log.
+const char *evc_webrtc_end_reason(int reason);
 /// Stops the pipeline and frees the session.
 void evc_webrtc_free(evc_webrtc_session *session);
 
