@@ -34,6 +34,8 @@ typedef enum { GST_PAD_PROBE_TYPE_EVENT_UPSTREAM = 1 << 7 } GstPadProbeType;
 typedef GstPadProbeReturn (*GstPadProbeCallback)(GstPad *pad, GstPadProbeInfo *info, gpointer user_data);
 typedef void (*GDestroyNotify)(gpointer data);
 typedef enum { GST_WEBRTC_SDP_TYPE_OFFER = 1, GST_WEBRTC_SDP_TYPE_ANSWER = 3 } GstWebRTCSDPType;
+typedef uint64_t GstClockTime;
+#define GST_CLOCK_TIME_NONE ((GstClockTime)-1)
 typedef struct _GstWebRTCSessionDescription {
     GstWebRTCSDPType type;
     GstSDPMessage *sdp;
@@ -79,12 +81,17 @@ static const char *const w_sonames[W_LIBRARIES] = {
     X(W_GST, const GstStructure *, gst_promise_get_reply, (GstPromise *promise)) \
     X(W_GST, void, gst_mini_object_unref, (GstMiniObject *mini_object)) \
     X(W_GST, GstBuffer *, gst_buffer_new_memdup, (gconstpointer data, gsize size)) \
+    X(W_GST, GstClockTime, gst_element_get_base_time, (GstElement *element)) \
     X(W_GSTAPP, GstFlowReturn, gst_app_src_push_buffer, (GstAppSrc *appsrc, GstBuffer *buffer)) \
     X(W_GSTSDP, GstSDPResult, gst_sdp_message_new_from_text, (const gchar *text, GstSDPMessage **msg)) \
     X(W_GSTSDP, gchar *, gst_sdp_message_as_text, (const GstSDPMessage *msg)) \
     X(W_GSTWEBRTC, GType, gst_webrtc_session_description_get_type, (void)) \
     X(W_GSTWEBRTC, GstWebRTCSessionDescription *, gst_webrtc_session_description_new, (GstWebRTCSDPType type, GstSDPMessage *sdp)) \
     X(W_GSTWEBRTC, void, gst_webrtc_session_description_free, (GstWebRTCSessionDescription *desc))
+
+// Where GST_BUFFER_PTS is: after the GstMiniObject (64 bytes) and the pool pointer, on the
+// 64-bit ABIs (x86_64, arm64); checked against the real headers below.
+#define EVC_GST_BUFFER_PTS_OFFSET (8 * sizeof(void *) + sizeof(void *))
 
 #ifdef EVC_GST_WITH_HEADERS
 #define EVC_DECLARE(lib, ret, name, params) ret name params;
@@ -99,6 +106,7 @@ _Static_assert(GST_WEBRTC_SDP_TYPE_OFFER == 1 && GST_WEBRTC_SDP_TYPE_ANSWER == 3
                    GST_STATE_CHANGE_FAILURE == 0 && GST_STATE_NULL == 1,
                "GStreamer constants");
 _Static_assert(offsetof(GstWebRTCSessionDescription, sdp) == sizeof(void *), "GstWebRTCSessionDescription");
+_Static_assert(offsetof(GstBuffer, pts) == EVC_GST_BUFFER_PTS_OFFSET, "GstBuffer's pts (GST_BUFFER_PTS)");
 #endif
 
 #define EVC_FIELD(lib, ret, name, params) ret(*name) params;
@@ -134,6 +142,8 @@ struct evc_webrtc_session {
     int closed;  // 0, or an evc_webrtc_end reason (the first one seen)
     int keyframe;
     int64_t heard_ns;  // CLOCK_MONOTONIC: the viewer's last RTCP, or the connection's start
+    GstClockTime base_time;  // the pipeline's, once playing (its clock: GStreamer's system clock, CLOCK_MONOTONIC)
+    GstClockTime last_pts;   // the feeder thread's alone
 };
 
 /// A viewer whose RTCP stops this long is gone (a browser sends a report about every second).
@@ -238,9 +248,10 @@ evc_webrtc_session *evc_webrtc_answer(const char *offer, int payload_type, const
     }
     GstWebRTCSessionDescription *remote = w.gst_webrtc_session_description_new(GST_WEBRTC_SDP_TYPE_OFFER, sdp);
 
-    // appsrc: a live source of H.264 access units, timestamped as they are pushed, at most
-    // 2 MB queued (the oldest dropped); h264parse puts SPS and PPS before each IDR frame; the
-    // payloader makes RTP packets, one NAL unit or fragment each, sent as soon as made.
+    // appsrc: a live source of H.264 access units, each timestamped with its camera frame's
+    // capture time (evc_webrtc_push), at most 2 MB queued (the oldest dropped); h264parse puts
+    // SPS and PPS before each IDR frame; the payloader makes RTP packets, one NAL unit or
+    // fragment each, sent as soon as made, their RTP timestamp the frame's capture time.
     // The picture's SSRC, random (RFC 3550 8.1) and never 0.
     unsigned ssrc = 0;
     while (ssrc == 0) {
@@ -248,7 +259,7 @@ evc_webrtc_session *evc_webrtc_answer(const char *offer, int payload_type, const
     }
     char launch[1024];
     snprintf(launch, sizeof launch,
-             "appsrc name=src is-live=true format=time do-timestamp=true max-bytes=2000000 leaky-type=downstream "
+             "appsrc name=src is-live=true format=time max-bytes=2000000 leaky-type=downstream "
              "caps=video/x-h264,stream-format=byte-stream,alignment=au "
              "! h264parse config-interval=-1 ! rtph264pay config-interval=-1 aggregate-mode=zero-latency pt=%d ssrc=%u "
              "! webrtcbin name=webrtc bundle-policy=max-bundle%s%s%s%s",
@@ -324,6 +335,8 @@ evc_webrtc_session *evc_webrtc_answer(const char *offer, int payload_type, const
         snprintf(error, error_size, "the pipeline does not start");
         goto fail;
     }
+    s->base_time = w.gst_element_get_base_time(pipeline);
+    s->last_pts = GST_CLOCK_TIME_NONE;
 
     GstPromise *promise = w.gst_promise_new();
     w.g_signal_emit_by_name(s->webrtc, "set-remote-description", remote, promise);
@@ -378,11 +391,24 @@ fail:
     return NULL;
 }
 
-int evc_webrtc_push(evc_webrtc_session *s, const uint8_t *bytes, size_t size) {
+int evc_webrtc_push(evc_webrtc_session *s, const uint8_t *bytes, size_t size, int64_t capture_us) {
     if (__atomic_load_n(&s->closed, __ATOMIC_ACQUIRE)) return -1;
     // Until the connection is up, frames would only be dropped inside webrtcbin.
     if (!__atomic_load_n(&s->connected, __ATOMIC_ACQUIRE)) return 1;
     GstBuffer *buffer = w.gst_buffer_new_memdup(bytes, size);
+    // The capture time as the pipeline's running time (both CLOCK_MONOTONIC), as a camera
+    // source in GStreamer stamps its buffers: the RTP timestamps then space the frames as the
+    // camera took them, not as the encoder finished them. Never before the pipeline started
+    // (a camera's replayed keyframe run is older) and always rising; a time that is not on
+    // CLOCK_MONOTONIC (in the future, or over 5 s old) is replaced by the moment of the push.
+    int64_t now = monotonic_ns();
+    GstClockTime capture = capture_us > 0 && capture_us * 1000 <= now && now - capture_us * 1000 < 5000000000LL
+                               ? (GstClockTime)capture_us * 1000
+                               : (GstClockTime)now;
+    GstClockTime pts = capture > s->base_time ? capture - s->base_time : 0;
+    if (s->last_pts != GST_CLOCK_TIME_NONE && pts <= s->last_pts) pts = s->last_pts + 1000;
+    s->last_pts = pts;
+    *(GstClockTime *)((char *)buffer + EVC_GST_BUFFER_PTS_OFFSET) = pts;
     return w.gst_app_src_push_buffer((GstAppSrc *)s->appsrc, buffer) == GST_FLOW_OK ? 0 : 1;
 }
 

@@ -59,9 +59,10 @@ typedef struct evc_webrtc_session evc_webrtc_session;
 /// the answer with its candidates in `*answer` (free() it). NULL with the reason in `error`.
 evc_webrtc_session *evc_webrtc_answer(const char *offer, int payload_type, const char *local_address, const char *stun_server, const char *turn_server,
                                       int timeout_ms, char **answer, char *error, size_t error_size);
-/// Hands one access unit to the viewer (copied): 0; 1 when not taken (not connected yet);
-/// -1 once the connection failed or closed.
-int evc_webrtc_push(evc_webrtc_session *session, const uint8_t *bytes, size_t size);
+/// Hands one access unit to the viewer (copied), stamped with its camera frame's capture
+/// time (CLOCK_MONOTONIC µs): 0; 1 when not taken (not connected yet); -1 once the connection
+/// failed or closed. One thread pushes.
+int evc_webrtc_push(evc_webrtc_session *session, const uint8_t *bytes, size_t size, int64_t capture_us);
 /// 1 once after the connection came up or the viewer asked for a keyframe (PLI/FIR); else 0.
 int evc_webrtc_take_keyframe_request(evc_webrtc_session *session);
 /// Whether ICE and DTLS are up (the viewer can decode what is pushed).

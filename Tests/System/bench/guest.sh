@@ -73,6 +73,17 @@ python3 "$EVC_BENCH_DIR_SRC/recording.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR
 [ "${EVC_BENCH_ONLY:-}" = recording ] && exit $status
 # --- end of recording ---
 
+# --- press and knob latency with 4 WebRTC viewers vs none (recording.py --load webrtc; the
+# viewers in headless Chromium, vivid 640x480 at 5 fps as the other WebRTC figures);
+# EVC_BENCH_ONLY=webrtc-viewers ---
+case "${EVC_BENCH_ONLY:-}" in ""|webrtc-viewers)
+echo "bench: === webrtc-viewers: press and knob latency, no viewer vs ${EVC_BENCH_VIEWERS:-4} WebRTC viewers (one daemon, alternating blocks) ==="
+python3 "$EVC_BENCH_DIR_SRC/recording.py" "$EVC_BENCH_EVCAPTURE" "$EVC_BENCH_DIR/uinput-flood" --load webrtc \
+    --viewers "${EVC_BENCH_VIEWERS:-4}" --fps 5 --rounds "${EVC_BENCH_VIEWERS_ROUNDS:-6}" --block "${EVC_BENCH_VIEWERS_BLOCK:-20}" || status=1
+;; esac
+[ "${EVC_BENCH_ONLY:-}" = webrtc-viewers ] && exit $status
+# --- end of webrtc-viewers ---
+
 case "${EVC_BENCH_ONLY:-}" in daemon|shutter|rig) ;; *)
 if [ "${EVC_BENCH_ONLY:-}" != knob ]; then
 echo "bench: === input latency: C floor (libevdev + epoll) ==="

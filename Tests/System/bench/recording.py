@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Input latency and dropped frames while a video records (BENCHMARKS.md: "recording: ...").
+"""Input latency and dropped frames while a video records (BENCHMARKS.md: "recording: ..."),
+or while WebRTC viewers watch (`--load webrtc`, BENCHMARKS.md "WebRTC against MJPEG...").
 
 Run in the test VM by Tests/System/bench/guest.sh (EVC_BENCH_ONLY=recording, or as part of
 every run). One `evcapture run --json`: vivid as the capture camera (YUYV, the size and rate
@@ -16,7 +17,16 @@ recorded) and "recording" (the second key held for the block: one video), each w
 and from each recording's `video` line the frames written and those skipped (overwritten in
 the ring before the encoder took them).
 
+With `--load webrtc` the busy blocks are "webrtc" instead: the daemon also has the live view
+(`[http]` on 127.0.0.1, WebRTC on), and for each such block headless Chromium (one browser,
+started once, on a page of the daemon's origin) opens `--viewers` RTCPeerConnections, each a
+WHEP session of its own (POST /api/whep, receive-only H.264), waits until each has received
+frames, measures the block, then ends them (DELETE, close). The viewers share the daemon's one
+encode of vivid's frames; they run in the same guest, on its one emulated CPU (a real rig's
+viewers are other machines).
+
 Usage: recording.py EVCAPTURE UINPUT_FLOOD [--rounds N] [--block S] [--width W] [--height H] [--fps F]
+                    [--load recording|webrtc] [--viewers N] [--chromium PATH]
 Prints latency lines (`NAME: n=… p50=…us p90=…us p99=…us`) and "figure recording-…" lines
 (with each p99 ratio, recording against idle, a 90 % bootstrap interval: with a few hundred
 presses per kind the p99 is the third to fifth slowest, and the interval says how much of a
@@ -119,6 +129,112 @@ def report(name, xs):
         f" max={max(us):.0f}us")
 
 
+# The viewers' script, in a page of the daemon's origin: N receive-only peer connections,
+# each answered over WHEP (the page's own WebRTC, without its <video>).
+OPEN_VIEWERS = """(async (n) => {
+  window.viewers = [];
+  for (let i = 0; i < n; i++) {
+    const pc = new RTCPeerConnection();
+    pc.addTransceiver('video', {direction: 'recvonly'});
+    await pc.setLocalDescription(await pc.createOffer());
+    await new Promise(r => {
+      if (pc.iceGatheringState === 'complete') return r();
+      pc.onicegatheringstatechange = () => { if (pc.iceGatheringState === 'complete') r(); };
+      setTimeout(r, 5000);
+    });
+    const res = await fetch('/api/whep', {method: 'POST', headers: {'Content-Type': 'application/sdp'},
+                                          body: pc.localDescription.sdp});
+    if (res.status !== 201) throw new Error('WHEP ' + res.status + ': ' + await res.text());
+    pc.whep = res.headers.get('Location');
+    await pc.setRemoteDescription({type: 'answer', sdp: await res.text()});
+    window.viewers.push(pc);
+  }
+  return window.viewers.length;
+})(%d)"""
+VIEWER_STATS = """(async () => {
+  const out = [];
+  for (const pc of window.viewers || []) {
+    let s = {};
+    (await pc.getStats()).forEach(r => { if (r.type === 'inbound-rtp' && r.kind === 'video') s = r; });
+    out.push({received: s.framesReceived || 0, decoded: s.framesDecoded || 0, bytes: s.bytesReceived || 0,
+              state: pc.connectionState});
+  }
+  return out;
+})()"""
+CLOSE_VIEWERS = """(async () => {
+  for (const pc of window.viewers || []) {
+    try { await fetch(pc.whep, {method: 'DELETE'}); } catch (e) {}
+    pc.close();
+  }
+  window.viewers = [];
+  return true;
+})()"""
+
+
+class WebRTCViewers:
+    """N WebRTC viewers of the daemon's live view in one headless Chromium, opened for a block
+    and closed after it; what each received per block, for the report."""
+
+    def __init__(self, chromium, port, count, tmp):
+        from webrtc import Chromium  # noqa: E402 (the bench's DevTools-pipe driver)
+        if not os.access(chromium, os.X_OK):
+            raise SystemExit(f"recording.py: no chromium at {chromium}")
+        self.count = count
+        self.browser = Chromium(chromium, f"{tmp}/chromium")
+        self.session = self.browser.page()
+        # A page of the daemon's origin (its 404 page: nothing of the live view's own runs).
+        self.browser.call("Page.navigate", {"url": f"http://127.0.0.1:{port}/bench-viewers"}, self.session)
+        time.sleep(5)
+        self.blocks, self.failed = [], 0
+        self.started = None
+
+    def start(self):
+        t0 = time.monotonic()
+        try:
+            n = self.browser.evaluate(self.session, OPEN_VIEWERS % self.count, timeout=180)
+            deadline = time.monotonic() + 120
+            while True:
+                stats = self.browser.evaluate(self.session, VIEWER_STATS)
+                if n == self.count and all(s["received"] > 0 for s in stats):
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"viewers without frames after 120 s: {stats}")
+                time.sleep(1)
+            self.started = (time.monotonic(), stats)
+            log(f"  {self.count} WebRTC viewers receiving after {time.monotonic() - t0:.1f} s")
+        except RuntimeError as e:
+            log(f"  the WebRTC viewers did not start: {e}")
+            self.failed += 1
+            self.started = None
+
+    def stop(self):
+        if self.started:
+            t0, before = self.started
+            after = self.browser.evaluate(self.session, VIEWER_STATS)
+            took = time.monotonic() - t0
+            per = [((b["received"] - a["received"]) / took, (b["decoded"] - a["decoded"]) / took,
+                    (b["bytes"] - a["bytes"]) / took, b["state"]) for a, b in zip(before, after)]
+            self.blocks.append(per)
+            log("  viewers: " + "; ".join(f"{r:.1f} frames/s received, {dcd:.1f} decoded, {by / 1000:.1f} kB/s, {st}"
+                                          for r, dcd, by, st in per))
+            if any(r <= 0 for r, _, _, _ in per):
+                self.failed += 1
+        self.browser.evaluate(self.session, CLOSE_VIEWERS, timeout=60)
+        time.sleep(2)  # the sessions ended, the encoder stopped after the last
+
+    def report(self):
+        rates = [r for block in self.blocks for r, _, _, _ in block]
+        decoded = [dcd for block in self.blocks for _, dcd, _, _ in block]
+        if not rates:
+            return "no block measured"
+        return (f"{len(self.blocks)} blocks, frames received per viewer-second min {min(rates):.1f} "
+                f"median {sorted(rates)[len(rates) // 2]:.1f}, decoded median {sorted(decoded)[len(decoded) // 2]:.1f}, "
+                f"{self.failed} blocks failed")
+
+    def close(self):
+        self.browser.close()
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("evcapture")
@@ -128,8 +244,13 @@ def main():
     p.add_argument("--width", type=int, default=640)
     p.add_argument("--height", type=int, default=480)
     p.add_argument("--fps", type=int, default=30)
+    p.add_argument("--load", choices=["recording", "webrtc"], default="recording")
+    p.add_argument("--viewers", type=int, default=4, help="WebRTC viewers in a busy block (--load webrtc)")
+    p.add_argument("--chromium", default="/usr/bin/chromium")
+    p.add_argument("--port", type=int, default=18310)
     a = p.parse_args()
-    tmp = os.environ.get("TMPDIR", "/tmp") + "/evc-bench-recording"
+    busy_kind = a.load
+    tmp = os.environ.get("TMPDIR", "/tmp") + f"/evc-bench-{a.load}"
     os.makedirs(tmp + "/out", exist_ok=True)
 
     vivid = vivid_node()
@@ -170,11 +291,18 @@ play = "off"
 directory = "{tmp}/out"
 video-format = "mp4"
 """)
-    d = Daemon(a.evcapture, config, tmp, "recording")
+        if a.load == "webrtc":
+            f.write(f"""[http]
+listen = "127.0.0.1:{a.port}"
+webrtc = true
+preview-width = {a.width}
+""")
+    d = Daemon(a.evcapture, config, tmp, a.load)
     d.wait_ready()
     time.sleep(3)  # the ring running
+    viewers = WebRTCViewers(a.chromium, a.port, a.viewers, tmp) if a.load == "webrtc" else None
 
-    results = {"idle": {"press": [], "knob": []}, "recording": {"press": [], "knob": []}}
+    results = {"idle": {"press": [], "knob": []}, busy_kind: {"press": [], "knob": []}}
     videos, failures = [], 0
     seen = set()
     sign = 1
@@ -221,10 +349,15 @@ video-format = "mp4"
     if camera.wait(start, lambda line: "SET_CUR zoom_absolute" in line, 10):
         sign = -sign
     for rnd in range(a.rounds):
-        order = ["idle", "recording"] if rnd % 2 == 0 else ["recording", "idle"]
+        order = ["idle", busy_kind] if rnd % 2 == 0 else [busy_kind, "idle"]
         for kind in order:
             if kind == "idle":
                 block("idle", a.block)
+                continue
+            if viewers:
+                viewers.start()
+                block(kind, a.block)
+                viewers.stop()
                 continue
             hold = a.block + 4
             mark = len(d.lines)
@@ -247,21 +380,31 @@ video-format = "mp4"
             log(f"round {rnd}: video {v.get('frames')} frames, {v.get('skipped')} skipped, {v.get('duration')} s")
         log(f"round {rnd}: idle {len(results['idle']['press'])} presses so far, recording {len(results['recording']['press'])}")
 
+    if viewers:
+        viewers.close()
     status = d.stop()
     measured.close()
     recorder.close()
     fake.terminate()
     fake.wait(10)
-    for kind in ("idle", "recording"):
+    for kind in ("idle", busy_kind):
         if results[kind]["press"]:
             report(f"{kind} press → began line", results[kind]["press"])
         if results[kind]["knob"]:
             report(f"{kind} knob step → SET_CUR at the camera", results[kind]["knob"])
+    figure = "recording-p99" if a.load == "recording" else f"webrtc-viewers-p99 {a.viewers}"
     for what in ("press", "knob"):
-        busy, idle = results["recording"][what], results["idle"][what]
+        busy, idle = results[busy_kind][what], results["idle"][what]
         if busy and idle:
             r, lo, hi = p99_ratio(busy, idle)
-            log(f"figure recording-p99 {what}: ratio={r:.2f} interval={lo:.2f}-{hi:.2f} n={len(busy)}/{len(idle)}")
+            log(f"figure {figure} {what}: ratio={r:.2f} interval={lo:.2f}-{hi:.2f} n={len(busy)}/{len(idle)}")
+    if viewers:
+        log(f"figure webrtc-viewers {a.viewers}: {viewers.report()}")
+        if failures or status != 0 or viewers.failed:
+            log(f"recording.py: {failures} presses or steps unanswered, {viewers.failed} viewer blocks failed, "
+                f"daemon exit status {status}")
+            return 1
+        return 0
     frames = sum(v.get("frames", 0) for v in videos)
     skipped = sum(v.get("skipped", 0) for v in videos)
     seconds = sum(v.get("duration", 0) for v in videos)
