@@ -227,7 +227,10 @@ let package = Package(
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
         .testTarget(
             name: "SystemTests",
-            dependencies: ["EvcaptureDaemon", "Camera", "Frames", "Recording", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "EvcaptureTesting", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
+            dependencies: ["EvcaptureDaemon", "Camera", "Frames", "Recording", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "EvcaptureTesting", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log"), "Vocabulary"],
+            // The test bundle's libcamera::Camera::queueRequest, exported so that the bridge
+            // calls it (Support/LibcameraStopBeforeQueueing.swift): a refused request on demand.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=_ZN9libcamera6Camera12queueRequestEPNS_7RequestE"])]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

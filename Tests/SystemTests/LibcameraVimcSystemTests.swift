@@ -208,6 +208,50 @@ struct LibcameraVimcSystemTests {
         }
     }
 
+    /// A request libcamera refuses to queue again (docs/libcamera.md#loading) is the reader's
+    /// error, at the frame whose request it was and at every wait after it, instead of a
+    /// buffer lost without a word (the reader then waited for frames that never came). The
+    /// camera is stopped by libcamera's own `Camera::stop()` just before the bridge queues the
+    /// lent frame's request again, so libcamera's real `queueRequest` refuses it (-EACCES:
+    /// the camera is not running; ``LibcameraStopBeforeQueueing``). Through the daemon's
+    /// capture stream (``LibcameraFrameStream``) the same refusal is a stream failure.
+    @Test func aRequestLibcameraRefusesToQueueAgainIsTheReadersError() throws {
+        let lc = try Libcamera.start().get()
+        let info = try #require(vimcCamera(in: lc))
+        do {
+            let stream = try LibcameraStream(lc, id: info.id)
+            try stream.configure(format: Self.format, width: Self.width, height: Self.height, buffers: 4)
+            try stream.startPulling()
+            try stream.withNextFrame(timeout: .seconds(10)) { _ in }
+            LibcameraStopBeforeQueueing.armThisThread()
+            var lent = false
+            let refused = #expect(throws: LibcameraError.self) { try stream.withNextFrame(timeout: .seconds(10)) { _ in lent = true } }
+            #expect(!LibcameraStopBeforeQueueing.disarmThisThread(), "the bridge queued no request on the reader's thread")
+            #expect(lent && LibcameraStopBeforeQueueing.lastStopResult == 0)
+            #expect(refused?.code == -EACCES, "\(String(describing: refused))")
+            #expect(refused?.message == "queueing a request again: Permission denied", "\(String(describing: refused))")
+            // Every later wait says the same at once: not a timeout on a stream one buffer short.
+            let clock = ContinuousClock()
+            let started = clock.now
+            let later = #expect(throws: LibcameraError.self) { try stream.withNextFrame(timeout: .seconds(5)) { _ in } }
+            #expect(later?.code == -EACCES && later?.message == refused?.message, "\(String(describing: later))")
+            #expect(clock.now - started < .seconds(2))
+            // Stopped and started again, the stream is whole: the failure was this run's.
+            try stream.stop()
+            try stream.startPulling()
+            for _ in 0..<8 { try stream.withNextFrame(timeout: .seconds(10)) { _ in } }
+            try stream.stop()
+        }
+        // The daemon's capture stream: the refusal is its stream failure, with libcamera's words.
+        let frames = try LibcameraFrameStream(lc, id: info.id, width: Self.width, height: Self.height)
+        defer { frames.close() }
+        try frames.withNextFrame(timeout: .seconds(10)) { _ in }
+        LibcameraStopBeforeQueueing.armThisThread()
+        let failure = #expect(throws: SystemError.self) { try frames.withNextFrame(timeout: .seconds(10)) { _ in } }
+        #expect(failure?.code == .permissionDenied, "\(String(describing: failure))")
+        #expect("\(String(describing: failure))".contains("queueing a request again: Permission denied"), "\(String(describing: failure))")
+    }
+
     @Test func sensorTimestampsAreTheKernelsBufferTimestamps() throws {
         let node = try #require(Vimc.captureNode())
         let minor = try #require(Vimc.minor(of: node))
