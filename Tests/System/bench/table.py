@@ -223,6 +223,15 @@ def webrtc_rows(figures):
             out.append((f"webrtc: Chromium's own delays (getStats), vivid {m['size'].replace('x', '×')} 5 fps (VM)",
                         f"jitter buffer {m['j']} ms, first packet → decoded {m['p']} ms, decode {m['d']} ms per frame; "
                         f"{m['dr']} dropped of {m['fr']}", "reported", "reported"))
+        m = re.match(r"webrtc-rtp (?P<size>\d+x\d+): last p50=(?P<l50>[\d.]+) p99=(?P<l99>[\d.]+) max=(?P<lmax>[\d.]+) ms "
+                     r"first p50=(?P<f50>[\d.]+) p99=(?P<f99>[\d.]+) ms matched=(?P<matched>\S+) "
+                     r"ambiguous-blocks=(?P<amb>\d+) interval=(?P<i>[\d.]+) ms", f)
+        if m:
+            out.append((f"webrtc: frame kernel time → its last RTP packet sent, vivid {m['size'].replace('x', '×')} 5 fps (VM)",
+                        f"p99 {m['l99']} ms (p50 {m['l50']}, max {m['lmax']}); first packet p99 {m['f99']} ms (p50 {m['f50']}); "
+                        f"frames matched {m['matched']}, blocks with more than one fitting offset {m['amb']}",
+                        f"≤ one frame interval ({m['i']} ms), p99",
+                        "met" if float(m["l99"]) <= float(m["i"]) and m["amb"] == "0" else "missed"))
     return out
 
 

@@ -16,10 +16,22 @@ A block is one viewer for the block's seconds, the two kinds in alternating orde
           threshold: jitterBufferDelay / jitterBufferEmittedCount, totalProcessingDelay /
           framesDecoded (receive of a frame's first packet -> decoded), totalDecodeTime /
           framesDecoded. Then the page goes to about:blank (it ends its session).
+          Over the same seconds, frame kernel time → RTP packet sent: every packet on the
+          guest's loopback is read from an AF_PACKET socket (outgoing, the kernel's receive
+          timestamp, CLOCK_REALTIME taken to CLOCK_MONOTONIC by their offset at the start);
+          the video's RTP packets (header in clear under SRTP: version 2, a dynamic payload
+          type, the SSRC with the most packets) are grouped into frames by RTP timestamp. The
+          daemon stamps each frame with its capture time, so the RTP timestamps differ as the
+          capture times do; the capture times themselves are the buffer timestamps of the
+          kernel's v4l2:v4l2_dqbuf events of the daemon's threads (a tracing instance, trace
+          clock mono). The one offset that puts (nearly) every frame's RTP timestamp on a
+          dequeued buffer's timestamp (within 0.2 ms) ties the two; then for each frame, its
+          first and its last packet (the marker) − its capture time. Threshold: the last
+          packet's p99 ≤ one frame interval (1/5 s).
 
 Usage: webrtc.py EVCAPTURE [--rounds N] [--block S] [--sizes 640x480,1280x720] [--port P]
-Prints "figure webrtc-bandwidth WxH: ..." and "figure webrtc-delay WxH: ..." lines; exits 1
-if something could not be measured.
+Prints "figure webrtc-bandwidth WxH: ...", "figure webrtc-delay WxH: ..." and "figure
+webrtc-rtp WxH: ..." lines; exits 1 if something could not be measured.
 """
 import argparse
 import json
@@ -27,12 +39,15 @@ import os
 import select
 import shutil
 import socket
+import struct
 import subprocess
 import sys
+import threading
 import time
 from statistics import median
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from libcamera import DequeueTrace  # noqa: E402
 from shutter import Daemon  # noqa: E402
 from ustreamer import wait_port  # noqa: E402
 from vivid import set_rate, vivid_node  # noqa: E402
@@ -140,16 +155,118 @@ STATS = """(async () => {
 TRANSPORT = "(document.getElementById('view') || {dataset: {}}).dataset.transport || ''"
 
 
-def webrtc_block(browser, session, url, seconds):
+SO_TIMESTAMPNS = 35
+PACKET_OUTGOING = 4
+
+
+class RTPProbe:
+    """The RTP packets sent on loopback and the buffers the daemon dequeued, over a window."""
+
+    def __init__(self, daemon_pid):
+        self.pid = daemon_pid
+        self.trace = DequeueTrace()
+        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.ntohs(0x0003))
+        self.sock.bind(("lo", 0))
+        self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        self.sock.settimeout(0.2)
+        self.packets = []  # (monotonic s, ssrc, rtp timestamp, marker, payload type)
+        self.running = False
+
+    def start(self):
+        self.offset = time.clock_gettime(time.CLOCK_REALTIME) - time.clock_gettime(time.CLOCK_MONOTONIC)
+        self.packets = []
+        self.trace.clear()
+        self.running = True
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        while self.running:
+            try:
+                data, anc, _, address = self.sock.recvmsg(65536, 64)
+            except socket.timeout:
+                continue
+            if address[2] != PACKET_OUTGOING or len(data) < 14 + 20 + 8 + 12 or data[14] >> 4 != 4 or data[23] != 17:
+                continue
+            at = None
+            for level, kind, raw in anc:
+                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:
+                    sec, ns = struct.unpack("qq", raw[:16])
+                    at = sec + ns / 1e9 - self.offset
+            rtp = data[14 + (data[14] & 15) * 4 + 8:]
+            if at is None or len(rtp) < 12 or rtp[0] >> 6 != 2 or not 96 <= rtp[1] & 0x7F <= 127:
+                continue
+            ts, ssrc = struct.unpack(">II", rtp[4:12])
+            self.packets.append((at, ssrc, ts, rtp[1] >> 7, rtp[1] & 0x7F))
+
+    def stop(self):
+        """{"first": [s], "last": [s], "frames": n, "matched": n, "candidates": n} for the window."""
+        self.running = False
+        self.thread.join()
+        tids = {int(t) for t in os.listdir(f"/proc/{self.pid}/task")}
+        captures = sorted(ts for _, ts, _ in self.trace.events(tids))
+        return frame_delays(self.packets, captures)
+
+    def close(self):
+        self.sock.close()
+        self.trace.close()
+
+
+def frame_delays(packets, captures, tolerance=0.0002):
+    """Each frame's first and last packet − its capture time (see the module's text)."""
+    none = {"first": [], "last": [], "frames": 0, "matched": 0, "candidates": 0}
+    if not packets or not captures:
+        return none
+    counts = {}
+    for _, ssrc, _, _, pt in packets:
+        counts[(ssrc, pt)] = counts.get((ssrc, pt), 0) + 1
+    media = max(counts, key=counts.get)
+    frames = {}  # rtp timestamp → [first, last]
+    ts0 = None
+    for at, ssrc, ts, marker, pt in packets:
+        if (ssrc, pt) != media:
+            continue
+        ts0 = ts if ts0 is None else ts0
+        d = (ts - ts0) & 0xFFFFFFFF
+        d = d - (1 << 32) if d >= 1 << 31 else d
+        f = frames.setdefault(d, [at, at])
+        f[0], f[1] = min(f[0], at), max(f[1], at)
+    import bisect
+
+    def near(t):
+        i = bisect.bisect_left(captures, t)
+        return min(abs(captures[j] - t) for j in (i - 1, i) if 0 <= j < len(captures))
+
+    keys = sorted(frames)
+    best, best_n, ties = None, -1, 0
+    first_sent = frames[keys[0]][0]
+    for c in captures:
+        if c > first_sent:
+            break
+        c0 = c - keys[0] / 90000
+        n = sum(1 for k in keys if near(c0 + k / 90000) <= tolerance)
+        if n > best_n:
+            best, best_n, ties = c0, n, 1
+        elif n == best_n:
+            ties += 1
+    if best is None:
+        return none
+    matched = [k for k in keys if near(best + k / 90000) <= tolerance]
+    return {"first": [frames[k][0] - (best + k / 90000) for k in matched],
+            "last": [frames[k][1] - (best + k / 90000) for k in matched],
+            "frames": len(keys), "matched": len(matched), "candidates": ties}
+
+
+def webrtc_block(browser, session, url, seconds, probe=None):
     """(bytes per second, frames decoded per second, delays dict) of one viewer over `seconds`."""
     browser.call("Page.navigate", {"url": url}, session)
     try:
-        return playing(browser, session, seconds)
+        return playing(browser, session, seconds, probe)
     finally:
         browser.call("Page.navigate", {"url": "about:blank"}, session)  # the page ends its session
 
 
-def playing(browser, session, seconds):
+def playing(browser, session, seconds, probe=None):
     deadline = time.monotonic() + 150  # the page waits 60 s for an answer, 45 s for a picture
     while True:
         transport = browser.evaluate(session, TRANSPORT)
@@ -164,10 +281,13 @@ def playing(browser, session, seconds):
             raise RuntimeError("the page plays nothing over WebRTC after 150 s")
         time.sleep(1)
     time.sleep(3)
+    if probe:
+        probe.start()
     a, t0 = browser.evaluate(session, STATS), time.monotonic()
     time.sleep(seconds)
     b, t1 = browser.evaluate(session, STATS), time.monotonic()
     took = t1 - t0
+    sent = probe.stop() if probe else None
 
     def d(key):
         return b.get(key, 0) - a.get(key, 0)
@@ -179,6 +299,7 @@ def playing(browser, session, seconds):
         "decode": d("totalDecodeTime") / frames if frames else float("nan"),
         "dropped": d("framesDropped"), "frames": frames,
         "size": f"{b.get('frameWidth')}x{b.get('frameHeight')}",
+        "sent": sent,
     }
     return (d("bytesReceived") + d("headerBytesReceived")) / took, frames / took, delays
 
@@ -247,6 +368,7 @@ def measure(a, node, browser, session, size, tmp):
     path = f"{tmp}/webrtc-{size}.toml"
     config(path, node, width, height, port, out)
     d = Daemon(a.evcapture, path, tmp, f"webrtc-{size}")
+    probe = None
     rates = {"mjpeg": [], "webrtc": []}
     fps = {"mjpeg": [], "webrtc": []}
     delays = []
@@ -257,6 +379,7 @@ def measure(a, node, browser, session, size, tmp):
         except OSError as e:
             raise SystemExit(f"webrtc.py: no READY=1 from the daemon ({e}): {open(d.err_path).read()[-3000:]}")
         wait_port(port, "evcapture")
+        probe = RTPProbe(d.proc.pid)
         url = f"http://127.0.0.1:{port}/"
         # GStreamer's first load reads every plugin installed (tens of seconds under emulation):
         # a first page, not counted, makes the daemon load it.
@@ -272,10 +395,14 @@ def measure(a, node, browser, session, size, tmp):
                         rate, f = mjpeg_block(port, a.block)
                         extra = ""
                     else:
-                        rate, f, dl = webrtc_block(browser, session, url, a.block)
+                        rate, f, dl = webrtc_block(browser, session, url, a.block, probe)
                         delays.append(dl)
+                        sent = dl["sent"]
                         extra = (f", {dl['size']}, jitter buffer {dl['jitter'] * 1000:.1f} ms, processing "
-                                 f"{dl['processing'] * 1000:.1f} ms, decode {dl['decode'] * 1000:.1f} ms, dropped {dl['dropped']}")
+                                 f"{dl['processing'] * 1000:.1f} ms, decode {dl['decode'] * 1000:.1f} ms, dropped {dl['dropped']}"
+                                 f"; frame → RTP: {sent['matched']}/{sent['frames']} frames matched ({sent['candidates']} "
+                                 f"offset(s) as good), last packet max "
+                                 f"{max(sent['last'], default=float('nan')) * 1000:.1f} ms")
                 except (OSError, RuntimeError) as e:
                     log(f"{size} round {r + 1} {kind}: {e}")
                     failed = True
@@ -284,6 +411,8 @@ def measure(a, node, browser, session, size, tmp):
                 fps[kind].append(f)
                 log(f"{size} round {r + 1} {kind:6s}: {rate / 1000:.1f} kB/s, {f:.2f} frames/s{extra}")
     finally:
+        if probe:
+            probe.close()
         status = d.stop()
         log(f"{size}: daemon exit {status}")
     if not rates["mjpeg"] or not rates["webrtc"]:
@@ -299,6 +428,19 @@ def measure(a, node, browser, session, size, tmp):
         log(f"figure webrtc-delay {size}: jitter-buffer={mean('jitter'):.1f} ms processing={mean('processing'):.1f} ms "
             f"decode={mean('decode'):.1f} ms dropped={sum(x['dropped'] for x in delays)} "
             f"frames={sum(x['frames'] for x in delays)} blocks={len(delays)}")
+        first = sorted(v for x in delays for v in x["sent"]["first"])
+        last = sorted(v for x in delays for v in x["sent"]["last"])
+        frames = sum(x["sent"]["frames"] for x in delays)
+        ambiguous = sum(1 for x in delays if x["sent"]["candidates"] > 1)
+        if last:
+            def q(xs, p):
+                return xs[min(len(xs) - 1, int(p * len(xs)))] * 1000
+            log(f"figure webrtc-rtp {size}: last p50={q(last, 0.5):.1f} p99={q(last, 0.99):.1f} max={last[-1] * 1000:.1f} ms "
+                f"first p50={q(first, 0.5):.1f} p99={q(first, 0.99):.1f} ms matched={len(last)}/{frames} "
+                f"ambiguous-blocks={ambiguous} interval={1000 / FPS:.1f} ms")
+        else:
+            log(f"figure webrtc-rtp {size}: not measured (no frame matched of {frames})")
+            failed = True
     return failed
 
 
