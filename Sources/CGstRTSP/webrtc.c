@@ -399,10 +399,12 @@ int evc_webrtc_push(evc_webrtc_session *s, const uint8_t *bytes, size_t size, in
     // The capture time as the pipeline's running time (both CLOCK_MONOTONIC), as a camera
     // source in GStreamer stamps its buffers: the RTP timestamps then space the frames as the
     // camera took them, not as the encoder finished them. Never before the pipeline started
-    // (a camera's replayed keyframe run is older) and always rising; a time that is not on
-    // CLOCK_MONOTONIC (in the future, or over 5 s old) is replaced by the moment of the push.
-    int64_t now = monotonic_ns();
-    GstClockTime capture = capture_us > 0 && capture_us * 1000 <= now && now - capture_us * 1000 < 5000000000LL
+    // (a camera's replayed keyframe run is older) and always rising. A time over 5 s from
+    // now is not on CLOCK_MONOTONIC and is replaced by the moment of the push; one a little
+    // ahead is kept: a driver that stamps the end of a frame may stamp it before it ends
+    // (vivid stamps a frame's end most of a frame interval after it hands the frame over).
+    int64_t now = monotonic_ns(), distance = capture_us * 1000 - now;
+    GstClockTime capture = capture_us > 0 && distance < 5000000000LL && distance > -5000000000LL
                                ? (GstClockTime)capture_us * 1000
                                : (GstClockTime)now;
     GstClockTime pts = capture > s->base_time ? capture - s->base_time : 0;

@@ -68,6 +68,7 @@ public final class LiveH264Stream: Sendable {
         // An encoder makes a keyframe when asked; the camera's own H.264 cannot be asked.
         if frames.settings.wantsH264 {
             fanOut.policy = .replayLastRun
+            logger.info("live H.264: the camera's own, passed through as it sends it")
             passThrough(frames)
             return
         }
@@ -105,6 +106,7 @@ public final class LiveH264Stream: Sendable {
             usleep(2_000_000)
             return
         }
+        logger.info("live H.264: encoding the camera's \(format.width)×\(format.height) \(format.pixelFormat) frames")
         var last = Timestamp(microseconds: 0)
         while wanted {
             do {

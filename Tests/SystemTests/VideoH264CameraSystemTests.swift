@@ -248,6 +248,49 @@ struct VideoH264CameraSystemTests {
         #expect(problem == nil, "\(problem ?? "")")
     }
 
+    /// The camera's H.264 in the page over WebRTC, without an encode (docs/live-view.md#webrtc):
+    /// headless Chromium, in the guest beside the daemon, plays it (the page says `webrtc`, the
+    /// picture is the camera's 640×480, frames decoded go on over 10 s, keyframes among them:
+    /// the camera's, an IDR every 15 frames), and the daemon's log says its live H.264 is the
+    /// camera's own, passed through, and never that it encodes.
+    @Test(.timeLimit(.minutes(6)), .enabled(if: ChromiumPipe.executable != nil, "needs chromium"))
+    func thePagePlaysTheCamerasH264OverWebRTC() throws {
+        let camera = try LoopbackCamera()
+        var stopped = false
+        defer { if !stopped { camera.stop() } }
+        let output = try ScratchDirectory(prefix: "h264webrtc")
+        let daemon = try ReliabilityDaemon(config: Self.config(output: output.url.path, preRoll: 0.5))
+        // GStreamer is loaded once RTSP listens (its first load reads every plugin: under
+        // emulation longer than the page waits for an answer).
+        try #require(
+            pollUntil(timeout: .seconds(180)) { daemon.stderr.contains("RTSP on rtsp://127.0.0.1:\(Self.rtspPort)/live") }, "\(daemon)")
+        var env = ProcessInfo.processInfo.environment
+        env["HOME"] = output.url.path
+        let browser = try ChromiumPipe(
+            url: "about:blank", directory: output.url.path, environment: env, arguments: ["--allow-loopback-in-peer-connection"])
+        defer { browser.kill() }
+        let session = try browser.attachToFirstPage(timeout: .seconds(90))
+        try #require(browser.navigate("http://127.0.0.1:\(Self.port)/", session: session, timeout: .seconds(90)), "\(browser.transcript)")
+        var shown: LivePagePlayback?
+        #expect(
+            pollUntil(timeout: .seconds(150)) {
+                shown = try? LivePagePlayback(browser, session: session)
+                return shown?.string("transport")?.isEmpty == false
+            })
+        let one = try #require(shown, "\(browser.transcript)\n\(daemon)")
+        #expect(one.string("transport") == "webrtc" && one.string("picture") == "640x480", "\(one)\n\(daemon)")
+        let playing = try LivePagePlayback(browser, session: session, window: 10)
+        print("h264 camera: WebRTC \(one)\nh264 camera: over 10 s: \(playing)")
+        #expect(playing.number("decoded1") > playing.number("decoded0"), "no frame decoded in 10 s: \(playing)")
+        #expect(playing.number("keyframes") >= 1, "\(playing)")
+        #expect(daemon.stderr.contains("live H.264: the camera's own, passed through"), "\(daemon)")
+        #expect(!daemon.stderr.contains("live H.264: encoding"), "\(daemon)")
+        #expect(daemon.stop() == 0, "\(daemon)")
+        stopped = true
+        let problem = camera.stop()
+        #expect(problem == nil, "\(problem ?? "")")
+    }
+
     /// H.264 is taken only when asked for: with the default order a camera that offers
     /// nothing else is `no usable format` (photos need pictures); asked for, it streams H.264
     /// at the camera's size; a camera without it (vivid) is `no usable format` naming H264.

@@ -37,7 +37,7 @@ python3 "$EVC_BENCH_DIR_SRC/ustreamer.py" "$EVC_BENCH_EVCAPTURE" --rounds "${EVC
 # and 1280x720, Chromium's own delays, alternating blocks; EVC_BENCH_ONLY=webrtc ---
 case "${EVC_BENCH_ONLY:-}" in ""|webrtc)
 echo "bench: === webrtc: the page's WebRTC against MJPEG of the same frames on vivid at 5 fps (alternating blocks) ==="
-python3 "$EVC_BENCH_DIR_SRC/webrtc.py" "$EVC_BENCH_EVCAPTURE" --rounds "${EVC_BENCH_WEBRTC_ROUNDS:-4}" \
+python3 "$EVC_BENCH_DIR_SRC/webrtc.py" "$EVC_BENCH_EVCAPTURE" --rounds "${EVC_BENCH_WEBRTC_ROUNDS:-4}" --sizes "${EVC_BENCH_WEBRTC_SIZES:-640x480,1280x720}" \
     --block "${EVC_BENCH_WEBRTC_BLOCK:-10}" || status=1
 ;; esac
 [ "${EVC_BENCH_ONLY:-}" = webrtc ] && exit $status

@@ -174,6 +174,7 @@ class RTPProbe:
 
     def start(self):
         self.offset = time.clock_gettime(time.CLOCK_REALTIME) - time.clock_gettime(time.CLOCK_MONOTONIC)
+        self.started = time.monotonic()
         self.packets = []
         self.trace.clear()
         self.running = True
@@ -196,6 +197,8 @@ class RTPProbe:
             rtp = data[14 + (data[14] & 15) * 4 + 8:]
             if at is None or len(rtp) < 12 or rtp[0] >> 6 != 2 or not 96 <= rtp[1] & 0x7F <= 127:
                 continue
+            if at < self.started:
+                continue  # waiting in the socket since the last window (another session's)
             ts, ssrc = struct.unpack(">II", rtp[4:12])
             self.packets.append((at, ssrc, ts, rtp[1] >> 7, rtp[1] & 0x7F))
 
@@ -204,17 +207,30 @@ class RTPProbe:
         self.running = False
         self.thread.join()
         tids = {int(t) for t in os.listdir(f"/proc/{self.pid}/task")}
-        captures = sorted(ts for _, ts, _ in self.trace.events(tids))
-        return frame_delays(self.packets, captures)
+        events = self.trace.events(tids)
+        captures = sorted(ts for _, ts, _ in events)
+        result = frame_delays(self.packets, captures, {ts: at for at, ts, _ in events})
+        if result["matched"] < result["frames"] or not result["frames"]:
+            rtp = [p for p in self.packets]
+            if os.environ.get("EVC_BENCH_RTP_DUMP"):
+                log("  rtp dump: packets " + json.dumps([(round(a, 6), x, t, m, pt) for a, x, t, m, pt in rtp[:60]]))
+                log("  rtp dump: captures " + json.dumps(captures[:40]))
+            log(f"  rtp probe: {len(rtp)} RTP packets, {len(events)} dequeues by {len(tids)} threads "
+                f"(all threads' dequeues: {len(self.trace.events(None))}); packets from "
+                f"{rtp[0][0] if rtp else 'nan'} to {rtp[-1][0] if rtp else 'nan'}, captures from "
+                f"{captures[0] if captures else 'nan'} to {captures[-1] if captures else 'nan'}")
+        return result
 
     def close(self):
         self.sock.close()
         self.trace.close()
 
 
-def frame_delays(packets, captures, tolerance=0.0002):
-    """Each frame's first and last packet − its capture time (see the module's text)."""
-    none = {"first": [], "last": [], "frames": 0, "matched": 0, "candidates": 0}
+def frame_delays(packets, captures, dequeued=None, tolerance=0.0002):
+    """Each frame's first and last packet − its capture time, and its last packet − the
+    moment the daemon dequeued it (`dequeued`: capture time → dequeue time) (see the
+    module's text)."""
+    none = {"first": [], "last": [], "from-dequeue": [], "ahead": [], "frames": 0, "matched": 0, "candidates": 0}
     if not packets or not captures:
         return none
     counts = {}
@@ -238,23 +254,39 @@ def frame_delays(packets, captures, tolerance=0.0002):
         return min(abs(captures[j] - t) for j in (i - 1, i) if 0 <= j < len(captures))
 
     keys = sorted(frames)
-    best, best_n, ties = None, -1, 0
-    first_sent = frames[keys[0]][0]
-    for c in captures:
-        if c > first_sent:
+    # Candidates: each dequeued buffer as the capture of the frame with the lowest RTP
+    # timestamp that was captured within the trace (frames sent early in the window may
+    # have been captured before it); a frame is sent at most 1 s before its timestamp (a
+    # driver may stamp a frame's end ahead of handing it over: vivid does).
+    best, best_n, ties = None, 0, 0
+    for k_first in keys[:5]:
+        for c in captures:
+            if c > frames[k_first][0] + 1.0:
+                break
+            c0 = c - k_first / 90000
+            n = sum(1 for k in keys if near(c0 + k / 90000) <= tolerance)
+            if n > best_n:
+                best, best_n, ties = c0, n, 1
+            elif n == best_n and best is not None and abs(c0 - best) > tolerance:
+                ties += 1
+        if best_n >= len(keys) // 2:
             break
-        c0 = c - keys[0] / 90000
-        n = sum(1 for k in keys if near(c0 + k / 90000) <= tolerance)
-        if n > best_n:
-            best, best_n, ties = c0, n, 1
-        elif n == best_n:
-            ties += 1
     if best is None:
-        return none
-    matched = [k for k in keys if near(best + k / 90000) <= tolerance]
+        return dict(none, frames=len(keys))
+    # Frames whose capture was before the trace began cannot be matched: not counted.
+    within = [k for k in keys if best + k / 90000 >= captures[0] - tolerance]
+    matched = [k for k in within if near(best + k / 90000) <= tolerance]
+
+    def capture(k):
+        t = best + k / 90000
+        i = bisect.bisect_left(captures, t)
+        return min((captures[j] for j in (i - 1, i) if 0 <= j < len(captures)), key=lambda c: abs(c - t))
+    dequeued = dequeued or {}
     return {"first": [frames[k][0] - (best + k / 90000) for k in matched],
             "last": [frames[k][1] - (best + k / 90000) for k in matched],
-            "frames": len(keys), "matched": len(matched), "candidates": ties}
+            "from-dequeue": [frames[k][1] - dequeued[capture(k)] for k in matched if capture(k) in dequeued],
+            "ahead": [c - at for c, at in dequeued.items()],
+            "frames": len(within), "matched": len(matched), "candidates": ties}
 
 
 def webrtc_block(browser, session, url, seconds, probe=None):
@@ -430,6 +462,8 @@ def measure(a, node, browser, session, size, tmp):
             f"frames={sum(x['frames'] for x in delays)} blocks={len(delays)}")
         first = sorted(v for x in delays for v in x["sent"]["first"])
         last = sorted(v for x in delays for v in x["sent"]["last"])
+        since = sorted(v for x in delays for v in x["sent"]["from-dequeue"])
+        ahead = sorted(v for x in delays for v in x["sent"]["ahead"])
         frames = sum(x["sent"]["frames"] for x in delays)
         ambiguous = sum(1 for x in delays if x["sent"]["candidates"] > 1)
         if last:
@@ -437,7 +471,9 @@ def measure(a, node, browser, session, size, tmp):
                 return xs[min(len(xs) - 1, int(p * len(xs)))] * 1000
             log(f"figure webrtc-rtp {size}: last p50={q(last, 0.5):.1f} p99={q(last, 0.99):.1f} max={last[-1] * 1000:.1f} ms "
                 f"first p50={q(first, 0.5):.1f} p99={q(first, 0.99):.1f} ms matched={len(last)}/{frames} "
-                f"ambiguous-blocks={ambiguous} interval={1000 / FPS:.1f} ms")
+                f"ambiguous-blocks={ambiguous} interval={1000 / FPS:.1f} ms "
+                f"dequeue-to-last p50={q(since, 0.5):.1f} p99={q(since, 0.99):.1f} ms "
+                f"timestamp-ahead-of-dequeue p50={q(ahead, 0.5):.1f} ms")
         else:
             log(f"figure webrtc-rtp {size}: not measured (no frame matched of {frames})")
             failed = True
