@@ -34,6 +34,7 @@ typedef enum {
     GST_RTSP_LOWER_TRANS_UDP = 1 << 0,
     GST_RTSP_LOWER_TRANS_TCP = 1 << 2,
 } GstRTSPLowerTrans;
+typedef enum { GST_RTSP_AUTH_BASIC = 1, GST_RTSP_AUTH_DIGEST = 2 } GstRTSPAuthMethod;
 #define G_TYPE_BOOLEAN ((GType)(5 << 2))
 #define G_TYPE_STRING ((GType)(16 << 2))
 #define GST_RTSP_TOKEN_MEDIA_FACTORY_ROLE "media.factory.role"
@@ -87,6 +88,8 @@ static const char *const sonames[LIBRARIES] = {
     X(GSTRTSPSERVER, GstRTSPAuth *, gst_rtsp_auth_new, (void)) \
     X(GSTRTSPSERVER, gchar *, gst_rtsp_auth_make_basic, (const gchar *user, const gchar *pass)) \
     X(GSTRTSPSERVER, void, gst_rtsp_auth_add_basic, (GstRTSPAuth *auth, const gchar *basic, GstRTSPToken *token)) \
+    X(GSTRTSPSERVER, void, gst_rtsp_auth_add_digest, (GstRTSPAuth *auth, const gchar *user, const gchar *pass, GstRTSPToken *token)) \
+    X(GSTRTSPSERVER, void, gst_rtsp_auth_set_supported_methods, (GstRTSPAuth *auth, GstRTSPAuthMethod methods)) \
     X(GSTRTSPSERVER, GstRTSPToken *, gst_rtsp_token_new, (const gchar *firstfield, ...))
 
 #ifdef EVC_GST_WITH_HEADERS
@@ -96,6 +99,7 @@ static const char *const sonames[LIBRARIES] = {
 EVC_RTSP_FUNCTIONS(EVC_DECLARE)
 _Static_assert(G_TYPE_BOOLEAN == (GType)(5 << 2) && G_TYPE_STRING == (GType)(16 << 2), "GType fundamentals");
 _Static_assert(GST_RTSP_LOWER_TRANS_UDP == 1 && GST_RTSP_LOWER_TRANS_TCP == 4, "GstRTSPLowerTrans");
+_Static_assert(GST_RTSP_AUTH_BASIC == 1 && GST_RTSP_AUTH_DIGEST == 2, "GstRTSPAuthMethod");
 _Static_assert(GST_STATE_PLAYING == 4 && GST_FLOW_OK == 0 && G_SOURCE_CONTINUE == 1 && G_CONNECT_AFTER == 1, "GStreamer constants");
 _Static_assert(sizeof GST_RTSP_TOKEN_MEDIA_FACTORY_ROLE == sizeof "media.factory.role", "token field");
 #endif
@@ -247,6 +251,10 @@ evc_rtsp_server *evc_rtsp_create(const char *address, int port, const char *path
     if (username && password) {
         GstRTSPAuth *auth = gst.gst_rtsp_auth_new();
         GstRTSPToken *token = gst.gst_rtsp_token_new(GST_RTSP_TOKEN_MEDIA_FACTORY_ROLE, G_TYPE_STRING, "viewer", NULL);
+        // Digest (the password never crosses the network) and Basic, both offered: the
+        // client takes the one it prefers (FFmpeg takes Digest).
+        gst.gst_rtsp_auth_set_supported_methods(auth, GST_RTSP_AUTH_BASIC | GST_RTSP_AUTH_DIGEST);
+        gst.gst_rtsp_auth_add_digest(auth, username, password, token);
         gchar *basic = gst.gst_rtsp_auth_make_basic(username, password);
         gst.gst_rtsp_auth_add_basic(auth, basic, token);
         gst.g_free(basic);

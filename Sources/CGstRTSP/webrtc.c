@@ -399,14 +399,13 @@ int evc_webrtc_push(evc_webrtc_session *s, const uint8_t *bytes, size_t size, in
     // The capture time as the pipeline's running time (both CLOCK_MONOTONIC), as a camera
     // source in GStreamer stamps its buffers: the RTP timestamps then space the frames as the
     // camera took them, not as the encoder finished them. Never before the pipeline started
-    // (a camera's replayed keyframe run is older) and always rising. A time over 5 s from
-    // now is not on CLOCK_MONOTONIC and is replaced by the moment of the push; one a little
-    // ahead is kept: a driver that stamps the end of a frame may stamp it before it ends
-    // (vivid stamps a frame's end most of a frame interval after it hands the frame over).
-    int64_t now = monotonic_ns(), distance = capture_us * 1000 - now;
-    GstClockTime capture = capture_us > 0 && distance < 5000000000LL && distance > -5000000000LL
-                               ? (GstClockTime)capture_us * 1000
-                               : (GstClockTime)now;
+    // (a camera's replayed keyframe run is older) and always rising. A time ahead of now is
+    // taken as now: webrtcbin's sink holds a buffer until its time, and a driver that stamps
+    // the end of a frame may stamp it before it ends (vivid's "End of Frame" stamps are most
+    // of a frame interval ahead when it hands the frame over): the frame goes at once. One
+    // over 5 s old is not on CLOCK_MONOTONIC and is replaced by the moment of the push.
+    int64_t now = monotonic_ns(), age = now - capture_us * 1000;
+    GstClockTime capture = capture_us > 0 && age > 0 && age < 5000000000LL ? (GstClockTime)capture_us * 1000 : (GstClockTime)now;
     GstClockTime pts = capture > s->base_time ? capture - s->base_time : 0;
     if (s->last_pts != GST_CLOCK_TIME_NONE && pts <= s->last_pts) pts = s->last_pts + 1000;
     s->last_pts = pts;

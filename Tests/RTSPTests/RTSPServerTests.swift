@@ -129,6 +129,51 @@ import V4L2
         #expect(ok.status == 0, "\(ok.stderr)")
     }
 
+    /// Both of RTSP's schemes are offered (docs/live-view.md#rtsp): FFmpeg's client answers the
+    /// Digest challenge (its request, logged at trace level, carries `Authorization: Digest`,
+    /// never the password) and reads frames; a client that knows only Basic gets the stream's
+    /// description with the right password and 401 with a wrong one.
+    @Test func digestAndBasicAreBothAccepted() throws {
+        let (server, _, frames, port) = try Self.server(username: "viewer", password: "correct horse")
+        defer {
+            server.stop()
+            frames.stopAndWait()
+        }
+        let digest = try Self.run([
+            Self.ffmpeg, "-hide_banner", "-loglevel", "trace", "-rtsp_transport", "tcp", "-i",
+            "rtsp://viewer:correct%20horse@127.0.0.1:\(port)/live", "-frames:v", "3", "-f", "null", "-",
+        ])
+        #expect(digest.status == 0, "\(digest.stderr.suffix(3000))")
+        #expect(digest.stderr.contains("Authorization: Digest "), "\(digest.stderr.prefix(6000))")
+        #expect(!digest.stderr.contains("correct horse") && !digest.stderr.contains("Authorization: Basic"))
+
+        func describe(_ authorization: String) throws -> String {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var addr = sockaddr_in()
+            addr.sin_family = sa_family_t(AF_INET)
+            addr.sin_port = UInt16(port).bigEndian
+            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let connected = withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            try #require(connected == 0)
+            let request = Array(
+                "DESCRIBE rtsp://127.0.0.1:\(port)/live RTSP/1.0\r\nCSeq: 1\r\nAccept: application/sdp\r\nAuthorization: Basic \(authorization)\r\n\r\n".utf8)
+            #expect(request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) } == request.count)
+            var answer = [UInt8](repeating: 0, count: 4096)
+            let n = recv(fd, &answer, answer.count, 0)
+            return String(decoding: answer.prefix(max(0, n)), as: UTF8.self)
+        }
+        let right = try describe(Data("viewer:correct horse".utf8).base64EncodedString())
+        #expect(right.hasPrefix("RTSP/1.0 200 OK") && right.contains("m=video"), "\(right)")
+        let wrong = try describe(Data("viewer:wrong one".utf8).base64EncodedString())
+        #expect(wrong.hasPrefix("RTSP/1.0 401"), "\(wrong)")
+        #expect(wrong.contains("Digest realm=") && wrong.contains("Basic realm="), "both schemes offered: \(wrong)")
+    }
+
     /// A port already taken is a clear error, not a server that never answers.
     @Test func aTakenPortIsAnError() throws {
         let (server, _, frames, port) = try Self.server()

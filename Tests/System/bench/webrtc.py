@@ -22,7 +22,9 @@ A block is one viewer for the block's seconds, the two kinds in alternating orde
           the video's RTP packets (header in clear under SRTP: version 2, a dynamic payload
           type, the SSRC with the most packets) are grouped into frames by RTP timestamp. The
           daemon stamps each frame with its capture time, so the RTP timestamps differ as the
-          capture times do; the capture times themselves are the buffer timestamps of the
+          capture times do (vivid's timestamps set to "Start of Exposure", in the past when
+          the daemon dequeues a frame, as a webcam's; its default "End of Frame" stamps lie
+          ahead, and the daemon sends such a frame at once, stamped with the moment); the capture times themselves are the buffer timestamps of the
           kernel's v4l2:v4l2_dqbuf events of the daemon's threads (a tracing instance, trace
           clock mono). The one offset that puts (nearly) every frame's RTP timestamp on a
           dequeued buffer's timestamp (within 0.2 ms) ties the two; then for each frame, its
@@ -269,8 +271,6 @@ def frame_delays(packets, captures, dequeued=None, tolerance=0.0002):
                 best, best_n, ties = c0, n, 1
             elif n == best_n and best is not None and abs(c0 - best) > tolerance:
                 ties += 1
-        if best_n >= len(keys) // 2:
-            break
     if best is None:
         return dict(none, frames=len(keys))
     # Frames whose capture was before the trace began cannot be matched: not counted.
@@ -495,6 +495,12 @@ def main():
     if not node:
         raise SystemExit("webrtc.py: no vivid")
     set_rate(node, FPS)
+    # vivid stamps a frame's end by default, most of a frame interval ahead of handing it
+    # over; the daemon sends a frame stamped ahead at once (docs/live-view.md#webrtc), so its
+    # RTP timestamp would not be its stamp. Start of exposure, as a webcam's: in the past.
+    soe = subprocess.run(["v4l2-ctl", "-d", node, "-c", "timestamp_source=1"], capture_output=True, text=True)
+    if soe.returncode != 0:
+        raise SystemExit(f"webrtc.py: cannot set vivid's timestamp source: {soe.stderr}")
     tmp = os.environ.get("TMPDIR", "/tmp") + "/evc-bench-webrtc"
     os.makedirs(tmp, exist_ok=True)
     log(f"vivid {node} YUYV at {FPS} fps; {a.rounds} rounds of {a.block:.0f} s blocks per size, one viewer: "
@@ -508,6 +514,7 @@ def main():
     finally:
         browser.close()
     set_rate(node, 5)
+    subprocess.run(["v4l2-ctl", "-d", node, "-c", "timestamp_source=0"])
     return 1 if failed else 0
 
 
