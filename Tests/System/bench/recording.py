@@ -378,7 +378,7 @@ preview-width = {a.width}
             v = video[1]
             videos.append(v)
             log(f"round {rnd}: video {v.get('frames')} frames, {v.get('skipped')} skipped, {v.get('duration')} s")
-        log(f"round {rnd}: idle {len(results['idle']['press'])} presses so far, recording {len(results['recording']['press'])}")
+        log(f"round {rnd}: idle {len(results['idle']['press'])} presses so far, {busy_kind} {len(results[busy_kind]['press'])}")
 
     if viewers:
         viewers.close()
