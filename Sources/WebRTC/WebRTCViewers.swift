@@ -151,7 +151,9 @@ public final class WebRTCViewers: WHEPService {
                     consumer = consumer?.rejoin() ?? stream.join()
                 }
                 guard let frame = consumer?.next(timeout: .milliseconds(500)) else { continue }
-                let pushed = frame.bytes.withUnsafeBufferPointer { evc_webrtc_push(session, $0.baseAddress, $0.count, frame.timestampMicroseconds) }
+                let pushed = frame.bytes.withUnsafeBufferPointer {
+                    evc_webrtc_push(session, $0.baseAddress, $0.count, frame.timestampMicroseconds)
+                }
                 if pushed < 0 {
                     why = String(cString: evc_webrtc_end_reason(evc_webrtc_closed(session)))
                     return

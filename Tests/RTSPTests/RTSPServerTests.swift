@@ -161,7 +161,8 @@ import V4L2
             }
             try #require(connected == 0)
             let request = Array(
-                "DESCRIBE rtsp://127.0.0.1:\(port)/live RTSP/1.0\r\nCSeq: 1\r\nAccept: application/sdp\r\nAuthorization: Basic \(authorization)\r\n\r\n".utf8)
+                "DESCRIBE rtsp://127.0.0.1:\(port)/live RTSP/1.0\r\nCSeq: 1\r\nAccept: application/sdp\r\nAuthorization: Basic \(authorization)\r\n\r\n"
+                    .utf8)
             #expect(request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) } == request.count)
             var answer = [UInt8](repeating: 0, count: 4096)
             let n = recv(fd, &answer, answer.count, 0)

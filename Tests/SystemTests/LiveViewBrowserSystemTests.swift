@@ -201,7 +201,9 @@ struct LiveViewBrowserSystemTests {
         #expect(overlay.lowercased() == "|zoom", "the overlay did not follow the knob: \(overlay)\n\(daemon.transcript)")
         #expect(daemon.objects.contains { $0.event == "control" && $0.string("control") == "zoom" }, "\(daemon.transcript)")
         let still = try LivePagePlayback(browser, session: session, window: 10)
-        #expect(still.string("transport") == "webrtc" && still.number("decoded1") > playing.number("decoded1"), "\(still)\n\(daemon.transcript)")
+        #expect(
+            still.string("transport") == "webrtc" && still.number("decoded1") > playing.number("decoded1"), "\(still)\n\(daemon.transcript)"
+        )
     }
 }
 
