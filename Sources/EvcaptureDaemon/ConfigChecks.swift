@@ -15,7 +15,7 @@ public struct OutputDirectoryError: Error, CustomStringConvertible, Sendable, Eq
     public var description: String {
         var s = "output directory \(path): \(problem)"
         if errno != 0 { s += " (\(String(cString: strerror(errno))))" }
-        if errno == EROFS || errno == EACCES || errno == EPERM {
+        if errno != 0 && SystemError.Code(errno: errno) == .permissionDenied {
             s +=
                 ". Under systemd/evcapture.service (ProtectSystem=strict) the service writes only to its state directory "
                 + "unless a drop-in allows another one: sudo systemctl edit evcapture, then\n  [Service]\n  ReadWritePaths=\(path)\n"

@@ -139,5 +139,12 @@ import ConfigFile
                 "output directory /srv/evcapture: photos and videos cannot be written there (Read-only file system). Under systemd/evcapture.service"
             ))
         #expect(e.description.contains("ReadWritePaths=/srv/evcapture"))
+        // Every errno that means "not allowed" shows it (the floor's one classifier), and no other does.
+        for allowed in [EACCES, EPERM] {
+            #expect(OutputDirectoryError(path: "/srv/evcapture", errno: allowed, problem: "p").description.contains("ReadWritePaths="))
+        }
+        for other in [ENOTDIR, ENOSPC, ENOENT, 0] {
+            #expect(!OutputDirectoryError(path: "/srv/evcapture", errno: other, problem: "p").description.contains("ReadWritePaths="))
+        }
     }
 }
