@@ -78,12 +78,12 @@ class DequeueTrace:
         self._write("trace", "")
 
     def events(self, tids):
-        """(trace time s, buffer timestamp s, sequence) of every dequeue by one of tids (None: any)."""
+        """(trace time s, buffer timestamp s, sequence) of every dequeue by one of tids."""
         out = []
         with open(f"{self.dir}/trace") as f:
             for line in f:
                 m = self.LINE.search(line)
-                if m and (tids is None or int(m["tid"]) in tids):
+                if m and int(m["tid"]) in tids:
                     out.append((float(m["at"]), int(m["ts"]) / 1e9, int(m["seq"])))
         return out
 

@@ -36,6 +36,7 @@ Prints "figure webrtc-bandwidth WxH: ...", "figure webrtc-delay WxH: ..." and "f
 webrtc-rtp WxH: ..." lines; exits 1 if something could not be measured.
 """
 import argparse
+import bisect
 import json
 import os
 import select
@@ -213,14 +214,7 @@ class RTPProbe:
         captures = sorted(ts for _, ts, _ in events)
         result = frame_delays(self.packets, captures, {ts: at for at, ts, _ in events})
         if result["matched"] < result["frames"] or not result["frames"]:
-            rtp = [p for p in self.packets]
-            if os.environ.get("EVC_BENCH_RTP_DUMP"):
-                log("  rtp dump: packets " + json.dumps([(round(a, 6), x, t, m, pt) for a, x, t, m, pt in rtp[:60]]))
-                log("  rtp dump: captures " + json.dumps(captures[:40]))
-            log(f"  rtp probe: {len(rtp)} RTP packets, {len(events)} dequeues by {len(tids)} threads "
-                f"(all threads' dequeues: {len(self.trace.events(None))}); packets from "
-                f"{rtp[0][0] if rtp else 'nan'} to {rtp[-1][0] if rtp else 'nan'}, captures from "
-                f"{captures[0] if captures else 'nan'} to {captures[-1] if captures else 'nan'}")
+            log(f"  rtp probe: {len(self.packets)} RTP packets, {len(events)} dequeues by {len(tids)} threads")
         return result
 
     def close(self):
@@ -249,11 +243,12 @@ def frame_delays(packets, captures, dequeued=None, tolerance=0.0002):
         d = d - (1 << 32) if d >= 1 << 31 else d
         f = frames.setdefault(d, [at, at])
         f[0], f[1] = min(f[0], at), max(f[1], at)
-    import bisect
+    def nearest(t):
+        i = bisect.bisect_left(captures, t)
+        return min((captures[j] for j in (i - 1, i) if 0 <= j < len(captures)), key=lambda c: abs(c - t))
 
     def near(t):
-        i = bisect.bisect_left(captures, t)
-        return min(abs(captures[j] - t) for j in (i - 1, i) if 0 <= j < len(captures))
+        return abs(nearest(t) - t)
 
     keys = sorted(frames)
     # Candidates: each dequeued buffer as the capture of the frame with the lowest RTP
@@ -276,15 +271,11 @@ def frame_delays(packets, captures, dequeued=None, tolerance=0.0002):
     # Frames whose capture was before the trace began cannot be matched: not counted.
     within = [k for k in keys if best + k / 90000 >= captures[0] - tolerance]
     matched = [k for k in within if near(best + k / 90000) <= tolerance]
-
-    def capture(k):
-        t = best + k / 90000
-        i = bisect.bisect_left(captures, t)
-        return min((captures[j] for j in (i - 1, i) if 0 <= j < len(captures)), key=lambda c: abs(c - t))
     dequeued = dequeued or {}
     return {"first": [frames[k][0] - (best + k / 90000) for k in matched],
             "last": [frames[k][1] - (best + k / 90000) for k in matched],
-            "from-dequeue": [frames[k][1] - dequeued[capture(k)] for k in matched if capture(k) in dequeued],
+            "from-dequeue": [frames[k][1] - dequeued[nearest(best + k / 90000)] for k in matched
+                             if nearest(best + k / 90000) in dequeued],
             "ahead": [c - at for c, at in dequeued.items()],
             "frames": len(within), "matched": len(matched), "candidates": ties}
 
