@@ -18,12 +18,19 @@ public func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
         &thread, nil,
         { context in
             let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
-            _ = evc_set_thread_name(start.name)
+            nameThisThread(start.name)
             start.body()
             return nil
         }, context)
     precondition(rc == 0, "pthread_create: \(rc)")
     pthread_detach(thread)
+}
+
+/// Names the calling thread `name` (its first 15 bytes), as `ps -L`, `top -H` and
+/// `/proc/PID/task/TID/comm` show it: for a thread another library started, such as
+/// SwiftNIO's event loop (docs/architecture.md#threads).
+public func nameThisThread(_ name: String) {
+    _ = evc_set_thread_name(name)
 }
 
 /// Gives the calling thread only the CPU time no other thread wants: Linux's `SCHED_IDLE`

@@ -7,6 +7,7 @@ import NIOSSL
 import Output
 import Synchronization
 import Frames
+import LinuxIO
 
 /// What the live view needs from the daemon.
 public struct LiveViewHooks: Sendable {
@@ -111,6 +112,8 @@ public final class LiveViewServer: Sendable {
         // NIO tells the turns when each turn of the loop ends (fairness between connections).
         let turns = LoopTurns()
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1, metricsDelegate: turns)
+        // Named after its service, as the daemon's own threads are (docs/architecture.md#threads).
+        group.next().execute { nameThisThread("evc-live-view") }
         let hub = Hub(loop: group.next(), maxClients: settings.maxClients, frames: hooks.frames, logger: logger)
         hub.attach(
             PreviewFeed(

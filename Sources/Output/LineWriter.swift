@@ -70,7 +70,7 @@ public final class LineWriter: EventSink {
         self.flushTimeout = flushTimeout
         let (stream, continuation) = AsyncStream.makeStream(of: Line.self, bufferingPolicy: .bufferingNewest(10_000))
         toStdout = continuation
-        let thread = ThreadExecutor(name: "evc-stdout")
+        let thread = ThreadExecutor(name: "evc-lines")
         stdoutThread = thread
         let failed = stdoutFailed
         stdoutWriter = Task(executorPreference: thread) {

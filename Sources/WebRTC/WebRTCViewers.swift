@@ -63,7 +63,7 @@ public final class WebRTCViewers: WHEPService {
                 .failure(WHEPError(.tooManyViewers, "as many WebRTC viewers as max-clients (\(settings.maxViewers)) already")))
         }
         // GStreamer's first load reads every plugin (seconds on a small board): never on the caller's thread.
-        startThread(name: "evc-whep") { [self] in
+        startThread(name: "evc-webrtc") { [self] in
             let result = makeSession(offer: offer)
             state.withLock { $0.answering -= 1 }
             completion(result)
@@ -121,7 +121,7 @@ public final class WebRTCViewers: WHEPService {
     /// The session's frames until it ends: from a keyframe once connected, again at each
     /// keyframe request.
     private func feed(_ handle: Handle, id: String) {
-        startThread(name: "evc-whep-feed") { [self] in
+        startThread(name: "evc-webrtc-feed") { [self] in
             let session = handle.pointer
             let started = ContinuousClock.now
             var consumer: H264Consumer?

@@ -48,10 +48,11 @@ import Testing
         #expect(access(socket, F_OK) != 0, "the socket is still there")
     }
 
-    /// A daemon that ran (its socket, line writers, actions, booth clock, devices and watcher)
-    /// and is asked to stop — gracefully as SIGTERM asks, by cancelling its task, or as the
-    /// library's `CaptureSession.stop()` does: its services stop one by one in the reverse of
-    /// their order, and no thread of its own is left.
+    /// A daemon that ran (its socket, line writers, live view and WebRTC, actions, booth clock,
+    /// devices and watcher) and is asked to stop — gracefully as SIGTERM asks, by cancelling its
+    /// task, or as the library's `CaptureSession.stop()` does: its services stop one by one in
+    /// the reverse of their order, and no thread of its own is left. While it ran, each of its
+    /// threads was named and in docs/architecture.md#threads under one of the services.
     @Test func aRunningDaemonStopsItsServicesInReverseOrder() async throws {
         let key = "EVCAPTURE_TEST_SERVICES_DIR"
         if let dir = ProcessInfo.processInfo.environment[key] {
@@ -68,7 +69,8 @@ import Testing
         #expect(child.status == 0, "the child's half:\n\(text)")
         for how in Stop.allCases {
             #expect(
-                text.contains("\(how.rawValue): stopped in order: watcher devices booth actions lines input"), "the child's half:\n\(text)")
+                text.contains("\(how.rawValue): stopped in order: watcher devices booth actions live-view webrtc lines input"),
+                "the child's half:\n\(text)")
         }
     }
 
@@ -77,8 +79,11 @@ import Testing
     /// The child's half: a daemon started, then asked to stop; its log and threads looked at.
     static func runAndStop(in dir: String, _ how: Stop) async throws {
         let socket = dir + "/\(how).sock"
-        let config = try Self.config(in: dir, "[socket]\npath = \"\(socket)\"\n[handlers.primary]\ncountdown = 2")
+        let port = try MosquittoBroker.freePort()
+        let config = try Self.config(
+            in: dir, "[socket]\npath = \"\(socket)\"\n[handlers.primary]\ncountdown = 2\n[http]\nlisten = \"127.0.0.1:\(port)\"")
         let log = RecordedLog()
+        var running: [String] = []
         switch how {
         case .shutDown, .cancelled:
             let ready = OneShotFlag()
@@ -89,6 +94,7 @@ import Testing
             let task = Task { try await group.run() }
             #expect(await eventually(seconds: 10) { ready.isSet }, "the daemon got ready: \(log.lines)")
             #expect(access(socket, F_OK) == 0, "the socket is there while it runs")
+            running = Self.runningThreads()
             if how == .cancelled { task.cancel() } else { await group.triggerGracefulShutdown() }
             _ = try? await task.value
         case .captureSession:
@@ -104,6 +110,7 @@ import Testing
             }
             #expect(started, "the session started: \(log.lines)")
             #expect(access(socket, F_OK) == 0, "the socket is there while it runs")
+            running = Self.runningThreads()
             await session.stop()
         }
         let stopped = log.lines.compactMap { line -> String? in
@@ -111,7 +118,20 @@ import Testing
             return String(line.dropFirst("debug: stopped service=".count))
         }
         print("\(how.rawValue): stopped in order: \(stopped.joined(separator: " "))")
-        #expect(stopped == ["watcher", "devices", "booth", "actions", "lines", "input"], "\(how): \(log.lines)")
+        #expect(stopped == ["watcher", "devices", "booth", "actions", "live-view", "webrtc", "lines", "input"], "\(how): \(log.lines)")
+        // docs/architecture.md#threads: each of its threads is in the table, under a service that ran
+        // (or under none: the library's handler threads).
+        let table = try Self.documentedThreads()
+        for thread in running {
+            let services = table.filter { thread == $0.name || ($0.name.hasSuffix("-N") && thread.hasPrefix($0.name.dropLast())) }.map(
+                \.service)
+            #expect(
+                services.contains { stopped.contains($0) || $0.hasPrefix("—") },
+                "\(how): \(thread) is under \(services) in docs/architecture.md#threads")
+        }
+        for thread in ["evc-input", "evc-lines", "evc-photos", "evc-videos", "evc-hooks", "evc-sounds", "evc-booth", "evc-live-view"] {
+            #expect(running.contains(thread), "\(how): \(thread) was not running: \(running)")
+        }
         let left = Self.threadsLeft()
         #expect(left.isEmpty, "\(how): threads left running: \(left)")
         #expect(access(socket, F_OK) != 0, "\(how): the socket is gone")
@@ -121,6 +141,34 @@ import Testing
     static func config(in dir: String, _ more: String) throws -> Config {
         try Config.parse(
             "[camera]\ndevice = \"none\"\n[output]\ndirectory = \"\(dir)\"\n[sound]\nplay = \"off\"\n\(more)\n", file: "lifecycle.toml")
+    }
+
+    /// The daemon's threads once every one it starts at once is there and named (SwiftNIO's
+    /// loop is named by a job on it).
+    static func runningThreads() -> [String] {
+        var threads: [String] = []
+        _ = pollUntil(timeout: .seconds(5)) {
+            threads = Self.daemonThreads()
+            return threads.contains("evc-live-view")
+        }
+        return threads
+    }
+
+    /// docs/architecture.md#threads: each thread name in the table's first column (`evc-video-N`
+    /// stands for any number), with the service in the second.
+    static func documentedThreads() throws -> [(name: String, service: String)] {
+        let page = try String(contentsOfFile: Fixtures.repository + "/docs/architecture.md", encoding: .utf8)
+        let section = try #require(page.components(separatedBy: "## Threads").dropFirst().first?.components(separatedBy: "\n## ").first)
+        return section.split(separator: "\n").filter { $0.hasPrefix("| ") }.flatMap { row -> [(name: String, service: String)] in
+            let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 2 else { return [] }
+            let names = cells[0].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map {
+                String($0.element)
+            }
+            return names.filter { $0.hasPrefix("evc-") }.flatMap { name in
+                cells[1].split(separator: ",").map { (name, $0.trimmingCharacters(in: .whitespaces)) }
+            }
+        }
     }
 
     /// The daemon's threads still running after 5 s (none, once it stopped).
