@@ -228,9 +228,16 @@ let package = Package(
         .testTarget(
             name: "SystemTests",
             dependencies: ["EvcaptureDaemon", "Camera", "Frames", "Recording", "Actions", "Output", "ConfigFile", "Evdev", "Udev", "V4L2", "LinuxIO", "EvcaptureTesting", "LibcameraCamera", "OutputDevices", .product(name: "Logging", package: "swift-log"), "Vocabulary"],
-            // The test bundle's libcamera::Camera::queueRequest, exported so that the bridge
-            // calls it (Support/LibcameraStopBeforeQueueing.swift): a refused request on demand.
-            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic-symbol=_ZN9libcamera6Camera12queueRequestEPNS_7RequestE"])]),
+            // The test bundle's libcamera::Camera::queueRequest and libcamera::Request::reuse,
+            // exported so that the bridge calls them (Support/LibcameraStopBeforeQueueing.swift,
+            // Support/LibcameraThrowingReuse.swift): a refused request, and a C++ exception on
+            // libcamera's thread, on demand.
+            linkerSettings: [
+                .unsafeFlags([
+                    "-Xlinker", "--export-dynamic-symbol=_ZN9libcamera6Camera12queueRequestEPNS_7RequestE",
+                    "-Xlinker", "--export-dynamic-symbol=_ZN9libcamera7Request5reuseENS0_9ReuseFlagE",
+                ])
+            ]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

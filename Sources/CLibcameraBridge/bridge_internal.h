@@ -177,19 +177,31 @@ struct evc_lc_camera {
     bool disconnected = false;
     /// A failure on libcamera's thread (a request not queued again, an exception in the
     /// completion handler): the stream's error, given by the next evc_lc_camera_next_frame
-    /// (or, with a callback, as a frame whose status is the code). Guarded by `lock`.
+    /// (or, with a callback, as a frame whose status is the code, its last until the stream
+    /// starts again). Guarded by `lock`.
     int failedCode = 0;
     std::string failedMessage;
     std::condition_variable ready;
 
-    void failed(int code, const std::string &message) {
+    /// Records the stream's failure; false when it had failed already (the first failure is
+    /// the one to tell).
+    bool failed(int code, const std::string &message) {
         {
             std::lock_guard<std::mutex> guard(lock);
-            if (failedCode != 0) return;  // the first failure is the one to tell
+            if (failedCode != 0) return false;
             failedCode = code < 0 ? code : -EIO;
             failedMessage = message;
         }
         ready.notify_all();
+        return true;
+    }
+
+    /// `failed`, and with a callback the failure as a frame: its status the code, no planes.
+    void streamFailed(int code, const std::string &message) {
+        if (!failed(code, message) || !callback) return;
+        evc_lc_frame failure{};
+        failure.status = code < 0 ? code : -EIO;
+        callback(context, &failure);
     }
 
     void unplugged() {
@@ -262,15 +274,18 @@ struct evc_lc_camera {
     }
 
     /// libcamera's requestCompleted signal, on its thread, outside every entry point's
-    /// guard: what fails here becomes the stream's error (`failed`), never an exception into
-    /// libcamera.
+    /// guard: what fails here becomes the stream's error (`streamFailed`), never an exception
+    /// into libcamera (the outer catch: not even telling the failure may throw there).
     void completed(Request *request) {
         try {
-            deliver(request);
-        } catch (const std::exception &e) {
-            failed(-EIO, std::string("completing a request: ") + e.what());
+            try {
+                deliver(request);
+            } catch (const std::exception &e) {
+                streamFailed(-EIO, std::string("completing a request: ") + e.what());
+            } catch (...) {
+                streamFailed(-EIO, "completing a request: unknown C++ exception");
+            }
         } catch (...) {
-            failed(-EIO, "completing a request: unknown C++ exception");
         }
     }
 
@@ -285,17 +300,17 @@ struct evc_lc_camera {
             ready.notify_all();
             return;
         }
+        {
+            // A failed stream gives a callback no more frames, as it gives a reader none.
+            std::lock_guard<std::mutex> guard(lock);
+            if (failedCode != 0) return;
+        }
         evc_lc_frame frame, second;
         fill(request, frame, &second);
         callback(context, &frame);
         if (!running.load()) return;
         int rc = requeue(request);
-        if (rc < 0) {
-            failed(rc, std::string("queueing a request again: ") + std::strerror(-rc));
-            evc_lc_frame failure{};
-            failure.status = rc;
-            callback(context, &failure);
-        }
+        if (rc < 0) streamFailed(rc, std::string("queueing a request again: ") + std::strerror(-rc));
     }
 
     int setControl(uint32_t id, const ControlValue &value, evc_lc_error *error) {

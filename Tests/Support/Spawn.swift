@@ -229,13 +229,16 @@ public func runProgram(
 }
 
 /// Runs this test bundle again with only the test `name` (`--filter`), to its end: a test
-/// whose other half must be a process of its own (another user, or no other test's threads)
-/// tells the two apart by a variable in `environment`.
-public func runThisTestAlone(_ name: String, environment: [String: String], passing: [Int32] = []) throws(SpawnError) -> ProgramResult {
+/// whose other half must be a process of its own (another user, no other test's threads, or a
+/// process that may die) tells the two apart by a variable in `environment`.
+public func runThisTestAlone(
+    _ name: String, environment: [String: String], passing: [Int32] = [], timeout: Duration = .seconds(60)
+) throws(SpawnError) -> ProgramResult {
     guard let resolved = realpath("/proc/self/exe", nil) else { throw SpawnError(what: "realpath /proc/self/exe", errno: errno) }
     let bundle = String(cString: resolved)
     free(resolved)
-    return try runProgram(bundle, ["--testing-library", "swift-testing", "--filter", name], environment: environment, passing: passing)
+    return try runProgram(
+        bundle, ["--testing-library", "swift-testing", "--filter", name], environment: environment, timeout: timeout, passing: passing)
 }
 
 /// Reads a descriptor to its end on a thread of its own and keeps everything read, so a

@@ -252,6 +252,64 @@ struct LibcameraVimcSystemTests {
         #expect("\(String(describing: failure))".contains("queueing a request again: Permission denied"), "\(String(describing: failure))")
     }
 
+    /// A C++ exception in the bridge's completion handler, on libcamera's own thread
+    /// (docs/libcamera.md#loading), fails the stream, not the process: the frame callback gets
+    /// one failed frame (no bytes) and no frame after it, the stream stops within 3 s and
+    /// streams again once started again. The exception is libstdc++'s `std::runtime_error`,
+    /// thrown by the test bundle's `Request::reuse` as the bridge queues a delivered frame's
+    /// request again (``LibcameraThrowingReuse``). An exception that reaches libcamera ends the
+    /// process (`std::terminate`), so the stream runs in a process of its own (this test again,
+    /// told by `EVCAPTURE_TEST_LIBCAMERA_THROW`), which must exit 0 after saying it streamed
+    /// again.
+    @Test func anExceptionOnLibcamerasThreadFailsTheStreamNotTheProcess() throws {
+        if ProcessInfo.processInfo.environment["EVCAPTURE_TEST_LIBCAMERA_THROW"] != nil {
+            try throwOnLibcamerasThread()
+            return
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["EVCAPTURE_TEST_LIBCAMERA_THROW"] = "1"
+        // A process ended by std::terminate says why on its stderr (`terminate called after
+        // throwing …`); Swift's backtrace of it would take a minute under TCG.
+        environment["SWIFT_BACKTRACE"] = "enable=no"
+        let child = try runThisTestAlone(
+            "anExceptionOnLibcamerasThreadFailsTheStreamNotTheProcess", environment: environment, timeout: .seconds(150))
+        let killed = child.status > 128 ? "the process was killed by signal \(child.status - 128); " : ""
+        #expect(child.status == 0 && child.stdout.contains("streamed again after the exception"), "\(killed)\(child)")
+    }
+
+    /// The child's half of ``anExceptionOnLibcamerasThreadFailsTheStreamNotTheProcess()``.
+    private func throwOnLibcamerasThread() throws {
+        let lc = try Libcamera.start().get()
+        let info = try #require(vimcCamera(in: lc))
+        let frames = FrameLog()
+        let stream = try LibcameraStream(lc, id: info.id)
+        try stream.configure(format: Self.format, width: Self.width, height: Self.height, buffers: 4)
+        try stream.start { frames.add($0) }
+        try #require(pollUntil(timeout: .seconds(60)) { frames.count >= 2 }, "\(frames.entries)")
+        // The start reused every request on this thread; from now on only libcamera's thread does.
+        LibcameraThrowingReuse.armNext()
+        let told = pollUntil(timeout: .seconds(60)) { frames.entries.contains { !$0.isComplete } }
+        #expect(LibcameraThrowingReuse.thrown == 1)
+        #expect(told, "no failed frame after the exception: \(frames.entries)")
+        let clock = ContinuousClock()
+        let stopping = clock.now
+        try stream.stop()
+        #expect(clock.now - stopping < .seconds(3))
+        // The frame whose request threw was handed over whole, then the failure, then nothing.
+        let log = frames.entries
+        let failure = try #require(log.last)
+        #expect(!failure.isComplete && failure.byteCount == 0, "\(log)")
+        #expect(log.dropLast().allSatisfy { $0.isComplete && $0.byteCount == Self.width * Self.height * 3 }, "\(log)")
+        // Started again, it streams: the failure was that run's.
+        frames.reset()
+        try stream.start { frames.add($0) }
+        #expect(pollUntil(timeout: .seconds(60)) { frames.count >= 3 }, "\(frames.entries)")
+        try stream.stop()
+        #expect(frames.entries.allSatisfy { $0.isComplete }, "\(frames.entries)")
+        #expect(LibcameraThrowingReuse.thrown == 1)
+        print("streamed again after the exception: \(frames.count) frames")
+    }
+
     @Test func sensorTimestampsAreTheKernelsBufferTimestamps() throws {
         let node = try #require(Vimc.captureNode())
         let minor = try #require(Vimc.minor(of: node))

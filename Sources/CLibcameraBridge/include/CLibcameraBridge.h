@@ -121,7 +121,8 @@ typedef struct evc_lc_camera evc_lc_camera;
 typedef void (*evc_lc_hotplug_callback)(void *context, const char *camera_id, int added);
 /// A frame completed. Called on libcamera's thread; must not block for long. A frame with
 /// a negative status and no planes says the stream failed (a request could not be queued
-/// again): no more frames will come.
+/// again, or handling a completed request threw): no more frames will come until the
+/// stream is started again.
 typedef void (*evc_lc_frame_callback)(void *context, const evc_lc_frame *frame);
 
 /// The version of this interface: the loader refuses a bridge built with another one

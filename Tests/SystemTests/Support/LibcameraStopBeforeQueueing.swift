@@ -40,14 +40,19 @@ enum LibcameraStopBeforeQueueing {
     static var lastStopResult: Int32? { stopResult.withLock { $0 } }
 }
 
-private typealias QueueRequest = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Int32
-private typealias Stop = @convention(c) (UnsafeMutableRawPointer?) -> Int32
+typealias QueueRequest = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Int32
+typealias Stop = @convention(c) (UnsafeMutableRawPointer?) -> Int32
+/// `void libcamera::Request::reuse(ReuseFlag)`: `this`, then the flags (a plain enum, an int).
+typealias Reuse = @convention(c) (UnsafeMutableRawPointer?, UInt32) -> Void
 
 /// libcamera's own functions, from the libcamera the bridge loaded (0.0.3, or 0.3.2 in the
-/// second pass): the object named `libcamera.so.*` mapped in the process.
-private struct LibcameraCalls: @unchecked Sendable {
+/// second pass): the object named `libcamera.so.*` mapped in the process. The ones the test
+/// bundle defines again (this file, LibcameraThrowingReuse.swift) forward to these.
+/// (@unchecked: C function pointers into a library that stays loaded, set once.)
+struct LibcameraCalls: @unchecked Sendable {
     let queueRequest: QueueRequest
     let stop: Stop
+    let reuse: Reuse
 
     static let loaded: LibcameraCalls = {
         // The mapped object named libcamera.so.* (/proc/self/maps' last column).
@@ -64,9 +69,14 @@ private struct LibcameraCalls: @unchecked Sendable {
             .first { $0.hasPrefix("/") && $0.split(separator: "/").last?.hasPrefix("libcamera.so") == true }.map(String.init)
         guard let path, let handle = dlopen(path, RTLD_NOW | RTLD_NOLOAD),
             let queue = dlsym(handle, "_ZN9libcamera6Camera12queueRequestEPNS_7RequestE"),
-            let stop = dlsym(handle, "_ZN9libcamera6Camera4stopEv")
-        else { fatalError("libcamera's Camera::queueRequest and Camera::stop not found (libcamera at \(path ?? "none"))") }
-        return LibcameraCalls(queueRequest: unsafeBitCast(queue, to: QueueRequest.self), stop: unsafeBitCast(stop, to: Stop.self))
+            let stop = dlsym(handle, "_ZN9libcamera6Camera4stopEv"),
+            let reuse = dlsym(handle, "_ZN9libcamera7Request5reuseENS0_9ReuseFlagE")
+        else {
+            fatalError("libcamera's Camera::queueRequest, Camera::stop or Request::reuse not found (libcamera at \(path ?? "none"))")
+        }
+        return LibcameraCalls(
+            queueRequest: unsafeBitCast(queue, to: QueueRequest.self), stop: unsafeBitCast(stop, to: Stop.self),
+            reuse: unsafeBitCast(reuse, to: Reuse.self))
     }()
 }
 
