@@ -7,10 +7,8 @@ import FoundationEssentials
 import Logging
 import Synchronization
 import Vocabulary
-import V4L2
 import Booth
 import Frames
-import Movie
 
 /// The runner's workers (docs/architecture.md): photos and videos, each on a thread of its own,
 /// taking the commands the input side queued, in order.
@@ -57,12 +55,12 @@ extension ActionRunner {
             prepared?.commit(press: trigger.press, moment: moment, request: request)
             ?? Result { () throws(RecordingError) -> PhotoResult in
                 let ring: RingFrame
-                do throws(StreamingError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch {
+                do throws(SystemError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch {
                     throw .camera(error)
                 }
                 if let booth, !booth.accepts(press: trigger.press, frameTime: ring.time, moment: moment) {
                     throw .camera(
-                        StreamingError(code: .timedOut, context: "no frame near the timelapse shot's moment (the camera was away)"))
+                        SystemError(code: .timedOut, context: "no frame near the timelapse shot's moment (the camera was away)"))
                 }
                 return try Photo.save(ring, settings, request)
             }
