@@ -36,8 +36,9 @@ extension ActionRunner {
             onOutcome(.failed(.noCamera, press: trigger.press))
             return
         }
+        // Named at the press, not at this worker's turn (docs/configuration.md#output).
         let request = CaptureRequest(
-            press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
+            press: trigger.press, action: trigger.action, time: trigger.pressMoment.wallSeconds, trigger: trigger.triggerID,
             zoom: digitalZoom.withLock { $0 })
         // The press (zero shutter lag) or the release; a rig's press at the rig's moment
         // (the same instant on every station with synchronised clocks); else the trigger's
@@ -115,12 +116,12 @@ extension ActionRunner {
                     onOutcome(.failed(e, press: trigger.press))
                     continue
                 }
+                // Named at the press too, and recorded from it (not from the hold threshold),
+                // minus the pre-roll.
                 let request = CaptureRequest(
-                    press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
-                    zoom: digitalZoom.withLock { $0 })
-                // From the press (not the hold threshold), minus the pre-roll.
-                let from =
-                    (trigger.pressTime ?? trigger.rigMoment ?? trigger.time) - settings.preRoll
+                    press: trigger.press, action: trigger.action, time: trigger.pressMoment.wallSeconds,
+                    trigger: trigger.triggerID, zoom: digitalZoom.withLock { $0 })
+                let from = trigger.pressMoment - settings.preRoll
                 do {
                     let recording = try await VideoRecording.start(from: frames, time: from, settings, request, logger: logger)
                     active = (trigger, recording)
