@@ -133,10 +133,10 @@ let package = Package(
         .target(
             name: "Recording",
             dependencies: ["Frames", "Movie", "V4L2", "LinuxIO", "CLinuxShims", "CLibjpeg", "CLibturbojpeg", "CLibexif", .product(name: "Logging", package: "swift-log"), "Vocabulary"]),
-        // Actions on capture events, scheduled: the runner, its queues and workers, hooks, the shutter sound, the booth's steps (the files are Recording's).
+        // Actions on capture events, scheduled: the runner, its queues and workers, hooks, the shutter sound, the booth's steps (the files are Recording's; the capture stream is handed to it).
         .target(
             name: "Actions",
-            dependencies: ["Booth", "Runtime", "Frames", "Recording", "V4L2", "LinuxIO", "Movie", .product(name: "Logging", package: "swift-log"), "CLinuxShims", "Evdev", "Vocabulary"]),
+            dependencies: ["Booth", "Runtime", "Frames", "Recording", "LinuxIO", .product(name: "Logging", package: "swift-log"), "CLinuxShims", "Vocabulary"]),
         // Typed events rendered as JSON lines and readable text; line writers, the socket, the monitor.
         .target(
             name: "Output",
@@ -168,7 +168,7 @@ let package = Package(
         // The live view (`[http]`): the ring as MJPEG, snapshots, events as SSE, the web page; SwiftNIO.
         .target(
             name: "LiveView",
-            dependencies: ["Frames", "Recording", "Output", "Evdev", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"), "Vocabulary"]),
+            dependencies: ["Frames", "Recording", "Output", "V4L2", "LinuxIO", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"), "Vocabulary"]),
         // The TOML config, parsed straight into the runtime types.
         .target(
             name: "ConfigFile",

@@ -3,7 +3,6 @@ import Recording
 import Vocabulary
 import Logging
 import Synchronization
-import V4L2
 import Frames
 
 /// The runner as its booth clock and outcome filter see it: weakly, so neither keeps it alive.
@@ -109,11 +108,11 @@ extension ActionRunner {
             _ = try frames.frames(from: lookback, timeout: settings.frameTimeout) { ring in
                 selection.offer(ring, time: ring.time.microseconds)
             }
-        } catch let error as StreamingError {
+        } catch let error as SystemError {
             onOutcome(.failed(.recording(.camera(error)), press: trigger.press))
             return
         } catch {
-            onOutcome(.failed(.recording(.camera(StreamingError(code: .timedOut, context: "burst: \(error)"))), press: trigger.press))
+            onOutcome(.failed(.recording(.camera(SystemError(code: .timedOut, context: "burst: \(error)"))), press: trigger.press))
             return
         }
         var saved: [PhotoResult] = []

@@ -7,10 +7,8 @@ import FoundationEssentials
 import Logging
 import Synchronization
 import Vocabulary
-import V4L2
 import Booth
 import Frames
-import Movie
 
 /// The runner's workers (docs/architecture.md): photos and videos, each on a thread of its own,
 /// taking the commands the input side queued, in order.
@@ -38,8 +36,9 @@ extension ActionRunner {
             onOutcome(.failed(.noCamera, press: trigger.press))
             return
         }
+        // Named at the press, not at this worker's turn (docs/configuration.md#output).
         let request = CaptureRequest(
-            press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
+            press: trigger.press, action: trigger.action, time: trigger.pressMoment.wallSeconds, trigger: trigger.triggerID,
             zoom: digitalZoom.withLock { $0 })
         // The press (zero shutter lag) or the release; a rig's press at the rig's moment
         // (the same instant on every station with synchronised clocks); else the trigger's
@@ -57,12 +56,12 @@ extension ActionRunner {
             prepared?.commit(press: trigger.press, moment: moment, request: request)
             ?? Result { () throws(RecordingError) -> PhotoResult in
                 let ring: RingFrame
-                do throws(StreamingError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch {
+                do throws(SystemError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch {
                     throw .camera(error)
                 }
                 if let booth, !booth.accepts(press: trigger.press, frameTime: ring.time, moment: moment) {
                     throw .camera(
-                        StreamingError(code: .timedOut, context: "no frame near the timelapse shot's moment (the camera was away)"))
+                        SystemError(code: .timedOut, context: "no frame near the timelapse shot's moment (the camera was away)"))
                 }
                 return try Photo.save(ring, settings, request)
             }
@@ -117,12 +116,12 @@ extension ActionRunner {
                     onOutcome(.failed(e, press: trigger.press))
                     continue
                 }
+                // Named at the press too, and recorded from it (not from the hold threshold),
+                // minus the pre-roll.
                 let request = CaptureRequest(
-                    press: trigger.press, action: trigger.action, time: wallClockNow(), trigger: trigger.triggerID,
-                    zoom: digitalZoom.withLock { $0 })
-                // From the press (not the hold threshold), minus the pre-roll.
-                let from =
-                    (trigger.pressTime ?? trigger.rigMoment ?? trigger.time) - settings.preRoll
+                    press: trigger.press, action: trigger.action, time: trigger.pressMoment.wallSeconds,
+                    trigger: trigger.triggerID, zoom: digitalZoom.withLock { $0 })
+                let from = trigger.pressMoment - settings.preRoll
                 do {
                     let recording = try await VideoRecording.start(from: frames, time: from, settings, request, logger: logger)
                     active = (trigger, recording)

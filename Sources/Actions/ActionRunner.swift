@@ -6,12 +6,9 @@ import Glibc
 import FoundationEssentials
 import Logging
 import Synchronization
-import Evdev
 import Vocabulary
-import V4L2
 import Booth
 import Frames
-import Movie
 
 /// Runs photo, video, hook and sound actions for capture triggers, off the input path.
 ///
@@ -71,7 +68,8 @@ public final class ActionRunner: ActionTriggerSink {
     /// Trigger messages' `video-stop`s queued and not yet taken by the worker: at most
     /// `queueLimit`, so a burst of them cannot fill the queue a local press's stop needs.
     let pendingRemoteStops = Atomic<Int>(0)
-    /// The capture stream and its ring, when there is a capture device.
+    /// The capture stream the runner was handed, when there is a capture device; the
+    /// daemon's live view reads the same ring.
     public let frames: FrameSource?
     /// Presses whose video start was queued and whose stop was not: only they get a stop, so
     /// the video queue holds at most `queueLimit` starts, their stops and `stopAll`.
@@ -89,23 +87,25 @@ public final class ActionRunner: ActionTriggerSink {
     private let workers: Mutex<[Task<Void, Never>]>
     private let executors: [ThreadExecutor]
 
+    /// `frames`: the capture stream the photos and videos take their frames from, made by
+    /// whoever makes the runner (the daemon: `CaptureSettings.captureStream`), nil without a
+    /// capture device; the runner starts and stops it with the session and presses
+    /// (docs/behaviour.md#the-moment-of-the-press) and stops it at ``shutdown()``.
     /// `continuing`: the runner this one replaces (the daemon's, when a camera appears): its
     /// countdowns and timelapses go on here (docs/booth.md#timelapse); shut it down after.
-    /// `frameStream`: the camera the capture stream's frames come from (a V4L2 capture node
-    /// unless told otherwise: libcamera, docs/libcamera.md).
     public convenience init(
-        configuration: ActionsConfiguration, frameStream: FrameStreamOpener = .v4l2, logger: Logger,
+        configuration: ActionsConfiguration, frames: FrameSource?, logger: Logger,
         continuing previous: ActionRunner? = nil, onOutcome: @escaping @Sendable (ActionOutcome) -> Void
     ) {
         self.init(
-            configuration: configuration, frameStream: frameStream, logger: logger, continuing: previous, onOutcome: onOutcome,
+            configuration: configuration, frames: frames, logger: logger, continuing: previous, onOutcome: onOutcome,
             photoFrames: nil)
     }
 
     /// `photoFrames`: where photos' frames come from instead of the capture stream (tests);
     /// `logClock`: the clock of the "action queue full" line's throttle (tests drive one by hand).
     init(
-        configuration: ActionsConfiguration, frameStream: FrameStreamOpener = .v4l2, logger: Logger,
+        configuration: ActionsConfiguration, frames: FrameSource? = nil, logger: Logger,
         continuing previous: ActionRunner? = nil,
         onOutcome: @escaping @Sendable (ActionOutcome) -> Void, photoFrames: (any NearestFrameSource)?,
         logClock: @escaping @Sendable () -> Timestamp = monotonicNow
@@ -122,17 +122,6 @@ public final class ActionRunner: ActionTriggerSink {
         booth =
             configuration.bindings.values.contains { $0.booth.countdown > 0 || $0.booth.timelapse != nil }
             ? previous?.booth ?? BoothClock(logger: logger) : nil
-        let frames = configuration.capture.map { settings in
-            FrameSource(
-                settings: settings.stream, mode: settings.streamMode, limits: settings.ring, idleStop: settings.streamIdleStop,
-                opener: frameStream, pictures: PictureDecoder { run throws(StreamingError) in try H264Picture.decode(run) },
-                logger: logger,
-                onError: { error in
-                    let what = error.code == .frameRateNotAvailable ? "capture stream runs at another rate" : "capture stream failed"
-                    logger.info("\(what)", metadata: ["error": "\(error)"])
-                    onOutcome(.failed(.recording(.camera(error)), press: nil))
-                })
-        }
         self.frames = frames
         self.photoFrames = photoFrames ?? frames
         let limit = max(1, configuration.queueLimit)

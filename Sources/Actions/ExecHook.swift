@@ -35,7 +35,8 @@ public struct ActionTrigger: Sendable, Hashable {
     public var press: PressID
     /// When it happened (CLOCK_MONOTONIC, as every time actions keep): a capture event's
     /// kernel time, a trigger message's arrival, a booth step's, a file's writing. Seconds
-    /// since 1970 only where a person or a program reads it: `EVCAPTURE_TIME`.
+    /// since 1970 only where a person or a program reads it: `EVCAPTURE_TIME`, and a file's
+    /// name (of ``pressMoment``).
     public var time: Timestamp
     /// Why a press was cancelled.
     public var reason: String?
@@ -58,6 +59,12 @@ public struct ActionTrigger: Sendable, Hashable {
     public var rigMoment: Timestamp?
     /// For `countdown`: whole seconds to the shot.
     public var remaining: Int?
+
+    /// The press's moment (CLOCK_MONOTONIC): its `began` (``pressTime``, a booth shot's
+    /// moment), else the rig's moment, else the trigger's own time (a trigger message's
+    /// arrival). A video starts there, and a file's name carries it, converted to the wall
+    /// clock once (docs/configuration.md#output).
+    public var pressMoment: Timestamp { pressTime ?? rigMoment ?? time }
 
     public init(
         kind: Kind, action: CaptureAction?, button: String, deviceName: String, deviceNode: String, press: PressID,

@@ -3,7 +3,6 @@ import Vocabulary
 import Glibc
 #endif
 import Synchronization
-import V4L2
 import Frames
 import Recording
 
@@ -17,8 +16,9 @@ import Recording
 /// Where a photo's frame comes from: the capture stream's ring (``FrameSource``), or a fake
 /// in tests.
 public protocol NearestFrameSource: Sendable {
-    /// The frame nearest `time`, waiting at most `timeout`.
-    func frame(nearest time: Timestamp, timeout: Duration) throws(StreamingError) -> RingFrame
+    /// The frame nearest `time`, waiting at most `timeout`; a failure is the stream's
+    /// (its `StreamingError`, the floor's `SystemError` under the stream's name).
+    func frame(nearest time: Timestamp, timeout: Duration) throws(SystemError) -> RingFrame
     /// The time of the camera's frame nearest `time`, from its cadence, without waiting
     /// (nil: no cadence known); a timelapse starts on it (docs/booth.md#timelapse).
     func frameTime(nearest time: Timestamp) -> Timestamp?
@@ -124,7 +124,7 @@ final class PreparedPhotos {
     func prepare(press: PressID, moment: Timestamp, zoom: Double) {
         guard ledger.isWanted(press) else { return }
         let ring: RingFrame
-        do throws(StreamingError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch {
+        do throws(SystemError) { ring = try frames.frame(nearest: moment, timeout: settings.frameTimeout) } catch {
             prepared[press] = Prepared(moment: moment, zoom: zoom, outcome: .failure(.camera(error)))
             return
         }

@@ -15,6 +15,7 @@ import ConfigFile
 import OutputDevices
 import LibcameraCamera
 import Frames
+import Recording
 
 /// A camera libcamera drives (docs/libcamera.md): the capture stream's frames from it, its
 /// controls (zoom, exposure bias) on the running stream, autofocus at a press.
@@ -156,13 +157,20 @@ struct CameraSetup: Sendable {
         let d = config.daemon
         // A libcamera camera is named by its id in the capture stream's messages.
         let captureDevice = libcamera?.choice.camera.id ?? d.captureDevice ?? session?.camera.devicePath
-        let events = self.events
+        let (events, logger) = (self.events, self.logger)
+        let capture = captureDevice.map { d.capture(devicePath: $0) }
+        // The capture stream photos, videos and the live view take their frames from; the
+        // runner starts and stops it (docs/architecture.md#seams, the frame source).
+        let frames = capture?.captureStream(
+            opener: libcamera?.frameStream ?? .v4l2, logger: logger,
+            onError: { error in
+                let what = error.code == .frameRateNotAvailable ? "capture stream runs at another rate" : "capture stream failed"
+                logger.info("\(what)", metadata: ["error": "\(error)"])
+                events.emit(.failed(.recording(.camera(error)), press: nil), at: monotonicNow())
+            })
         return ActionRunner(
-            configuration: ActionsConfiguration(
-                capture: captureDevice.map { d.capture(devicePath: $0) },
-                bindings: d.bindings, hooks: d.hooks, sound: d.sound),
-            frameStream: libcamera?.frameStream ?? .v4l2,
-            logger: logger, continuing: previous,
+            configuration: ActionsConfiguration(capture: capture, bindings: d.bindings, hooks: d.hooks, sound: d.sound),
+            frames: frames, logger: logger, continuing: previous,
             onOutcome: { outcome in events.emit(outcome, at: monotonicNow()) })
     }
 }

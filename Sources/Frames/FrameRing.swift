@@ -76,7 +76,7 @@ public final class FrameSource: Sendable {
     let mode: StreamMode
     let idleStop: Duration
     let opener: FrameStreamOpener
-    private let pictures: PictureDecoder?
+    let pictures: PictureDecoder?
 
     /// `opener`: the camera the frames come from (a V4L2 capture node unless told otherwise).
     /// `pictures`: makes photos' and the live view's frames from a camera's H.264 (without

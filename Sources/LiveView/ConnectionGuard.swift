@@ -1,4 +1,4 @@
-import Evdev
+import Vocabulary
 import LinuxIO
 import NIOCore
 import NIOHTTP1

@@ -105,7 +105,8 @@ public struct CaptureRequest: Sendable, Hashable {
     public var press: PressID
     /// The button's action; nil for a trigger message from another station.
     public var action: CaptureAction?
-    /// Seconds since 1970 when the request was made.
+    /// The moment the file is named after (`{date}`, `{time}`), in seconds since 1970: the
+    /// press's, converted from CLOCK_MONOTONIC once by whoever asks (docs/configuration.md#output).
     public var time: Double
     /// The trigger id shared by every file of one moment across a rig (`{trigger}`); nil for a
     /// plain local press.

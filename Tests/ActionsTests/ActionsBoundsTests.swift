@@ -76,7 +76,7 @@ extension ActionsBoundsTests {
         let runner = ActionRunner(
             configuration: ActionsConfiguration(
                 capture: nil, bindings: [.primary: ActionBinding(photoOn: nil, videoOnLongPress: true)], sound: .off),
-            logger: testLogger, onOutcome: log.add)
+            frames: nil, logger: testLogger, onOutcome: log.add)
         for press in 1...10_000 { runner.handle(trigger(.ended, press: PressID(rawValue: UInt64(press)))) }
         #expect(runner.videoCommandsQueued.load(ordering: .relaxed) == 0)
         for press in 20_001...20_003 {
@@ -102,7 +102,7 @@ extension ActionsBoundsTests {
         let runner = ActionRunner(
             configuration: ActionsConfiguration(
                 capture: nil, bindings: [.primary: ActionBinding(photoOn: nil, videoOnLongPress: true)], sound: .off, queueLimit: 4),
-            logger: testLogger,
+            frames: nil, logger: testLogger,
             onOutcome: { outcome in
                 log.add(outcome)
                 // The first answer (the remote start's: no camera) holds the video worker.

@@ -26,7 +26,7 @@ final class OutcomeLog: Sendable {
             argv: ["/bin/sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.01; done", go], on: [.began], timeout: .seconds(30))
         let runner = ActionRunner(
             configuration: ActionsConfiguration(capture: nil, hooks: [slow], sound: .off, queueLimit: 3, maxConcurrentHooks: 1),
-            logger: testLogger, onOutcome: log.add)
+            frames: nil, logger: testLogger, onOutcome: log.add)
         for press in 1...10 { runner.handle(trigger(.began, press: PressID(rawValue: UInt64(press)))) }
         #expect(log.hooksFinished == 0)
         FileManager.default.createFile(atPath: go, contents: nil)
@@ -41,7 +41,8 @@ final class OutcomeLog: Sendable {
 
     @Test func photoAndVideoWithoutACameraAreReportedErrors() async {
         let log = OutcomeLog()
-        let runner = ActionRunner(configuration: ActionsConfiguration(capture: nil, sound: .off), logger: testLogger, onOutcome: log.add)
+        let runner = ActionRunner(
+            configuration: ActionsConfiguration(capture: nil, sound: .off), frames: nil, logger: testLogger, onOutcome: log.add)
         runner.handle(trigger(.click, press: 1))
         runner.handle(trigger(.longPress, press: 2))
         runner.handle(trigger(.ended, press: 2))
@@ -59,7 +60,7 @@ final class OutcomeLog: Sendable {
         let log = OutcomeLog()
         let runner = ActionRunner(
             configuration: ActionsConfiguration(capture: nil, sound: .builtIn(directory: dir), soundPlayer: player),
-            logger: testLogger, onOutcome: log.add)
+            frames: nil, logger: testLogger, onOutcome: log.add)
         var quiet = trigger(.click, press: 1)
         quiet.shouldPlaySound = false
         runner.handle(quiet)

@@ -207,8 +207,11 @@ struct ActionsCameraTests {
         let hook = ExecHook(
             argv: ["/bin/sh", "-c", "echo \"$EVCAPTURE_EVENT $EVCAPTURE_FILE $EVCAPTURE_FRAME_TIME\" >> \"$0\"", hookLog],
             on: [.photo, .video])
+        let capture = settings(scratch)
         let runner = ActionRunner(
-            configuration: ActionsConfiguration(capture: settings(scratch), hooks: [hook], sound: .off),
+            configuration: ActionsConfiguration(capture: capture, hooks: [hook], sound: .off),
+            frames: capture.captureStream(
+                logger: Self.logger, onError: { e in failures.withLock { $0.append(.recording(.camera(e))) } }),
             logger: Self.logger,
             onOutcome: { outcome in
                 switch outcome {
@@ -250,8 +253,10 @@ struct ActionsCameraTests {
     @Test func rapidClicksEachGetTheirOwnPhoto() async throws {
         let scratch = try ScratchDirectory(prefix: "burst")
         let saved = Mutex<[String]>([])
+        let capture = settings(scratch)
         let runner = ActionRunner(
-            configuration: ActionsConfiguration(capture: settings(scratch), sound: .off), logger: Self.logger,
+            configuration: ActionsConfiguration(capture: capture, sound: .off), frames: capture.captureStream(logger: Self.logger),
+            logger: Self.logger,
             onOutcome: { if case .photoSaved(let p, _) = $0 { saved.withLock { $0.append(p.path) } } })
         for press in UInt64(10)...12 {
             runner.handle(

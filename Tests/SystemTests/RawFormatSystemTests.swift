@@ -48,8 +48,12 @@ struct RawFormatSystemTests {
         let saved = Mutex<[String]>([])
         let videoFrames = Mutex(0)
         let failures = Mutex<[ActionError]>([])
+        let capture = settings(scratch, formats)
         let runner = ActionRunner(
-            configuration: ActionsConfiguration(capture: settings(scratch, formats), sound: .off), logger: Self.logger,
+            configuration: ActionsConfiguration(capture: capture, sound: .off),
+            frames: capture.captureStream(
+                logger: Self.logger, onError: { e in failures.withLock { $0.append(.recording(.camera(e))) } }),
+            logger: Self.logger,
             onOutcome: { outcome in
                 switch outcome {
                 case .photoSaved(let p, _): saved.withLock { $0.append(p.path) }

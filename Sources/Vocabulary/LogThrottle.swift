@@ -1,5 +1,3 @@
-import Vocabulary
-
 /// At most one log line of a kind per `interval`: the next one carries the count of those
 /// left out meanwhile. For lines a client or a flood can cause (a full queue, wrong
 /// credentials), so that the log stays readable and bounded.
