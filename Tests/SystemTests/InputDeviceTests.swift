@@ -54,11 +54,9 @@ func waitForUdev(_ nodes: [String], timeout: Duration = .seconds(15)) async thro
 /// ``waitForUdev(_:timeout:)`` for synchronous tests.
 func waitForUdevBlocking(_ nodes: [String], timeout: Duration = .seconds(15)) throws {
     guard UdevEventSource.automatic == .udev else { return }
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
+    _ = try pollUntil(timeout: timeout, every: .milliseconds(100)) {
         let listed = try UdevInputMonitor.enumerateNow()
-        if nodes.allSatisfy({ n in listed.contains { $0.node == n && $0.properties["ID_INPUT"] == "1" } }) { return }
-        usleep(100_000)
+        return nodes.allSatisfy { n in listed.contains { $0.node == n && $0.properties["ID_INPUT"] == "1" } }
     }
 }
 
