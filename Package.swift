@@ -224,6 +224,7 @@ let package = Package(
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),
         .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Camera", "V4L2", "Frames", "CLibcameraLoader", "Capture", "Vocabulary"], exclude: ["Fixtures"]),
         .testTarget(name: "BoothTests", dependencies: ["Booth", "OutputDevices", "Actions", "ConfigFile"]),
+        .testTarget(name: "ConcurrencyRuntimeTests", dependencies: ["ConcurrencyRuntime"]),
         // The tests' own helpers (Tests/Support): the locator and the poll.
         .testTarget(name: "EvcaptureTestingTests", dependencies: ["EvcaptureTesting"]),
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
