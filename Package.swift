@@ -218,12 +218,15 @@ let package = Package(
         .testTarget(
             name: "DaemonTests",
             dependencies: [
-                "EvcaptureDaemon", "Runtime", "Camera", "Output", "ConfigFile", "Capture", "Roles", "Evdev", "EvcaptureTesting", "LinuxIO", "MQTT", "Rig", "Recording",
+                "EvcaptureDaemon", "Runtime", "Camera", "Output", "ConfigFile", "Capture", "Roles", "Evdev", "EvcaptureTesting", "LinuxIO", "MQTT", "Rig", "Recording", "LiveView",
                 "Vocabulary", .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(name: "UdevTests", dependencies: ["Udev"]),
         .testTarget(name: "LibcameraCameraTests", dependencies: ["LibcameraCamera", "Camera", "V4L2", "Frames", "CLibcameraLoader", "Capture", "Vocabulary"], exclude: ["Fixtures"]),
         .testTarget(name: "BoothTests", dependencies: ["Booth", "OutputDevices", "Actions", "ConfigFile"]),
+        .testTarget(name: "ConcurrencyRuntimeTests", dependencies: ["ConcurrencyRuntime"]),
+        // The tests' own helpers (Tests/Support): the locator and the poll.
+        .testTarget(name: "EvcaptureTestingTests", dependencies: ["EvcaptureTesting"]),
         // Needs a real kernel (uinput, V4L2): run inside the VM by Tests/System/run; skips elsewhere.
         .testTarget(
             name: "SystemTests",

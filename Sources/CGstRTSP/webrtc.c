@@ -255,7 +255,8 @@ evc_webrtc_session *evc_webrtc_answer(const char *offer, int payload_type, const
     // The picture's SSRC, random (RFC 3550 8.1) and never 0.
     unsigned ssrc = 0;
     while (ssrc == 0) {
-        if (getrandom(&ssrc, sizeof ssrc, 0) != sizeof ssrc) ssrc = (unsigned)time(NULL);
+        // (When getrandom fails, interrupted or on a kernel without it: the clock's low bits.)
+        if (getrandom(&ssrc, sizeof ssrc, 0) != sizeof ssrc) ssrc = (unsigned)monotonic_ns();
     }
     char launch[1024];
     snprintf(launch, sizeof launch,

@@ -73,7 +73,7 @@ public enum MainThreadExecutor {
         let global: EnqueueHook = { job, _ in JobQueue.shared.enqueue(job, main: false, at: nil) }
         let main: EnqueueHook = { job, _ in JobQueue.shared.enqueue(job, main: true, at: nil) }
         let delayed: EnqueueDelayedHook = { nanoseconds, job, _ in
-            JobQueue.shared.enqueue(job, main: false, at: monotonicNanoseconds() &+ nanoseconds)
+            JobQueue.shared.enqueue(job, main: false, at: RuntimeTime.deadline(after: nanoseconds, now: monotonicNanoseconds()))
         }
         let deadline: EnqueueDeadlineHook = { seconds, nanoseconds, _, _, clock, job, _ in
             JobQueue.shared.enqueue(job, main: false, at: monotonicDeadline(seconds, nanoseconds, clock: clock))
@@ -89,20 +89,127 @@ public enum MainThreadExecutor {
 }
 
 /// Now on CLOCK_MONOTONIC, the clock every timer of the queue is kept on.
-private func monotonicNanoseconds() -> UInt64 {
+private func monotonicNanoseconds() -> UInt64 { clockNanoseconds(CLOCK_MONOTONIC) }
+
+private func clockNanoseconds(_ clock: clockid_t) -> UInt64 {
     var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
+    clock_gettime(clock, &ts)
     return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
 }
 
-/// A deadline of the runtime's clock `clock` (1: `ContinuousClock`, CLOCK_BOOTTIME on Linux;
-/// 2: `SuspendingClock`, CLOCK_MONOTONIC) as a CLOCK_MONOTONIC time.
+/// A deadline of the runtime's clock `clock` as a CLOCK_MONOTONIC time.
 private func monotonicDeadline(_ seconds: Int64, _ nanoseconds: Int64, clock: Int32) -> UInt64 {
-    let target = seconds &* 1_000_000_000 &+ nanoseconds
-    var ts = timespec()
-    clock_gettime(clock == 1 ? CLOCK_BOOTTIME : CLOCK_MONOTONIC, &ts)
-    let remaining = max(0, target &- (Int64(ts.tv_sec) &* 1_000_000_000 &+ Int64(ts.tv_nsec)))
-    return monotonicNanoseconds() &+ UInt64(remaining)
+    let now = clockNanoseconds(RuntimeTime.systemClock(ofRuntimeClock: clock))
+    let remaining = RuntimeTime.remaining(until: RuntimeTime.nanoseconds(seconds, nanoseconds), now: now)
+    return RuntimeTime.deadline(after: remaining, now: monotonicNanoseconds())
+}
+
+/// The queue's arithmetic of time, apart from the clock reads so that tests can give it any
+/// instant. Every sum saturates: a sleep of `UInt64.max` nanoseconds (`Task.sleep(nanoseconds:
+/// .max)`, a common "until cancelled") or of centuries is a deadline that never comes, not
+/// one that wrapped around into the past and fires at once.
+enum RuntimeTime {
+    /// The system clock of the runtime's clock number: 1, `ContinuousClock`, is
+    /// CLOCK_BOOTTIME on Linux; 2, `SuspendingClock`, is CLOCK_MONOTONIC.
+    static func systemClock(ofRuntimeClock clock: Int32) -> clockid_t { clock == 1 ? CLOCK_BOOTTIME : CLOCK_MONOTONIC }
+
+    /// `seconds` and `nanoseconds` as nanoseconds; 0 before the clock's start, `UInt64.max`
+    /// beyond what 64 bits hold.
+    static func nanoseconds(_ seconds: Int64, _ nanoseconds: Int64) -> UInt64 {
+        guard seconds >= 0 else { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return .max }
+        return nanoseconds >= 0 ? whole.addingSaturated(UInt64(nanoseconds)) : whole.subtractingSaturated(UInt64(-nanoseconds))
+    }
+
+    /// How long from `now` until `target` (both on one clock): 0 once it has passed.
+    static func remaining(until target: UInt64, now: UInt64) -> UInt64 { target.subtractingSaturated(now) }
+
+    /// The deadline `nanoseconds` after `now`.
+    static func deadline(after nanoseconds: UInt64, now: UInt64) -> UInt64 { now.addingSaturated(nanoseconds) }
+
+    /// A delay as nanoseconds, its fraction of a nanosecond dropped: 0 for none or a negative
+    /// one, `UInt64.max` beyond what 64 bits hold.
+    static func nanoseconds(of delay: Duration) -> UInt64 {
+        let (seconds, attoseconds) = delay.components
+        guard delay > .zero else { return 0 }
+        return nanoseconds(seconds, attoseconds / 1_000_000_000)
+    }
+
+    /// The timers are looked at (and the clock read) when nothing else is ready to run, and
+    /// every this many batches while jobs keep coming: a clock read can cost tens of
+    /// microseconds (a syscall and an emulated device under QEMU TCG), and a busy queue runs
+    /// a batch per wake-up of the I/O thread.
+    static let batchesBetweenTimerLooks = 16
+
+    /// Whether the runner looks at its timers before its next batch.
+    static func looksAtTimers(hasTimers: Bool, hasReadyJobs: Bool, batchesSinceLook: Int) -> Bool {
+        hasTimers && (!hasReadyJobs || batchesSinceLook >= batchesBetweenTimerLooks)
+    }
+}
+
+/// Elements by deadline, the earliest first: a binary min-heap on (deadline, sequence), so
+/// that equal deadlines come out in the order they went in.
+struct DeadlineHeap<Element> {
+    private struct Entry {
+        var deadline: UInt64
+        var sequence: UInt64
+        var element: Element
+    }
+    private var entries: [Entry] = []
+    private var sequence: UInt64 = 0
+
+    init(capacity: Int = 0) { entries.reserveCapacity(capacity) }
+
+    var isEmpty: Bool { entries.isEmpty }
+    var count: Int { entries.count }
+    /// The earliest deadline.
+    var first: UInt64? { entries.first?.deadline }
+
+    mutating func push(_ element: Element, at deadline: UInt64) {
+        entries.append(Entry(deadline: deadline, sequence: sequence, element: element))
+        sequence &+= 1
+        var i = entries.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard Self.before(entries[i], entries[parent]) else { break }
+            entries.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    /// The earliest element if its deadline is at or before `now`.
+    mutating func popDue(now: UInt64) -> Element? {
+        guard let first = entries.first, first.deadline <= now else { return nil }
+        let last = entries.removeLast()
+        if !entries.isEmpty {
+            entries[0] = last
+            var i = 0
+            while true {
+                let left = 2 * i + 1, right = left + 1
+                var smallest = i
+                if left < entries.count && Self.before(entries[left], entries[smallest]) { smallest = left }
+                if right < entries.count && Self.before(entries[right], entries[smallest]) { smallest = right }
+                if smallest == i { break }
+                entries.swapAt(i, smallest)
+                i = smallest
+            }
+        }
+        return first.element
+    }
+
+    private static func before(_ a: Entry, _ b: Entry) -> Bool {
+        a.deadline != b.deadline ? a.deadline < b.deadline : a.sequence < b.sequence
+    }
+}
+
+extension UInt64 {
+    fileprivate func addingSaturated(_ other: UInt64) -> UInt64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? .max : sum
+    }
+
+    fileprivate func subtractingSaturated(_ other: UInt64) -> UInt64 { self > other ? self - other : 0 }
 }
 
 /// The jobs and timers, and the thread that runs them.
@@ -117,18 +224,12 @@ private final class JobQueue: @unchecked Sendable {
         var job: UnownedJob
         var main: Bool
     }
-    private struct Timer {
-        var deadline: UInt64
-        var sequence: UInt64
-        var entry: Entry
-    }
 
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let wake: UnsafeMutablePointer<pthread_cond_t>
     private var ready: [Entry] = []
-    /// A binary min-heap on (deadline, sequence): equal deadlines run in enqueue order.
-    private var timers: [Timer] = []
-    private var sequence: UInt64 = 0
+    /// Equal deadlines run in enqueue order.
+    private var timers = DeadlineHeap<Entry>(capacity: 16)
     /// The runner is in `pthread_cond_(timed)wait`: an enqueue must signal it.
     private var sleeping = false
 
@@ -142,15 +243,13 @@ private final class JobQueue: @unchecked Sendable {
         pthread_cond_init(wake, &attributes)
         pthread_condattr_destroy(&attributes)
         ready.reserveCapacity(64)
-        timers.reserveCapacity(16)
     }
 
     func enqueue(_ job: UnownedJob, main: Bool, at deadline: UInt64?) {
         pthread_mutex_lock(mutex)
         let entry = Entry(job: job, main: main)
         if let deadline {
-            pushTimer(Timer(deadline: deadline, sequence: sequence, entry: entry))
-            sequence &+= 1
+            timers.push(entry, at: deadline)
         } else {
             ready.append(entry)
         }
@@ -166,17 +265,14 @@ private final class JobQueue: @unchecked Sendable {
         let mainExecutor = MainActor.sharedUnownedExecutor
         var batch: [Entry] = []
         batch.reserveCapacity(64)
-        // Batches run since the timers were last looked at. The clock is read only when
-        // the queue runs dry and every 16 batches while it does not: a clock read can cost
-        // tens of microseconds (a syscall and an emulated device under QEMU TCG), and a
-        // busy queue runs a batch per wake-up of the I/O thread.
+        // Batches run since the timers were last looked at (RuntimeTime.looksAtTimers).
         var batchesSinceTimers = 0
         pthread_mutex_lock(mutex)
         while true {
-            if !timers.isEmpty && (ready.isEmpty || batchesSinceTimers >= 16) {
+            if RuntimeTime.looksAtTimers(hasTimers: !timers.isEmpty, hasReadyJobs: !ready.isEmpty, batchesSinceLook: batchesSinceTimers) {
                 batchesSinceTimers = 0
                 let now = monotonicNanoseconds()
-                while let first = timers.first, first.deadline <= now { ready.append(popTimer().entry) }
+                while let entry = timers.popDue(now: now) { ready.append(entry) }
             }
             if !ready.isEmpty {
                 batchesSinceTimers += 1
@@ -195,48 +291,13 @@ private final class JobQueue: @unchecked Sendable {
             }
             sleeping = true
             if let first = timers.first {
-                var ts = timespec(
-                    tv_sec: Int(first.deadline / 1_000_000_000), tv_nsec: Int(first.deadline % 1_000_000_000))
+                var ts = timespec(tv_sec: Int(first / 1_000_000_000), tv_nsec: Int(first % 1_000_000_000))
                 pthread_cond_timedwait(wake, mutex, &ts)
             } else {
                 pthread_cond_wait(wake, mutex)
             }
             sleeping = false
         }
-    }
-
-    private func pushTimer(_ timer: Timer) {
-        timers.append(timer)
-        var i = timers.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard Self.before(timers[i], timers[parent]) else { break }
-            timers.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    private func popTimer() -> Timer {
-        let first = timers[0]
-        let last = timers.removeLast()
-        if !timers.isEmpty {
-            timers[0] = last
-            var i = 0
-            while true {
-                let left = 2 * i + 1, right = left + 1
-                var smallest = i
-                if left < timers.count && Self.before(timers[left], timers[smallest]) { smallest = left }
-                if right < timers.count && Self.before(timers[right], timers[smallest]) { smallest = right }
-                if smallest == i { break }
-                timers.swapAt(i, smallest)
-                i = smallest
-            }
-        }
-        return first
-    }
-
-    private static func before(_ a: Timer, _ b: Timer) -> Bool {
-        a.deadline != b.deadline ? a.deadline < b.deadline : a.sequence < b.sequence
     }
 }
 
@@ -264,9 +325,8 @@ extension GlobalTaskExecutor: SchedulingExecutor {
         guard let delay = delay as? Duration else {
             fatalError("MainThreadExecutor: cannot time a delay of type \(C.Duration.self)")
         }
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = seconds < 0 ? 0 : UInt64(seconds) &* 1_000_000_000 &+ UInt64(max(0, attoseconds) / 1_000_000_000)
-        JobQueue.shared.enqueue(UnownedJob(job), main: false, at: monotonicNanoseconds() &+ nanoseconds)
+        let deadline = RuntimeTime.deadline(after: RuntimeTime.nanoseconds(of: delay), now: monotonicNanoseconds())
+        JobQueue.shared.enqueue(UnownedJob(job), main: false, at: deadline)
     }
 }
 #endif

@@ -4,11 +4,15 @@ import Glibc
 import Vocabulary
 import NIOCore
 import NIOHTTP1
+import Output
 
 /// One client connection: parsed requests (NIOHTTP1) in, responses out. Runs on the
 /// server's event loop only, and never blocks it: frames come ready-encoded, files are read
 /// a chunk at a time as the socket takes them.
 final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
+    /// The answer to an input that was taken (`POST /api/input`).
+    static let accepted = JSONValue.object([("accepted", .bool(true))]).encoded
+
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
@@ -298,7 +302,7 @@ final class HTTPConnection: ChannelInboundHandler, RemovableChannelHandler {
         case .input(let input):
             guard sameOrigin(head, keepAlive: keepAlive, context), withinRate(keepAlive: keepAlive, context) else { return }
             server.input(input)
-            reply(.accepted, text: "{\"accepted\":true}", type: "application/json", keepAlive: keepAlive, context)
+            reply(.accepted, text: Self.accepted, type: "application/json", keepAlive: keepAlive, context)
         case .whepOffer, .whepEnd:
             respondWHEP(to: head, route, keepAlive: keepAlive, context)
         case .methodNotAllowed(let allow):

@@ -4,6 +4,7 @@ import Glibc
 import NIOCore
 import Output
 import Synchronization
+import Vocabulary
 
 /// The output directory as the live view shows it: photos and videos by plain name, never
 /// a path. A name cannot leave the directory (no `/`, no `..`), hidden files (unfinished
@@ -124,12 +125,15 @@ struct MediaDirectory: Sendable {
             return cached.json
         }
         let json = ByteBuffer(string: Self.json(list()))
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        // A change within the same second as the listing could share its time stamp: not kept.
-        if now.tv_sec > changed.tv_sec + 1 { cache.state.withLock { $0 = (changed, json) } }
+        if Self.keepsListing(changedAt: changed.tv_sec, now: wallClockNow()) { cache.state.withLock { $0 = (changed, json) } }
         return json
     }
+
+    /// Whether a listing made at `now` (seconds since 1970, the floor's wall clock) of a
+    /// directory last changed at `changedAt` (its mtime's seconds) is kept: only once the change
+    /// is more than a whole second behind the listing, as a change within the same second (or
+    /// the next, a file system's coarser ticks) could share its time stamp.
+    static func keepsListing(changedAt: Int, now: Double) -> Bool { Int(now.rounded(.down)) > changedAt + 1 }
 
     /// The listing as JSON: `{"files":[{"name":…,"kind":"photo","bytes":…,"modified":…}]}`.
     public static func json(_ entries: [Entry]) -> String {

@@ -171,8 +171,7 @@ final class FakeFrameStream: FrameStream {
         #expect(!source.isRunning)
         #expect(opened.closed.withLock { $0 })
         // Said once, by the stream's thread as it ends (after it woke the reader).
-        let said = ContinuousClock.now + .seconds(5)
-        while errors.withLock({ $0.isEmpty }) && ContinuousClock.now < said { usleep(10_000) }
+        _ = pollUntil(every: .milliseconds(10)) { !errors.withLock { $0.isEmpty } }
         #expect(errors.withLock { $0.map(\.code) } == [.deviceRemoved])
         // A later reader starts the camera again (a camera that came back).
         _ = try? source.frame(nearest: Timestamp(microseconds: 0), timeout: .seconds(2))

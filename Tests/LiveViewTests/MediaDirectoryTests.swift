@@ -100,4 +100,33 @@ import Testing
         let second = String(buffer: media.listing())
         #expect(second.contains("\"b.jpg\"") && second.contains("\"bytes\":3"), "\(second)")
     }
+
+    /// A directory that changed just now (by the wall clock, `wallClockNow()`): its listing is
+    /// not kept, so a change within the same second is seen.
+    @Test func aListingOfADirectoryChangedJustNowIsNotKept() throws {
+        var template = Array("/tmp/liveview-fresh-XXXXXX".utf8CString)
+        let dir = try #require(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }.map { String(cString: $0) })
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Data([1]).write(to: URL(fileURLWithPath: dir + "/a.jpg"))
+        // The directory's time is now, set just before each listing.
+        var times = [timespec(tv_sec: time(nil), tv_nsec: 0), timespec(tv_sec: time(nil), tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, dir, &times, 0) == 0)
+        let media = MediaDirectory(path: dir)
+        #expect(String(buffer: media.listing()).contains("\"bytes\":1"))
+        // The same directory time, a different file: made again.
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: dir + "/a.jpg"))
+        #expect(utimensat(AT_FDCWD, dir, &times, 0) == 0)
+        let again = String(buffer: media.listing())
+        #expect(again.contains("\"bytes\":3"), "\(again)")
+    }
+
+    /// Kept once the change is more than a whole second behind the listing, at both ends.
+    @Test func aListingIsKeptOnlyOnceItsChangeIsMoreThanASecondOld() {
+        #expect(!MediaDirectory.keepsListing(changedAt: 1_000, now: 1_000))
+        #expect(!MediaDirectory.keepsListing(changedAt: 1_000, now: 1_001.999_999))
+        #expect(MediaDirectory.keepsListing(changedAt: 1_000, now: 1_002))
+        #expect(MediaDirectory.keepsListing(changedAt: 1_000, now: 1_000_000))
+        // A directory changed in the future (a clock set back): never kept.
+        #expect(!MediaDirectory.keepsListing(changedAt: 2_000, now: 1_000))
+    }
 }

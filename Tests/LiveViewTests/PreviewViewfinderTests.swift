@@ -75,8 +75,7 @@ import Recording
         demand.set(ready: 1)
         let (source, feed, published) = feed(second: second, demand: demand)
         feed.start()
-        let deadline = ContinuousClock.now + .seconds(20)
-        while published.withLock({ $0.count }) < 5 && ContinuousClock.now < deadline { usleep(10_000) }
+        _ = pollUntil(timeout: .seconds(20), every: .milliseconds(10)) { published.withLock { $0.count } >= 5 }
         feed.stop()
         source.stopAndWait()
         let frames = published.withLock { $0 }
@@ -118,8 +117,7 @@ import Recording
         // The camera's newest frame just before a viewer can take one.
         let newest = try source.frame(nearest: monotonicNow(), timeout: .seconds(5)).time
         demand.set(ready: 1)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while published.withLock({ $0.isEmpty }) && ContinuousClock.now < deadline { usleep(1_000) }
+        _ = pollUntil(timeout: .seconds(10), every: .milliseconds(1)) { !published.withLock { $0.isEmpty } }
         let first = try #require(published.withLock { $0.first })
         // The newest when a viewer could take it, or a later one; not the frame the feed
         // stopped at half a second before.

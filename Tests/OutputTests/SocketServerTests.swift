@@ -318,11 +318,7 @@ final class RecordingLogHandler: LogHandler, Sendable {
                 }
             }
             threads.forEach { $0.start() }
-            var waited = 0
-            while started.withLock({ $0.count }) + errors.withLock({ $0.count }) < 2 && waited < 5000 {
-                usleep(1000)
-                waited += 1
-            }
+            _ = pollUntil(every: .milliseconds(1)) { started.withLock { $0.count } + errors.withLock { $0.count } >= 2 }
             #expect(started.withLock { $0.count } == 1, "round \(round): exactly one server")
             #expect(errors.withLock { $0 } == [.inUse], "round \(round)")
             let client = try LineReader(path: path)

@@ -104,9 +104,9 @@ import V4L2
         #expect(decoded == 30, "\(r.stderr)")
         #expect(!r.stderr.contains("non-existing PPS") && !r.stderr.contains("no frame!"), "\(r.stderr)")
         // The client left: its feeder ends and the encode stops.
-        let deadline = Date().addingTimeInterval(10)
-        while (server.clients > 0 || stream.fanOut.consumers > 0) && Date() < deadline { usleep(50_000) }
-        #expect(server.clients == 0 && stream.fanOut.consumers == 0)
+        #expect(
+            pollUntil(timeout: .seconds(10), every: .milliseconds(50)) { server.clients == 0 && stream.fanOut.consumers == 0 },
+            "\(server.clients) clients, \(stream.fanOut.consumers) consumers")
     }
 
     @Test func wrongCredentialsAreRefused() throws {

@@ -130,11 +130,10 @@ public final class ChromiumPipe {
     public func navigate(_ url: String, session: String, attempts: Int = 4, timeout: Duration = .seconds(60)) -> Bool {
         for _ in 0..<attempts {
             _ = try? call("Page.navigate", ["url": url], session: session)
-            let deadline = ContinuousClock.now + timeout
-            while ContinuousClock.now < deadline {
-                if (try? evaluate("location.href + ' ' + document.readyState", session: session)) == "\(url) complete" { return true }
-                usleep(100_000)
+            let complete = pollUntil(timeout: timeout, every: .milliseconds(100)) {
+                (try? evaluate("location.href + ' ' + document.readyState", session: session)) == "\(url) complete"
             }
+            if complete { return true }
         }
         return false
     }

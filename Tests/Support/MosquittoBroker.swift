@@ -104,13 +104,11 @@ public final class MosquittoBroker: @unchecked Sendable {
         precondition(process == nil, "already running")
         let p = try SpawnedChild(argv: [Self.executable!, "-c", directory + "/mosquitto.conf"])
         process = p
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if listeners.allSatisfy({ Self.accepts(address: $0.address, port: $0.port) }) { return }
-            guard p.isRunning else { break }
-            usleep(20_000)
+        _ = pollUntil(timeout: .seconds(10)) {
+            !p.isRunning || listeners.allSatisfy { Self.accepts(address: $0.address, port: $0.port) }
         }
         let waiting = listeners.filter { !Self.accepts(address: $0.address, port: $0.port) }.map { "\($0.address) port \($0.port)" }
+        if waiting.isEmpty { return }
         throw BrokerError("mosquitto did not start listening on \(waiting.joined(separator: ", ")):\n\(log)")
     }
 
@@ -211,17 +209,17 @@ public final class MosquittoBroker: @unchecked Sendable {
             }
         }
 
-        /// Waits (≤ `timeout`) for a message that matches; returns it.
+        /// Waits (≤ `timeout`, ``pollUntil(timeout:every:_:)``) for a message that matches; returns it.
         @discardableResult
         public func waitFor(
-            timeout: TimeInterval = 15, _ matches: (String, String) -> Bool
+            timeout: Duration = .seconds(15), _ matches: (String, String) -> Bool
         ) -> (topic: String, payload: String)? {
-            let deadline = Date().addingTimeInterval(timeout)
-            repeat {
-                if let m = messages.first(where: { matches($0.topic, $0.payload) }) { return m }
-                usleep(20_000)
-            } while Date() < deadline
-            return nil
+            var found: (topic: String, payload: String)?
+            _ = pollUntil(timeout: timeout) {
+                found = messages.first { matches($0.topic, $0.payload) }
+                return found != nil
+            }
+            return found
         }
     }
 

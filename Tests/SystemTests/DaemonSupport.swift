@@ -12,39 +12,12 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Where the daemon tests find the built executable and the fixtures.
-enum DaemonPaths {
-    /// The repository: `$EVCAPTURE_REPO` in the guest, else found from this file.
-    static let repository: String = {
-        if let root = SystemTestEnvironment.repositoryRoot, !root.isEmpty { return root }
-        return Fixtures.repository
-    }()
-
-    /// The `evcapture` next to the test bundle (`swift build --build-tests` puts both in
-    /// `.build/debug/`; the harness's libcamera 0.3 pass lays both out with that version's
-    /// bridge), else `.build/debug/evcapture`.
-    static let executable: String? = {
-        var candidates: [String] = []
-        if let bundle = CommandLine.arguments.first {
-            candidates.append(((bundle as NSString).deletingLastPathComponent as NSString).appendingPathComponent("evcapture"))
-        }
-        candidates.append("\(repository)/.build/debug/evcapture")
-        return candidates.first { access($0, X_OK) == 0 }
-    }()
-
-    /// ``executable``, or where `swift build` puts it (for a suite that fails, not skips,
-    /// when it is missing).
-    static var evcapture: String { executable ?? "\(repository)/.build/debug/evcapture" }
-
-    static func fixture(_ name: String) -> String { "\(repository)/Tests/Fixtures/\(name).evemu" }
-}
-
 extension Trait where Self == ConditionTrait {
     /// The built `evcapture` executable must exist (`swift build` makes it).
     static var needsDaemonExecutable: Self {
         .enabled(
             if: DaemonPaths.executable != nil,
-            Comment(rawValue: "needs the built evcapture executable (.build/debug/evcapture); run swift build --build-tests"))
+            Comment(rawValue: "needs the built evcapture executable (\(DaemonPaths.evcapture)); run swift build --build-tests"))
     }
 }
 
@@ -276,7 +249,7 @@ final class DaemonScratch {
 
 /// A virtual input device made from a fixture's description, for the daemon to find.
 func fixtureDevice(_ fixture: String) throws -> UinputDevice {
-    let recording = try EvemuRecording.load(path: DaemonPaths.fixture(fixture))
+    let recording = try EvemuRecording.load(path: Fixtures.evemu(fixture))
     return try UinputDevice(recording.description, autorepeat: false)
 }
 

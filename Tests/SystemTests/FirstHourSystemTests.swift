@@ -22,7 +22,7 @@ struct FirstHourSystemTests {
             """
 
     @Test func theReadmesPiExampleIsInTheReadme() throws {
-        let readme = try String(contentsOfFile: DaemonPaths.repository + "/README.md", encoding: .utf8)
+        let readme = try String(contentsOfFile: Fixtures.repository + "/README.md", encoding: .utf8)
         let pi = Self.piConfig.split(separator: "\n", omittingEmptySubsequences: false).prefix(15).joined(separator: "\n")
         #expect(readme.contains(pi), "README's Raspberry Pi config differs from FirstHourSystemTests.piConfig")
     }

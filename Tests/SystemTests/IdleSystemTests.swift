@@ -62,7 +62,7 @@ struct IdleSystemTests {
         let mouse = try UinputDevice(
             DeviceDescription(name: "evcapture test mouse", bus: .usb, codes: [.relX, .relY, .btnLeft, .synReport]), autorepeat: false)
         defer { mouse.destroy() }
-        let ignoredName = try EvemuRecording.load(path: DaemonPaths.fixture("thinkpad-extra-buttons-camera")).description.name
+        let ignoredName = try EvemuRecording.load(path: Fixtures.evemu("thinkpad-extra-buttons-camera")).description.name
         let (scratch, daemon) = try startDaemonWithActionsOff(
             "mute", camera: "none", devices: [keys, keyboard, ignored, mouse],
             moreConfig: "[devices.\"\(ignoredName)\"]\nkind = \"ignore\"\n")

@@ -54,11 +54,9 @@ func waitForUdev(_ nodes: [String], timeout: Duration = .seconds(15)) async thro
 /// ``waitForUdev(_:timeout:)`` for synchronous tests.
 func waitForUdevBlocking(_ nodes: [String], timeout: Duration = .seconds(15)) throws {
     guard UdevEventSource.automatic == .udev else { return }
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
+    _ = try pollUntil(timeout: timeout, every: .milliseconds(100)) {
         let listed = try UdevInputMonitor.enumerateNow()
-        if nodes.allSatisfy({ n in listed.contains { $0.node == n && $0.properties["ID_INPUT"] == "1" } }) { return }
-        usleep(100_000)
+        return nodes.allSatisfy { n in listed.contains { $0.node == n && $0.properties["ID_INPUT"] == "1" } }
     }
 }
 
@@ -90,7 +88,7 @@ struct InputDeviceTests {
             "build the executable first: swift build (\(DaemonPaths.evcapture))")
         var created: [(fixture: String, device: UinputDevice, description: DeviceDescription)] = []
         for name in Fixtures.recordedDevices {
-            let description = try EvemuRecording.load(path: DaemonPaths.fixture(name)).description
+            let description = try EvemuRecording.load(path: Fixtures.evemu(name)).description
             created.append((name, try UinputDevice(description), description))
         }
         let result = try runProgram(DaemonPaths.evcapture, ["devices", "--json"])
@@ -112,7 +110,7 @@ struct InputDeviceTests {
 
     @Test func devicesCommandAppliesConfigOverridesAndPrintsText() throws {
         let description = try EvemuRecording.load(
-            path: DaemonPaths.fixture("logitech-media-keyboard-elite-volume-wheel")
+            path: Fixtures.evemu("logitech-media-keyboard-elite-volume-wheel")
         ).description
         let knob = try UinputDevice(description)
         defer { knob.destroy() }
@@ -144,7 +142,7 @@ struct InputDeviceTests {
         let setpriv = "/usr/bin/setpriv"
         try #require(access(setpriv, X_OK) == 0, "needs setpriv (util-linux) to run as nobody")
         // A device whose node nobody may read, whatever udev's rules say.
-        let description = try EvemuRecording.load(path: DaemonPaths.fixture("griffin-powermate")).description
+        let description = try EvemuRecording.load(path: Fixtures.evemu("griffin-powermate")).description
         let device = try UinputDevice(description)
         defer { device.destroy() }
         try waitForUdevBlocking([device.node])
@@ -163,7 +161,7 @@ struct InputDeviceTests {
 
     @Test(arguments: Fixtures.recordedDevices)
     func playedEventsReadBackInFramesExactly(_ name: String) async throws {
-        let recording = try EvemuRecording.load(path: DaemonPaths.fixture(name))
+        let recording = try EvemuRecording.load(path: Fixtures.evemu(name))
         // No kernel autorepeat: a slow guest could otherwise add value-2 events.
         let uinput = try UinputDevice(recording.description, autorepeat: false)
         defer { uinput.destroy() }
@@ -196,7 +194,7 @@ struct InputDeviceTests {
     }
 
     @Test func overflowResyncsWithoutStuckKeys() throws {
-        let description = try EvemuRecording.load(path: DaemonPaths.fixture("gpio-keys-volume-keys")).description
+        let description = try EvemuRecording.load(path: Fixtures.evemu("gpio-keys-volume-keys")).description
         let uinput = try UinputDevice(description)
         defer { uinput.destroy() }
         let device = try EvdevDevice.open(uinput.node)
@@ -236,7 +234,7 @@ struct InputDeviceTests {
     }
 
     @Test func removalEndsTheStream() async throws {
-        let description = try EvemuRecording.load(path: DaemonPaths.fixture("griffin-powermate")).description
+        let description = try EvemuRecording.load(path: Fixtures.evemu("griffin-powermate")).description
         let uinput = try UinputDevice(description)
         let device = try EvdevDevice.open(uinput.node)
         let loop = try IOLoop()
@@ -253,7 +251,7 @@ struct InputDeviceTests {
     }
 
     @Test func grabWaitsUntilNoKeyIsDown() throws {
-        let description = try EvemuRecording.load(path: DaemonPaths.fixture("gpio-keys-volume-keys")).description
+        let description = try EvemuRecording.load(path: Fixtures.evemu("gpio-keys-volume-keys")).description
         let uinput = try UinputDevice(description)
         defer { uinput.destroy() }
         let device = try EvdevDevice.open(uinput.node)

@@ -19,7 +19,7 @@ private let udevdRunning = getuid() == 0 && access("/run/udev/control", F_OK) ==
 @Suite(.systemTest, .enabled(if: udevdRunning, "needs root and a running udevd"))
 struct InputUdevRulesTests {
     @Test func aSiteRuleOverridesTheBuiltInRolesAndKnownDevicesAreTaggedUaccess() async throws {
-        let source = "\(DaemonPaths.repository)/udev-rules/70-evcapture.rules"
+        let source = "\(Fixtures.repository)/udev-rules/70-evcapture.rules"
         let installed = access("/etc/udev/rules.d/70-evcapture.rules", F_OK) == 0
         let target = "/run/udev/rules.d/70-evcapture.rules"
         let site = "/run/udev/rules.d/71-evcapture-local.rules"
@@ -41,11 +41,11 @@ struct InputUdevRulesTests {
             _ = try? runProgram("/usr/bin/udevadm", ["control", "--reload"])
         }
 
-        let powermate = try UinputDevice(EvemuRecording.load(path: DaemonPaths.fixture("griffin-powermate")).description)
+        let powermate = try UinputDevice(EvemuRecording.load(path: Fixtures.evemu("griffin-powermate")).description)
         defer { powermate.destroy() }
-        let headset = try UinputDevice(EvemuRecording.load(path: DaemonPaths.fixture("bluez-avrcp-headset")).description)
+        let headset = try UinputDevice(EvemuRecording.load(path: Fixtures.evemu("bluez-avrcp-headset")).description)
         defer { headset.destroy() }
-        let keyboard = try UinputDevice(EvemuRecording.load(path: DaemonPaths.fixture("usb-keyboard-typing-and-volume")).description)
+        let keyboard = try UinputDevice(EvemuRecording.load(path: Fixtures.evemu("usb-keyboard-typing-and-volume")).description)
         defer { keyboard.destroy() }
         let nodes = [powermate.node, headset.node, keyboard.node]
         try await waitForUdev(nodes)

@@ -17,7 +17,7 @@ import ConfigFile
 @Suite(.systemTest)
 struct InputUdevTests {
     @Test func monitorSeesExistingDevicesThenHotplugAddAndRemove() async throws {
-        let description = try EvemuRecording.load(path: DaemonPaths.fixture("griffin-powermate")).description
+        let description = try EvemuRecording.load(path: Fixtures.evemu("griffin-powermate")).description
         let before = try UinputDevice(description)
         defer { before.destroy() }
         let loop = try IOLoop()
@@ -59,7 +59,7 @@ struct InputUdevTests {
         defer { loop.stop() }
         let watcher = DeviceWatcher(loop: loop)
         let events = try watcher.events()
-        let description = try EvemuRecording.load(path: DaemonPaths.fixture("griffin-powermate")).description
+        let description = try EvemuRecording.load(path: Fixtures.evemu("griffin-powermate")).description
         let uinput = try UinputDevice(description)
         let node = uinput.node
         let added = await collect(events, timeout: .seconds(15)) { items in
@@ -86,7 +86,7 @@ struct InputUdevTests {
         defer { loop.stop() }
         let (monitor, stream) = try UdevInputMonitor.start(on: loop, source: .kernel)
         defer { monitor.stop() }
-        let description = try EvemuRecording.load(path: DaemonPaths.fixture("rotary-encoder-rel-x")).description
+        let description = try EvemuRecording.load(path: Fixtures.evemu("rotary-encoder-rel-x")).description
         let device = try UinputDevice(description)
         let node = device.node
         let added = await collect(stream, timeout: .seconds(10)) { items in
@@ -110,7 +110,7 @@ struct InputUdevTests {
             return
         }
         try #require(getuid() == 0, "needs root to chmod the node and start the child as nobody")
-        let description = try EvemuRecording.load(path: DaemonPaths.fixture("gpio-keys-volume-keys")).description
+        let description = try EvemuRecording.load(path: Fixtures.evemu("gpio-keys-volume-keys")).description
         let uinput = try UinputDevice(description)
         defer { uinput.destroy() }
         // Let udevd apply its own mode first, so it cannot undo ours.

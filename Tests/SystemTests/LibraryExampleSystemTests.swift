@@ -7,7 +7,7 @@ import Testing
 /// ends it with the session stopped.
 @Suite(.systemTest, .serialized)
 struct LibraryExampleSystemTests {
-    static let example = Fixtures.repository + "/.build/debug/capture-app-example"
+    static let example = DaemonPaths.product("capture-app-example")
 
     @Test func theExampleAppGetsPressesThroughItsHandlers() throws {
         let keys = try fixtureDevice("gpio-keys-volume-keys")

@@ -64,10 +64,7 @@ struct ReliabilityDiskTests {
         let recording = try await VideoRecording.start(
             from: frames, time: monotonicNow(), settings(disk.path, videoFormat: format),
             CaptureRequest(press: 1, action: .primary, time: 0), logger: Self.logger)
-        let ended = try await {
-            for _ in 0..<1200 where !recording.hasEnded { try await Task.sleep(for: .milliseconds(50)) }
-            return recording.hasEnded
-        }()
+        let ended = await eventually(seconds: 60) { recording.hasEnded }
         #expect(ended, "the recording did not stop at the full disk")
         let video = try await recording.stop().get()
         #expect(video.truncated && video.stoppedBy?.code == "disk-full", "\(video)")

@@ -12,7 +12,7 @@ struct ReplayCameraSystemTests {
         let node = try camera.start()
         defer { try? camera.stop() }
         let mark = camera.received().count
-        let r = try EvcaptureCommand.run(["replay", Fixtures.path("rotary-encoder-rel-x.evemu"), "--camera", node, "--json"])
+        let r = try EvcaptureCommand.run(["replay", Fixtures.evemu("rotary-encoder-rel-x"), "--camera", node, "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let raws = r.stdout.split(separator: "\n").filter { $0.contains("\"event\":\"control\"") && $0.contains("\"control\":\"zoom\"") }
         // The same detents as on the simulated camera (ControlsReplayTests): 108 first, 116 last.

@@ -140,15 +140,15 @@ struct RigSystemTests {
         #expect(stationB.waitFor(from: before) { $0.string("code") == "mqtt-disconnected" } != nil, "\(stationB.transcript)")
         try broker.start()
         let watch2 = try broker.subscribe("evcapture/#")
-        #expect(watch2.waitFor(timeout: 30) { t, p in t == "evcapture/b/status" && p == "online" } != nil, "\(watch2.messages)")
+        #expect(watch2.waitFor(timeout: .seconds(30)) { t, p in t == "evcapture/b/status" && p == "online" } != nil, "\(watch2.messages)")
         try broker.publish("evcapture/b/trigger", "{\"command\":\"photo\",\"trigger\":\"after-restart\"}")
         let again = stationB.waitFor { $0.event == "action" && $0.string("action") == "photo" && $0.string("trigger") == "after-restart" }
         #expect(again?.object.string("file") == "\(b.output)/after-restart-b.jpg", "\(stationB.transcript)")
 
         // A dies without a word: the broker says so for it (last will).
-        #expect(watch2.waitFor(timeout: 30) { t, p in t == "evcapture/a/status" && p == "online" } != nil)
+        #expect(watch2.waitFor(timeout: .seconds(30)) { t, p in t == "evcapture/a/status" && p == "online" } != nil)
         kill(stationA.pid, SIGKILL)
-        #expect(watch2.waitFor(timeout: 30) { t, p in t == "evcapture/a/status" && p == "offline" } != nil, "\(watch2.messages)")
+        #expect(watch2.waitFor(timeout: .seconds(30)) { t, p in t == "evcapture/a/status" && p == "offline" } != nil, "\(watch2.messages)")
         #expect(try broker.retained("evcapture/a/status") == "offline")
         #expect(try broker.retained("evcapture/b/status") == "online")
     }

@@ -22,7 +22,7 @@ private actor LoopBlocker {
 @Suite(.systemTest, .serialized)
 struct UdevOverflowSystemTests {
     @Test func anOverflowedMonitorEnumeratesAgainAndMissesNoDevice() async throws {
-        let description = try EvemuRecording.load(path: DaemonPaths.fixture("griffin-powermate")).description
+        let description = try EvemuRecording.load(path: Fixtures.evemu("griffin-powermate")).description
         let loop = try IOLoop()
         defer { loop.stop() }
         // A 4 KiB buffer holds two or three udev messages: the burst below overflows it.

@@ -18,9 +18,6 @@ enum SystemTestEnvironment {
     /// `/dev/uinput` exists and can be opened for reading and writing.
     static var uinputUsable: Bool { access("/dev/uinput", R_OK | W_OK) == 0 }
 
-    /// The repository root (`EVCAPTURE_REPO`), for fixtures such as `Tests/Fixtures/*.evemu`.
-    static var repositoryRoot: String? { environment["EVCAPTURE_REPO"] }
-
     /// The fake camera program (`EVCAPTURE_FAKEUVC`), built by the harness.
     static var fakeCameraExecutable: String? { environment["EVCAPTURE_FAKEUVC"] }
 
