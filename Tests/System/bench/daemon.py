@@ -331,16 +331,17 @@ directory = "{tmp}/out"
     status = daemon.stop()
     log(f"daemon exit status {status}")
 
-    # Private memory (smaps_rollup's Anonymous: heap, stacks, written data pages) and
-    # Private_Dirty, steady after READY and after 200 clicks and 10 dial steps, and the threads
-    # woken in a.idle seconds of nothing; three daemons per build, the builds alternating.
+    # Start → READY=1, private memory (smaps_rollup's Anonymous: heap, stacks, written data
+    # pages) and Private_Dirty, steady after READY and after 200 clicks and 10 dial steps, and the
+    # threads woken in a.idle seconds of nothing; three daemons per build, the builds alternating.
     builds = [("this build", a.evcapture)] + ([("baseline", a.baseline)] if a.baseline else [])
     rows = {label: [] for label, _ in builds}
     where = {label: [] for label, _ in builds}
+    starts = {label: [] for label, _ in builds}
     for n in range(3 * len(builds)):
         label, exe = builds[n % len(builds)]
         d = Daemon(exe, config, tmp, 200 + n)
-        d.wait_ready()
+        starts[label].append(d.wait_ready() * 1000)
         time.sleep(8)
         quiet0 = threads(d.proc.pid)
         time.sleep(a.idle)
@@ -365,6 +366,7 @@ directory = "{tmp}/out"
             + ", ".join(f"{r[0]} ({r[1]}) → {x[0]} ({x[1]})" for r, x, _, _ in rows[label]))
         log(f"  private memory by mapping ({label}), kB after the clicks: "
             + "; ".join(", ".join(f"{k} {v}" for k, v in w.items()) for w in where[label]))
+        log(f"figure start-to-ready alternating ({label}): ms " + ", ".join(f"{t:.0f}" for t in starts[label]))
         log(f"figure idle-wakeups ({label}): threads woken in {a.idle:.0f} s: "
             + ", ".join(f"{w} of {t}" for _, _, w, t in rows[label]))
     if a.also:
