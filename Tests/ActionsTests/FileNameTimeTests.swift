@@ -44,6 +44,17 @@ final class PictureFrameStream: FrameStream {
         Set((-2...2).map { pattern.name(time: wall + Double($0) / 1000, press: press, action: .primary, kind: kind) })
     }
 
+    /// The file at `path` has one of the names `pattern` gives it at the press that `began`;
+    /// its name.
+    @discardableResult
+    static func expectNamedAtPress(_ path: String, _ pattern: FileNamePattern, began: Timestamp, kind: String, suffix: String) -> String {
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        let atPress = names(pattern, at: began.wallSeconds, kind: kind)
+        #expect(atPress.contains(name), "\(name), not named at the press: \(atPress.sorted())")
+        #expect(name.hasSuffix("-press\(press).\(suffix)"))
+        return name
+    }
+
     static func send(_ runner: ActionRunner, _ kind: ActionTrigger.Kind, at time: Timestamp, began: Timestamp) {
         var t = trigger(kind, press: press)
         t.shouldPlaySound = false
@@ -75,10 +86,7 @@ final class PictureFrameStream: FrameStream {
         #expect(await eventually { saved().count == 1 }, "\(log.all)")
         await runner.shutdown()
         let photo = try #require(saved().first)
-        let name = URL(fileURLWithPath: photo.path).lastPathComponent
-        let atPress = Self.names(settings.photoPattern, at: began.wallSeconds, kind: "photo")
-        #expect(atPress.contains(name), "\(name), not named at the press: \(atPress.sorted())")
-        #expect(name.hasSuffix("-press\(Self.press).jpg"))
+        let name = Self.expectNamedAtPress(photo.path, settings.photoPattern, began: began, kind: "photo", suffix: "jpg")
         #expect(!Self.names(settings.photoPattern, at: wallClockNow(), kind: "photo").contains(name))
         #expect(photo.frameTime == began, "the photo is the press's frame")
     }
@@ -105,10 +113,7 @@ final class PictureFrameStream: FrameStream {
         #expect(await eventually { saved().count == 1 }, "\(log.all)")
         await runner.shutdown()
         let video = try #require(saved().first)
-        let name = URL(fileURLWithPath: video.path).lastPathComponent
-        let atPress = Self.names(settings.videoPattern, at: began.wallSeconds, kind: "video")
-        #expect(atPress.contains(name), "\(name), not named at the press: \(atPress.sorted())")
-        #expect(name.hasSuffix("-press\(Self.press).avi"))
+        Self.expectNamedAtPress(video.path, settings.videoPattern, began: began, kind: "video", suffix: "avi")
         #expect(video.frames > 0)
     }
 }
