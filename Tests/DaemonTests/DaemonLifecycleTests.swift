@@ -129,7 +129,7 @@ import Testing
                 services.contains { stopped.contains($0) || $0.hasPrefix("—") },
                 "\(how): \(thread) is under \(services) in docs/architecture.md#threads")
         }
-        for thread in ["evc-input", "evc-lines", "evc-photos", "evc-videos", "evc-hooks", "evc-sounds", "evc-booth", "evc-live-view"] {
+        for thread in Self.expectedThreads {
             #expect(running.contains(thread), "\(how): \(thread) was not running: \(running)")
         }
         let left = Self.threadsLeft()
@@ -143,13 +143,18 @@ import Testing
             "[camera]\ndevice = \"none\"\n[output]\ndirectory = \"\(dir)\"\n[sound]\nplay = \"off\"\n\(more)\n", file: "lifecycle.toml")
     }
 
-    /// The daemon's threads once every one it starts at once is there and named (SwiftNIO's
-    /// loop is named by a job on it).
+    /// The threads every daemon of these tests runs, once started: each is started on its own
+    /// (a worker's thread after its service is up, SwiftNIO's loop named by a job on it).
+    static let expectedThreads = [
+        "evc-input", "evc-lines", "evc-photos", "evc-videos", "evc-hooks", "evc-sounds", "evc-booth", "evc-live-view",
+    ]
+
+    /// The daemon's threads once all of ``expectedThreads`` are there and named (or after 10 s).
     static func runningThreads() -> [String] {
         var threads: [String] = []
-        _ = pollUntil(timeout: .seconds(5)) {
+        _ = pollUntil(timeout: .seconds(10)) {
             threads = Self.daemonThreads()
-            return threads.contains("evc-live-view")
+            return expectedThreads.allSatisfy(threads.contains)
         }
         return threads
     }
