@@ -50,6 +50,12 @@ final class BoothClock: Sendable {
         var lapses: [PressID: Lapse] = [:]
         var stopped = false
     }
+    /// How long after each deadline the clock wakes (µs): at a shot's moment the outputs act
+    /// first (docs/booth.md#outputs). Their pulse is planned on their own timer for that moment;
+    /// the clock's work then (the `shot` line, queueing the photo, which wakes the photo worker
+    /// and the line writers) would otherwise take the CPU from them on a small board. The photo
+    /// is still the frame nearest the moment, and the lines still carry the moment.
+    static let afterTheOutputs: Int64 = 2_000
     private let state = Mutex(State())
     private let loop: IOLoop?
     private let timer: IOTimer?
@@ -187,7 +193,7 @@ final class BoothClock: Sendable {
             return (s.stopped, deadlines.min())
         }
         // After stop the timer's descriptor is closed (its number may be another file's).
-        if !stopped { timer?.arm(atMonotonicMicroseconds: next) }
+        if !stopped { timer?.arm(atMonotonicMicroseconds: next.map { $0 + Self.afterTheOutputs }) }
     }
 
     private func deliver(_ steps: [Step]) {

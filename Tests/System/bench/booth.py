@@ -33,6 +33,7 @@ Prints "figure booth ..." lines; exits 1 if something could not be measured.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -44,6 +45,66 @@ from vivid import measure_interval, vivid_node  # noqa: E402
 
 OUT, IN = 3, 6
 PULSE = 0.1
+
+
+class SchedTrace:
+    """With EVC_BENCH_BOOTH_TRACE=1: the kernel's sched:sched_switch events in a tracing
+    instance of its own (trace clock mono, CLOCK_MONOTONIC as the moments), to say which
+    threads had the one CPU between a shot's moment and its pin."""
+
+    LINE = re.compile(r"\s(?P<at>\d+\.\d+): sched_switch: prev_comm=.*? prev_pid=\d+ .*==> next_comm=(?P<next>.*?) next_pid=\d+")
+
+    def __init__(self):
+        tracing = "/sys/kernel/tracing"
+        if not os.path.isdir(f"{tracing}/instances"):
+            subprocess.run(["mount", "-t", "tracefs", "nodev", tracing], check=True)
+        self.dir = f"{tracing}/instances/evc-booth-{os.getpid()}"
+        os.mkdir(self.dir)
+        self._write("trace_clock", "mono")
+        self._write("buffer_size_kb", "8192")
+        self._write("events/sched/sched_switch/enable", "1")
+        self.windows = []
+
+    def _write(self, name, text):
+        with open(f"{self.dir}/{name}", "w") as f:
+            f.write(text)
+
+    def clear(self):
+        self._write("trace", "")
+
+    def collect(self, windows):
+        """Each (moment, pin) window's CPU time per thread name, from the trace since clear()."""
+        switches = []
+        with open(f"{self.dir}/trace") as f:
+            for line in f:
+                m = self.LINE.search(line)
+                if m:
+                    switches.append((float(m["at"]), m["next"]))
+        for moment, pin in windows:
+            ran = {}
+            for (t0, comm), (t1, _) in zip(switches, switches[1:]):
+                lo, hi = max(t0, moment), min(t1, pin)
+                if hi > lo:
+                    ran[comm] = ran.get(comm, 0) + hi - lo
+            self.windows.append((pin - moment, ran))
+
+    def report(self):
+        if not self.windows:
+            return
+        ordered = sorted(self.windows, key=lambda w: w[0])
+        for label, part in (("all", ordered), ("slowest tenth", ordered[-max(1, len(ordered) // 10):])):
+            total = {}
+            for _, ran in part:
+                for comm, t in ran.items():
+                    total[comm] = total.get(comm, 0) + t
+            top = sorted(total.items(), key=lambda kv: -kv[1])[:8]
+            log(f"figure booth pulse-window ({label}, {len(part)} shots, mean moment -> pin "
+                f"{ms(sum(w for w, _ in part) / len(part))} ms): mean CPU ms per shot by thread: "
+                + ", ".join(f"{comm} {ms(t / len(part))}" for comm, t in top))
+
+    def close(self):
+        self._write("events/sched/sched_switch/enable", "0")
+        os.rmdir(self.dir)
 
 
 def log(*a):
@@ -229,6 +290,7 @@ def main():
     keys = Keys(a.flood)
     log(f"vivid {node}; CP2112 {chip}, jumper line {OUT} -> line {IN}; keys {keys.node}; tmp {tmp}")
 
+    trace = SchedTrace() if os.environ.get("EVC_BENCH_BOOTH_TRACE") == "1" else None
     daemon = {"pin-frame": [], "edge-frame": [], "pin-moment": [], "edge-pin": [], "missed": 0, "unmatched": 0, "shots": 0}
     floor = {"pin-moment": [], "edge-moment": [], "edge-pin": [], "unmatched": 0, "pulses": 0}
     block = 0
@@ -239,7 +301,10 @@ def main():
             if kind == "daemon":
                 config = f"{tmp}/booth-b{block}.toml"
                 write_config(config, node, f"{tmp}/out-b{block}", a.interval, chip)
+                if trace:
+                    trace.clear()
                 start, shots = timelapse(a, keys, config, tmp, f"b{block}", a.shots, a.interval)
+                windows = []
                 if start is None:
                     failed = True
                     continue
@@ -259,6 +324,9 @@ def main():
                     daemon["edge-frame"].append(abs(edge - ft))
                     daemon["pin-moment"].append(pin - moment)
                     daemon["edge-pin"].append(edge - pin)
+                    windows.append((moment, pin))
+                if trace:
+                    trace.collect(windows)
             else:
                 pulse = Lines([a.gpio_bench, "pulse", chip, str(OUT)])
                 if not pulse.wait(lambda w: w == ["ready"], 10):
@@ -301,6 +369,9 @@ def main():
             f"({floor['pulses']} pulses, {floor['unmatched']} unmatched)")
         log(f"  edge - pin (hid-cp2112's input poll): evcapture p50 {ms(p50(daemon['edge-pin']))} max {ms(max(daemon['edge-pin']))} ms; "
             f"floor p50 {ms(p50(floor['edge-pin'] or [0]))} max {ms(max(floor['edge-pin'] or [0]))} ms")
+    if trace:
+        trace.report()
+        trace.close()
     mon.stop()
     emu.stop()
 

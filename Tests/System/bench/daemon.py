@@ -15,6 +15,7 @@ Prints one "figure ..." line per result; exits 1 if something could not be measu
 """
 import argparse
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -369,6 +370,22 @@ directory = "{tmp}/out"
         log(f"figure start-to-ready alternating ({label}): ms " + ", ".join(f"{t:.0f}" for t in starts[label]))
         log(f"figure idle-wakeups ({label}): threads woken in {a.idle:.0f} s: "
             + ", ".join(f"{w} of {t}" for _, _, w, t in rows[label]))
+    # The peer's private memory in the same boot: µStreamer (Debian's `ustreamer`) serving
+    # vivid at 640x480 with no client, three runs (it captures all the time; this daemon has
+    # no capture stream here, only the camera's controls).
+    ustreamer, vivid = shutil.which("ustreamer"), video_node("vivid-000-vid-cap")
+    if ustreamer and vivid:
+        peer = []
+        for n in range(3):
+            u = subprocess.Popen([ustreamer, f"--device={vivid}", "--resolution=640x480", "--host=127.0.0.1", f"--port={18180 + n}"],
+                                 stdout=subprocess.DEVNULL, stderr=open(f"{tmp}/ustreamer-{n}.err", "w"))
+            time.sleep(8)
+            if u.poll() is None:
+                peer.append(rollup_kb(u.pid, "Anonymous"))
+            u.terminate()
+            u.wait(10)
+        log(f"figure private-memory (µStreamer on vivid 640x480, no client): Anonymous kB "
+            + (", ".join(str(k) for k in peer) if peer else f"none: {open(f'{tmp}/ustreamer-0.err').read()[-300:]}"))
     if a.also:
         times, rss = [], []
         for n in range(3):
