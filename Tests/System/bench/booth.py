@@ -41,13 +41,14 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from shutter import Daemon, Keys  # noqa: E402
+from tracing import TraceInstance  # noqa: E402
 from vivid import measure_interval, vivid_node  # noqa: E402
 
 OUT, IN = 3, 6
 PULSE = 0.1
 
 
-class SchedTrace:
+class SchedTrace(TraceInstance):
     """With EVC_BENCH_BOOTH_TRACE=1: the kernel's sched:sched_switch events in a tracing
     instance of its own (trace clock mono, CLOCK_MONOTONIC as the moments), to say which
     threads had the one CPU between a shot's moment and its pin."""
@@ -55,31 +56,16 @@ class SchedTrace:
     LINE = re.compile(r"\s(?P<at>\d+\.\d+): sched_switch: prev_comm=.*? prev_pid=\d+ .*==> next_comm=(?P<next>.*?) next_pid=\d+")
 
     def __init__(self):
-        tracing = "/sys/kernel/tracing"
-        if not os.path.isdir(f"{tracing}/instances"):
-            subprocess.run(["mount", "-t", "tracefs", "nodev", tracing], check=True)
-        self.dir = f"{tracing}/instances/evc-booth-{os.getpid()}"
-        os.mkdir(self.dir)
-        self._write("trace_clock", "mono")
-        self._write("buffer_size_kb", "8192")
-        self._write("events/sched/sched_switch/enable", "1")
+        super().__init__("evc-booth", "sched/sched_switch", 8192)
         self.windows = []
-
-    def _write(self, name, text):
-        with open(f"{self.dir}/{name}", "w") as f:
-            f.write(text)
-
-    def clear(self):
-        self._write("trace", "")
 
     def collect(self, windows):
         """Each (moment, pin) window's CPU time per thread name, from the trace since clear()."""
         switches = []
-        with open(f"{self.dir}/trace") as f:
-            for line in f:
-                m = self.LINE.search(line)
-                if m:
-                    switches.append((float(m["at"]), m["next"]))
+        for line in self.lines():
+            m = self.LINE.search(line)
+            if m:
+                switches.append((float(m["at"]), m["next"]))
         for moment, pin in windows:
             ran = {}
             for (t0, comm), (t1, _) in zip(switches, switches[1:]):
@@ -101,10 +87,6 @@ class SchedTrace:
             log(f"figure booth pulse-window ({label}, {len(part)} shots, mean moment -> pin "
                 f"{ms(sum(w for w, _ in part) / len(part))} ms): mean CPU ms per shot by thread: "
                 + ", ".join(f"{comm} {ms(t / len(part))}" for comm, t in top))
-
-    def close(self):
-        self._write("events/sched/sched_switch/enable", "0")
-        os.rmdir(self.dir)
 
 
 def log(*a):

@@ -39,6 +39,8 @@ import subprocess
 import sys
 import time
 
+from tracing import TraceInstance
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from daemon import cpu_seconds  # noqa: E402
 from shutter import Daemon, Keys, quantiles  # noqa: E402
@@ -52,44 +54,23 @@ def log(*a):
     print(*a, flush=True)
 
 
-class DequeueTrace:
+class DequeueTrace(TraceInstance):
     """The kernel's v4l2:v4l2_dqbuf event in a tracing instance of its own, trace clock mono."""
 
     LINE = re.compile(r"-(?P<tid>\d+)\s+\[\d+\].*?\s(?P<at>\d+\.\d+): v4l2_dqbuf: minor = (?P<minor>\d+),.*"
                       r"timestamp = (?P<ts>\d+),.*sequence = (?P<seq>\d+)")
 
     def __init__(self):
-        tracing = "/sys/kernel/tracing"
-        if not os.path.isdir(f"{tracing}/instances"):
-            subprocess.run(["mount", "-t", "tracefs", "nodev", tracing], check=True)
-        self.dir = f"{tracing}/instances/evc-lcbench-{os.getpid()}"
-        if os.path.isdir(self.dir):
-            os.rmdir(self.dir)
-        os.mkdir(self.dir)
-        self._write("trace_clock", "mono")
-        self._write("buffer_size_kb", "2048")
-        self._write("events/v4l2/v4l2_dqbuf/enable", "1")
-
-    def _write(self, name, text):
-        with open(f"{self.dir}/{name}", "w") as f:
-            f.write(text)
-
-    def clear(self):
-        self._write("trace", "")
+        super().__init__("evc-lcbench", "v4l2/v4l2_dqbuf", 2048)
 
     def events(self, tids):
         """(trace time s, buffer timestamp s, sequence) of every dequeue by one of tids."""
         out = []
-        with open(f"{self.dir}/trace") as f:
-            for line in f:
-                m = self.LINE.search(line)
-                if m and int(m["tid"]) in tids:
-                    out.append((float(m["at"]), int(m["ts"]) / 1e9, int(m["seq"])))
+        for line in self.lines():
+            m = self.LINE.search(line)
+            if m and int(m["tid"]) in tids:
+                out.append((float(m["at"]), int(m["ts"]) / 1e9, int(m["seq"])))
         return out
-
-    def close(self):
-        self._write("events/v4l2/v4l2_dqbuf/enable", "0")
-        os.rmdir(self.dir)
 
 
 def tree(pid):
