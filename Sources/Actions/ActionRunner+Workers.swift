@@ -31,15 +31,20 @@ extension ActionRunner {
         prepared?.discardAll()
     }
 
+    /// What a photo or a video of `trigger` is made as: named at its press, not at the worker's
+    /// turn (docs/configuration.md#output), with the digital zoom of now.
+    func captureRequest(for trigger: ActionTrigger) -> CaptureRequest {
+        CaptureRequest(
+            press: trigger.press, action: trigger.action, time: trigger.pressMoment.wallSeconds, trigger: trigger.triggerID,
+            zoom: digitalZoom.withLock { $0 })
+    }
+
     func takePhoto(_ trigger: ActionTrigger, prepared: PreparedPhotos?, shotReported: Bool) async {
         guard let settings = configuration.capture, let frames = photoFrames else {
             onOutcome(.failed(.noCamera, press: trigger.press))
             return
         }
-        // Named at the press, not at this worker's turn (docs/configuration.md#output).
-        let request = CaptureRequest(
-            press: trigger.press, action: trigger.action, time: trigger.pressMoment.wallSeconds, trigger: trigger.triggerID,
-            zoom: digitalZoom.withLock { $0 })
+        let request = captureRequest(for: trigger)
         // The press (zero shutter lag) or the release; a rig's press at the rig's moment
         // (the same instant on every station with synchronised clocks); else the trigger's
         // own time (a release, a trigger message's arrival).
@@ -116,11 +121,8 @@ extension ActionRunner {
                     onOutcome(.failed(e, press: trigger.press))
                     continue
                 }
-                // Named at the press too, and recorded from it (not from the hold threshold),
-                // minus the pre-roll.
-                let request = CaptureRequest(
-                    press: trigger.press, action: trigger.action, time: trigger.pressMoment.wallSeconds,
-                    trigger: trigger.triggerID, zoom: digitalZoom.withLock { $0 })
+                // Recorded from the press (not the hold threshold), minus the pre-roll.
+                let request = captureRequest(for: trigger)
                 let from = trigger.pressMoment - settings.preRoll
                 do {
                     let recording = try await VideoRecording.start(from: frames, time: from, settings, request, logger: logger)
